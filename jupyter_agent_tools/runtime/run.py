@@ -1,0 +1,234 @@
+"""A run: one agent's working directory, surface, approvals, resources and transcript.
+
+`Run.call` is the only dispatch path. Every transport (Python, HTTP, the kernel bridge,
+workers) ends up here: visible registry → argument validation → approval gate →
+wrappers → tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Hashable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ..files.paths import relative_to_root, resolve_inside
+from ..files.walk import FileWalker
+from .approvals import ApprovalGate
+from .events import EventBus
+from .results import ErrorCode, ToolError, ToolResult
+from .schemas import tool_schemas
+from .tiers import Approvals, Surface
+from .tool import CallContext, Origin, Resource, Tool
+from .transcript import Transcript, TranscriptEntry
+from .validation import describe_validation_error
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What a run was created with (the contract's `create_run` arguments)."""
+
+    cwd: str = "."
+    surface: Surface = Surface.FULL
+    conversation_id: str | None = None
+    vibe: bool = False
+    approvals: Approvals = Approvals.AUTO
+    space: str | None = None
+    parent_id: str | None = None
+
+
+class Run:
+    """One agent run. Create through `Runtime.create_run`; close through `Runtime.close_run`."""
+
+    def __init__(self, runtime: Runtime, options: RunOptions, cwd: Path) -> None:
+        self.runtime = runtime
+        self.options = options
+        self.id = uuid.uuid4().hex
+        self.cwd = cwd
+        self.surface = options.surface
+        self.conversation_id = options.conversation_id
+        self.space = options.space
+        self.created_at = time.time()
+        self.resources: dict[Resource, Any] = {}
+        self.gate = ApprovalGate(options.approvals)
+        self.events = EventBus()
+        self.transcript = Transcript(max_entries=runtime.max_transcript_entries)
+        self.closed = False
+        self._serial_locks: dict[Hashable, asyncio.Lock] = {}
+        self._call_counter = 0
+
+    # -- paths ----------------------------------------------------------------------------
+
+    def resolve(self, path: str) -> Path:
+        """An absolute path for `path` (relative to the run's cwd), refused outside the root."""
+        return resolve_inside(self.runtime.root_path, self.cwd, path)
+
+    def relpath(self, path: Path) -> str:
+        """How results name a file: relative to the run's cwd when inside it, else to the root."""
+        try:
+            return path.relative_to(self.cwd).as_posix()
+        except ValueError:
+            return relative_to_root(self.runtime.root_path, path)
+
+    def walker(self, **overrides: Any) -> FileWalker:
+        """A tree walker configured from the runtime's limits."""
+        options = {
+            "respect_gitignore": self.runtime.respect_gitignore,
+            "max_file_bytes": self.runtime.read_max_bytes,
+            "skip_dirs": tuple(self.runtime.skip_dirs),
+        }
+        options.update(overrides)
+        return FileWalker(self.runtime.root_path, **options)
+
+    # -- what the run can see -------------------------------------------------------------
+
+    def registered_tools(self) -> list[Tool]:
+        """Tools whose resources are all attached to this run, whatever their tier."""
+        attached = set(self.resources)
+        return [tool for tool in self.runtime.registry if tool.requires <= attached]
+
+    def visible_tools(self) -> list[Tool]:
+        """Registered tools within this run's surface ceiling: all the agent may know of."""
+        return [tool for tool in self.registered_tools() if self.surface.allows(tool.tier)]
+
+    def tool_names(self) -> list[str]:
+        return sorted(tool.name for tool in self.visible_tools())
+
+    def schemas(self, format: str = "json") -> list[dict[str, Any]]:
+        return tool_schemas(self.visible_tools(), format)
+
+    def describe(self) -> dict[str, Any]:
+        root = self.runtime.root_path
+        return {
+            "id": self.id,
+            "cwd": self.cwd.relative_to(root).as_posix() or ".",
+            "surface": self.surface.value,
+            "approvals": self.gate.policy.value,
+            "conversation_id": self.conversation_id,
+            "space": self.space,
+            "vibe": self.options.vibe,
+            "parent_id": self.options.parent_id,
+            "resources": sorted(r.value for r in self.resources),
+            "tools": self.tool_names(),
+            "created_at": self.created_at,
+        }
+
+    # -- the one dispatch path ------------------------------------------------------------
+
+    async def call(
+        self, name: str, args: dict[str, Any] | None = None, *, origin: Origin | str = Origin.API
+    ) -> ToolResult:
+        """Call a tool by name. Never raises for a tool failure: see `ToolResult.error`."""
+        args = {} if args is None else args
+        origin = Origin(origin)
+        self._call_counter += 1
+        call_id = f"{self.id[:8]}-{self._call_counter}"
+        tool = self._visible_tool(name)
+        label = name
+        if tool is not None:
+            try:
+                label = tool.label(tool.Args.model_validate(args))
+            except (ValidationError, TypeError, ValueError):
+                pass
+        entry = self.transcript.start(
+            TranscriptEntry(
+                call_id=call_id,
+                tool=name,
+                label=label,
+                args=args if isinstance(args, dict) else {"_": repr(args)},
+                origin=origin.value,
+                started_at=time.time(),
+            )
+        )
+        self.events.publish("call_started", run_id=self.id, call_id=call_id, tool=name,
+                            label=label, origin=origin.value)
+        started = time.perf_counter()
+        try:
+            result = await self._dispatch(tool, name, args, origin, call_id)
+        except ToolError as error:
+            result = error.to_result()
+        except asyncio.CancelledError:
+            result = ToolError(ErrorCode.TIMEOUT, "The call was cancelled before it finished. "
+                               "Call again if you still need its result.").to_result()
+            self._finish(entry, result, started)
+            raise
+        except Exception as exc:  # a tool bug must not take the transport down
+            self.runtime.log.exception("tool %s failed", name)
+            result = ToolError(
+                ErrorCode.FAILED,
+                f"{name} failed unexpectedly ({type(exc).__name__}: {exc}). This is a bug in the "
+                "tool; try another way, and report it.",
+            ).to_result()
+        self._finish(entry, result, started)
+        return result
+
+    def _finish(self, entry: TranscriptEntry, result: ToolResult, started: float) -> None:
+        duration_ms = (time.perf_counter() - started) * 1000
+        self.transcript.finish(entry, ok=result.ok, error_code=result.code,
+                               duration_ms=duration_ms, text=result.text)
+        self.events.publish("call_finished", run_id=self.id, call_id=entry.call_id,
+                            tool=entry.tool, label=entry.label, origin=entry.origin,
+                            ok=result.ok, error_code=result.code,
+                            duration_ms=entry.duration_ms)
+
+    def _visible_tool(self, name: str) -> Tool | None:
+        for tool in self.visible_tools():
+            if tool.name == name:
+                return tool
+        return None
+
+    async def _dispatch(
+        self, tool: Tool | None, name: str, args: Any, origin: Origin, call_id: str
+    ) -> ToolResult:
+        if self.closed:
+            raise ToolError(ErrorCode.NOT_FOUND, f"Run {self.id} is closed. Create a new run.")
+        if tool is None:
+            raise ToolError(
+                ErrorCode.UNKNOWN_TOOL,
+                f"There is no tool {name!r} in this run. Available: {', '.join(self.tool_names())}.",
+            )
+        if not isinstance(args, dict):
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"Arguments for {name} must be a JSON object, not {type(args).__name__}.")
+        try:
+            parsed = tool.Args.model_validate(args)
+        except ValidationError as error:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            describe_validation_error(name, error, tool.json_schema())) from None
+        await self.gate.check(self, tool, args)
+        ctx = CallContext(run=self, tool=tool, origin=origin, call_id=call_id)
+        if tool.parallel_safe:
+            return await self._wrapped(ctx, parsed)
+        lock = self._serial_locks.setdefault(tool.serial_scope(ctx, parsed), asyncio.Lock())
+        async with lock:
+            return await self._wrapped(ctx, parsed)
+
+    async def _wrapped(self, ctx: CallContext, args: Any) -> ToolResult:
+        async def innermost() -> ToolResult:
+            return await ctx.tool.call(ctx, args)
+
+        call_next = innermost
+        for wrapper in reversed(self.runtime.wrappers()):
+            call_next = _bind(wrapper, ctx, args, call_next)
+        try:
+            return await call_next()
+        except ToolError as error:
+            result = error.to_result()
+            if ctx.notes:
+                result.text = "\n\n".join([result.text, *ctx.notes])
+            return result
+
+
+def _bind(wrapper, ctx, args, call_next):
+    async def bound() -> ToolResult:
+        return await wrapper(ctx, args, call_next)
+
+    return bound

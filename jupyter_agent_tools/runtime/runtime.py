@@ -1,0 +1,255 @@
+"""The Runtime: configuration, the shared resource providers, and the runs."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+from pathlib import Path
+from typing import Any
+
+from traitlets import Any as AnyTrait
+from traitlets import Bool, Enum, Int, List, Unicode, default
+from traitlets.config import LoggingConfigurable
+
+from ..files.paths import resolve_inside
+from ..files.walk import DEFAULT_SKIP_DIRS
+from .events import EventBus
+from .registry import ToolRegistry
+from .resources import ResourceProvider
+from .results import ErrorCode, ToolError
+from .run import Run, RunOptions
+from .tiers import Approvals, Surface
+from .tool import Resource
+from .wrappers import Wrapper, notes, output_limit
+
+BUILTIN_TOOLS = [
+    "jupyter_agent_tools.tools.files:Read",
+    "jupyter_agent_tools.tools.files:Write",
+    "jupyter_agent_tools.tools.files:Edit",
+    "jupyter_agent_tools.tools.patch:ApplyPatch",
+    "jupyter_agent_tools.tools.search:Glob",
+    "jupyter_agent_tools.tools.search:Grep",
+    "jupyter_agent_tools.tools.shell:Bash",
+]
+
+BUILTIN_PROVIDERS: list[str] = []
+
+
+class Runtime(LoggingConfigurable):
+    """One per server (or per embedded program): config, resource providers, runs."""
+
+    root_dir = Unicode(help="The directory every run's files must stay inside.").tag(config=True)
+
+    @default("root_dir")
+    def _default_root_dir(self) -> str:
+        return os.getcwd()
+
+    default_surface = Enum(
+        [s.value for s in Surface], default_value="full",
+        help="Surface of a run created without one: full, plan or readonly.",
+    ).tag(config=True)
+    default_approvals = Enum(
+        [a.value for a in Approvals], default_value="auto",
+        help="Approval policy of a run created without one: auto, ask or deny.",
+    ).tag(config=True)
+    tools = List(
+        Unicode(), default_value=BUILTIN_TOOLS,
+        help="Built-in tools to load, as 'module:Class'. Plug-ins also come from the "
+        "'jupyter_agent_tools.tools' entry-point group.",
+    ).tag(config=True)
+    disabled_tools = List(Unicode(), help="Tool names never registered.").tag(config=True)
+    resource_providers = List(
+        Unicode(), default_value=BUILTIN_PROVIDERS,
+        help="Resource providers to start, as 'module:Class' (parser, language servers, ...).",
+    ).tag(config=True)
+    disabled_resources = List(
+        Unicode(), help="Resource names never attached to runs (e.g. 'lsp', 'debug')."
+    ).tag(config=True)
+    max_output_chars = Int(
+        30_000, help="Longest text a tool result may carry; longer output is cut with a note."
+    ).tag(config=True)
+    max_transcript_entries = Int(10_000, help="Calls kept per run transcript.").tag(config=True)
+    max_runs = Int(200, help="Most runs alive at once; creating one more is refused.").tag(config=True)
+    read_max_lines = Int(2_000, help="Lines `read` returns when no limit is given.").tag(config=True)
+    read_max_bytes = Int(
+        2_000_000, help="Largest file `read`, `edit` and the search tools open."
+    ).tag(config=True)
+    max_line_chars = Int(2_000, help="Longest line shown by `read` and `grep`.").tag(config=True)
+    grep_max_results = Int(200, help="Most matching lines `grep` returns.").tag(config=True)
+    glob_max_results = Int(500, help="Most paths `glob` returns.").tag(config=True)
+    bash_timeout_seconds = Int(120, help="Default `bash` timeout.").tag(config=True)
+    bash_max_timeout_seconds = Int(600, help="Longest `bash` timeout a call may ask for.").tag(
+        config=True
+    )
+    skip_dirs = List(
+        Unicode(), default_value=list(DEFAULT_SKIP_DIRS),
+        help="Directory names never walked by grep, glob and structural search.",
+    ).tag(config=True)
+    bash_memory_limit_mb = Int(
+        8192, help="Address-space limit of a `bash` command, in MiB (0: none)."
+    ).tag(config=True)
+    respect_gitignore = Bool(
+        True, help="Skip files matched by .gitignore in grep, glob and structural search."
+    ).tag(config=True)
+    kernel_manager = AnyTrait(
+        None, allow_none=True,
+        help="The server's kernel manager when hosted; None embedded (kernels start locally).",
+    )
+    server_url = Unicode("", help="Base URL of the hosting server, when there is one.")
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.root_path = Path(self.root_dir).resolve()
+        self.registry = ToolRegistry(self.log)
+        self.registry.load(list(self.tools), set(self.disabled_tools))
+        self.providers: dict[Resource, ResourceProvider] = {}
+        self.provider_errors: dict[str, str] = {}
+        for spec in self.resource_providers:
+            self._start_provider(spec)
+        self.runs: dict[str, Run] = {}
+        self.space_buses: dict[str, EventBus] = {}
+        self._wrappers: list[Wrapper] | None = None
+
+    def _start_provider(self, spec: str) -> None:
+        module_name, _, attr = spec.partition(":")
+        try:
+            provider_class = getattr(importlib.import_module(module_name), attr)
+            if provider_class.resource.value in self.disabled_resources:
+                return
+            provider = provider_class(parent=self, log=self.log)
+        except Exception as exc:  # contained: the other resources still work
+            self.log.exception("could not start resource provider %s", spec)
+            self.provider_errors[spec] = f"{type(exc).__name__}: {exc}"
+            return
+        self.providers[provider.resource] = provider
+
+    def provider(self, resource: Resource | str) -> ResourceProvider | None:
+        return self.providers.get(Resource(resource))
+
+    def wrappers(self) -> list[Wrapper]:
+        """Call wrappers, outermost first."""
+        if self._wrappers is None:
+            self._wrappers = [output_limit(self.max_output_chars), notes]
+            for provider in self.providers.values():
+                self._wrappers.extend(provider.wrappers())
+        return self._wrappers
+
+    def space_bus(self, space: str) -> EventBus:
+        """The event stream of a space: what human front ends connected there receive."""
+        return self.space_buses.setdefault(space, EventBus())
+
+    # -- runs -----------------------------------------------------------------------------
+
+    async def create_run(
+        self,
+        cwd: str = ".",
+        surface: str | None = None,
+        conversation_id: str | None = None,
+        vibe: bool = False,
+        approvals: str | None = None,
+        space: str | None = None,
+        *,
+        resources: list[str] | None = None,
+        parent_id: str | None = None,
+    ) -> Run:
+        """Create a run. By default it gets every resource the runtime has.
+
+        `resources` restricts attachment to the named ones (the working directory always).
+        """
+        try:
+            options = RunOptions(
+                cwd=cwd,
+                surface=Surface(surface or self.default_surface),
+                conversation_id=conversation_id,
+                vibe=vibe,
+                approvals=Approvals(approvals or self.default_approvals),
+                space=space,
+                parent_id=parent_id,
+            )
+        except ValueError as exc:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"{exc}. surface is full|plan|readonly; approvals is auto|ask|deny.") from None
+        if len(self.runs) >= self.max_runs:
+            raise ToolError(ErrorCode.UNAVAILABLE,
+                            f"{self.max_runs} runs are alive already; close one first.")
+        path = resolve_inside(self.root_path, self.root_path, cwd)
+        if not path.is_dir():
+            raise ToolError(ErrorCode.NOT_FOUND,
+                            f"cwd {cwd!r} is not a directory under the server root.")
+        run = Run(self, options, path)
+        wanted = None if resources is None else {Resource(r) for r in resources}
+        run.resources[Resource.WORKDIR] = path
+        if conversation_id:
+            run.resources[Resource.CONVERSATION] = conversation_id
+        if space:
+            run.resources[Resource.SPACE] = space
+        for resource, provider in self.providers.items():
+            if wanted is not None and resource not in wanted:
+                continue
+            try:
+                handle = provider.attach(run, options)
+            except Exception:
+                self.log.exception("attaching %s to run %s failed", resource.value, run.id)
+                continue
+            if handle is not None:
+                run.resources[resource] = handle
+        self.runs[run.id] = run
+        return run
+
+    def get_run(self, run_id: str) -> Run:
+        run = self.runs.get(run_id)
+        if run is None:
+            raise ToolError(ErrorCode.NOT_FOUND, f"No run {run_id!r}. List runs or create one.")
+        return run
+
+    async def close_run(self, run_id: str) -> None:
+        """Release everything the run holds: no process it started outlives it."""
+        run = self.runs.pop(run_id, None)
+        if run is None:
+            return
+        run.closed = True
+        for resource, handle in list(run.resources.items()):
+            provider = self.providers.get(resource)
+            if provider is None:
+                continue
+            try:
+                await provider.release(run, handle)
+            except Exception:
+                self.log.exception("releasing %s of run %s failed", resource.value, run.id)
+        run.resources.clear()
+        run.events.publish("run_closed", run_id=run.id)
+
+    async def shutdown(self) -> None:
+        for run_id in list(self.runs):
+            await self.close_run(run_id)
+        await asyncio.gather(
+            *(provider.shutdown() for provider in self.providers.values()), return_exceptions=True
+        )
+
+    # -- status ---------------------------------------------------------------------------
+
+    async def status(self) -> dict[str, Any]:
+        """What each resource can serve, and why not where it cannot."""
+        resources: dict[str, Any] = {}
+        for resource, provider in self.providers.items():
+            try:
+                resources[resource.value] = await provider.status()
+            except Exception as exc:
+                resources[resource.value] = {"error": f"{type(exc).__name__}: {exc}"}
+        return {
+            "root_dir": str(self.root_path),
+            "tools": sorted(tool.name for tool in self.registry),
+            "tool_load_errors": self.registry.load_errors,
+            "resources": resources,
+            "resource_errors": self.provider_errors,
+            "runs": len(self.runs),
+        }
+
+    async def connect_human(self, space: str):
+        """Connect a human front end to `space` (see the questions resource)."""
+        port = self.providers.get(Resource.QUESTIONS)
+        if port is None:
+            raise ToolError(ErrorCode.UNAVAILABLE,
+                            "This runtime has no question port; enable the 'questions' resource.")
+        return await port.connect_human(space)

@@ -1,0 +1,109 @@
+"""The `Tool` declaration every built-in (and plug-in) tool follows.
+
+A tool module reads like its row in the design table::
+
+    class Read(Tool):
+        name = "read"
+        tier = Tier.READ
+        requires = frozenset({Resource.WORKDIR})
+        description = "..."
+        Args = ReadArgs
+
+        async def call(self, ctx: CallContext, args: ReadArgs) -> ToolResult: ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from .results import ToolResult
+from .tiers import Tier
+
+if TYPE_CHECKING:
+    from .run import Run
+
+
+class Resource(str, Enum):
+    """Names of the live resources a run can have attached."""
+
+    WORKDIR = "workdir"
+    PARSER = "parser"
+    LSP = "lsp"
+    KERNELS = "kernels"
+    DEBUG = "debug"
+    CONVERSATION = "conversation"
+    QUESTIONS = "questions"
+    SPACE = "space"
+    WORKERS = "workers"
+
+
+class ToolArgs(BaseModel):
+    """Base of every argument model: unknown fields are an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Origin(str, Enum):
+    """Where a call came from; recorded in the transcript."""
+
+    API = "api"
+    HTTP = "http"
+    CELL = "cell"
+    WORKER = "worker"
+    CLI = "cli"
+
+
+@dataclass
+class CallContext:
+    """What a tool sees of the call in progress."""
+
+    run: Run
+    tool: Tool
+    origin: Origin = Origin.API
+    call_id: str = ""
+    # Files changed by this call (absolute paths); the diagnostics wrapper reads them.
+    written: list[Path] = field(default_factory=list)
+    # Extra text a wrapper appends to the result (diagnostics, notes).
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def runtime(self):
+        return self.run.runtime
+
+    def wrote(self, *paths: Path) -> None:
+        """Tell the wrappers this call changed these files."""
+        self.written.extend(paths)
+
+
+class Tool:
+    """A tool: its name, tier, argument model, the resources it needs, and `call`."""
+
+    name: ClassVar[str]
+    tier: ClassVar[Tier]
+    description: ClassVar[str]
+    Args: ClassVar[type[ToolArgs]]
+    requires: ClassVar[frozenset[Resource]] = frozenset({Resource.WORKDIR})
+    # Tools whose session is state between calls (eval, debug) are serialized per scope.
+    parallel_safe: ClassVar[bool] = True
+
+    def serial_scope(self, ctx: CallContext, args: Any) -> Hashable:
+        """The scope within which calls of a non-parallel tool are serialized."""
+        return (self.name, ctx.run.id)
+
+    def label(self, args: Any) -> str:
+        """A short human label for the transcript and event stream."""
+        return self.name
+
+    async def call(self, ctx: CallContext, args: Any) -> ToolResult:
+        raise NotImplementedError
+
+    def json_schema(self) -> dict[str, Any]:
+        schema = self.Args.model_json_schema()
+        schema.pop("title", None)
+        return schema

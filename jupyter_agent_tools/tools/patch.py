@@ -1,0 +1,96 @@
+"""apply_patch: a unified diff over one or many files, applied all-or-nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
+from ..files import read_text, write_files_atomically
+from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
+
+# How far (in lines) a hunk may have drifted from the line numbers in its header.
+_MAX_DRIFT = 200
+
+
+class ApplyPatchArgs(ToolArgs):
+    patch: str = Field(min_length=1, description="A unified diff (git diff or diff -u format).")
+
+
+class ApplyPatch(Tool):
+    name = "apply_patch"
+    tier = Tier.WRITE
+    description = (
+        "Apply a unified diff touching one or many files (create with --- /dev/null, delete "
+        "with +++ /dev/null). All or nothing: if any hunk does not apply, no file changes and "
+        "the error names the hunk. New diagnostics are attached."
+    )
+    Args = ApplyPatchArgs
+
+    async def call(self, ctx: CallContext, args: ApplyPatchArgs) -> ToolResult:
+        try:
+            patch = PatchSet(args.patch if args.patch.endswith("\n") else args.patch + "\n")
+        except UnidiffParseError as exc:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"patch is not a unified diff ({exc}). Use `--- a/file`, "
+                            "`+++ b/file` headers and `@@ -l,n +l,n @@` hunks.") from None
+        if not patch:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            "patch holds no file changes. Include ---/+++ headers and hunks.")
+        changes: dict[Path, str | None] = {}
+        summary = []
+        for patched in patch:
+            target = ctx.run.resolve(patched.path)
+            if patched.is_removed_file:
+                changes[target] = None
+                summary.append(f"deleted {ctx.run.relpath(target)}")
+                continue
+            original = "" if patched.is_added_file else read_text(target, ctx.runtime.read_max_bytes)
+            changes[target] = _apply_hunks(ctx.run.relpath(target), original, patched)
+            verb = "created" if patched.is_added_file else "modified"
+            summary.append(f"{verb} {ctx.run.relpath(target)} (+{patched.added} -{patched.removed})")
+        write_files_atomically(changes)
+        ctx.wrote(*(path for path, content in changes.items() if content is not None))
+        return ToolResult.success(
+            "Applied patch: " + "; ".join(summary) + ".",
+            {"files": [ctx.run.relpath(path) for path in changes]},
+        )
+
+
+def _apply_hunks(name: str, original: str, patched) -> str:
+    lines = original.splitlines(keepends=True)
+    offset = 0
+    for number, hunk in enumerate(patched, 1):
+        old = [line.value for line in hunk if line.is_context or line.is_removed]
+        new = [line.value for line in hunk if line.is_context or line.is_added]
+        expected = max(hunk.source_start - 1, 0) + offset
+        at = _locate(lines, old, expected)
+        if at is None:
+            raise ToolError(
+                ErrorCode.FAILED,
+                f"Hunk {number} of {name} (@@ -{hunk.source_start},{hunk.source_length} @@) does "
+                "not match the file; no file was changed. Read the file and regenerate the diff.",
+            )
+        lines[at : at + len(old)] = new
+        offset += len(new) - len(old)
+    return "".join(lines)
+
+
+def _locate(lines: list[str], old: list[str], expected: int) -> int | None:
+    """Where `old` occurs, trying the expected line first, then nearby, nearest first."""
+
+    def matches(at: int) -> bool:
+        window = lines[at : at + len(old)]
+        return len(window) == len(old) and all(
+            a.rstrip("\r\n") == b.rstrip("\r\n") for a, b in zip(window, old)
+        )
+
+    if not old:
+        return min(expected, len(lines))
+    for drift in range(_MAX_DRIFT + 1):
+        for at in (expected - drift, expected + drift) if drift else (expected,):
+            if 0 <= at <= len(lines) - len(old) and matches(at):
+                return at
+    return None

@@ -1,0 +1,62 @@
+"""Shared fixtures: an embedded Runtime over a temporary root, and a real Jupyter server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jupyter_agent_tools import Runtime
+
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """An empty server root."""
+    directory = tmp_path / "root"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture
+def runtime(root: Path, jp_asyncio_loop):
+    """An embedded Runtime over `root`, shut down after the test.
+
+    Async tests and fixtures run on pytest-jupyter's loop (`jp_asyncio_loop`): fixtures are
+    plain functions that drive it with `run_until_complete`.
+    """
+    rt = Runtime(root_dir=str(root))
+    yield rt
+    jp_asyncio_loop.run_until_complete(rt.shutdown())
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config):
+    """The server under test: our extension enabled, running as root allowed (CI is root)."""
+    return {
+        "ServerApp": {
+            "jpserver_extensions": {"jupyter_agent_tools": True},
+            "allow_root": True,
+        }
+    }
+
+
+@pytest.fixture
+def api(jp_fetch):
+    """Call agent-tools routes: `await api("POST", "runs", {...})` → (status, JSON or None)."""
+
+    async def call(method: str, path: str, body=None, **params):
+        response = await jp_fetch(
+            "agent-tools", "api", *path.split("/"),
+            method=method,
+            body=None if body is None else json.dumps(body),
+            params=params or None,
+            raise_error=False,
+            allow_nonstandard_methods=True,
+        )
+        payload = json.loads(response.body) if response.body else None
+        return response.code, payload
+
+    return call
