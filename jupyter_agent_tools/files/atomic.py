@@ -38,7 +38,8 @@ def write_files_atomically(changes: dict[Path, str | bytes | None]) -> None:
                 if path.exists():
                     os.unlink(path)
             else:
-                os.replace(temps.pop(path), path)
+                os.replace(temps[path], path)
+                del temps[path]
             done.append(path)
     except OSError as exc:
         _restore(done, originals)

@@ -13,7 +13,7 @@ from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, T
 
 def _glob_spec(pattern: str) -> pathspec.PathSpec:
     # gitignore-style globs: "*.py" matches at any depth, "src/**/*.ts" is anchored.
-    return pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 
 class GlobArgs(ToolArgs):

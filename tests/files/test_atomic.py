@@ -1,0 +1,48 @@
+"""The atomic multi-file writer: all files change, or none."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from jupyter_agent_tools import ToolError
+from jupyter_agent_tools.files import atomic, write_files_atomically
+
+
+def test_writes_creates_and_deletes_together(tmp_path):
+    keep, new, gone = tmp_path / "keep.txt", tmp_path / "dir" / "new.txt", tmp_path / "gone.txt"
+    keep.write_text("old")
+    gone.write_text("bye")
+    write_files_atomically({keep: "new", new: "fresh", gone: None})
+    assert keep.read_text() == "new" and new.read_text() == "fresh" and not gone.exists()
+
+
+def test_keeps_file_mode(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("echo")
+    script.chmod(0o755)
+    write_files_atomically({script: "echo hi"})
+    assert script.stat().st_mode & 0o777 == 0o755
+
+
+def test_a_failure_on_the_third_of_four_files_restores_every_file(tmp_path, monkeypatch):
+    files = [tmp_path / f"f{i}.txt" for i in range(4)]
+    for i, path in enumerate(files[:3]):
+        path.write_text(f"original {i}")
+    real_replace = os.replace
+    calls = []
+
+    def flaky_replace(src, dst):
+        calls.append(dst)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device", str(dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", flaky_replace)
+    with pytest.raises(ToolError) as failure:
+        write_files_atomically({path: f"changed {i}" for i, path in enumerate(files)})
+    assert failure.value.code.value == "failed" and "no file was changed" in failure.value.message
+    assert [p.read_text() for p in files[:3]] == ["original 0", "original 1", "original 2"]
+    assert not files[3].exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f0.txt", "f1.txt", "f2.txt"]
