@@ -7,6 +7,7 @@ import importlib
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import List, Unicode
 
+from .openapi import route_template
 from .runtime import Runtime
 
 HANDLER_MODULES = [
@@ -44,6 +45,8 @@ class AgentToolsApp(ExtensionApp):
                 self.log.exception("agent-tools: could not load handlers from %s", module_name)
                 continue
             self.handlers.extend(module.handlers)
+        routes = {route_template(handler[0]) for handler in self.handlers}
+        self.serverapp.web_app.settings["agent_tools_routes"] = routes
 
     async def stop_extension(self) -> None:
         await self.runtime.shutdown()

@@ -92,7 +92,7 @@ class OpenAPIHandler(AgentToolsHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.write_json(openapi_document(self.base_url))
+        self.write_json(openapi_document(self.base_url, self.settings["agent_tools_routes"]))
 
 
 class RunsHandler(AgentToolsHandler):
@@ -176,7 +176,8 @@ class EventStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     def runtime(self) -> Runtime:
         return self.settings["agent_tools_runtime"]
 
-    def event_bus(self, *path_args: str) -> EventBus:
+    def event_bus(self, **path_kwargs: str) -> EventBus:
+        """The bus to forward, from the route's named groups."""
         raise NotImplementedError
 
     def set_default_headers(self) -> None:
@@ -190,37 +191,30 @@ class EventStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             raise web.HTTPError(403)
 
     @ws_authenticated
-    async def get(self, *args: str) -> None:
+    async def get(self, **kwargs: str) -> None:
         await self.authorize()
         try:
-            self._bus = self.event_bus(*args)
+            self._bus = self.event_bus(**kwargs)
         except ToolError as exc:
             raise web.HTTPError(404, exc.message) from None
-        await super().get(*args)
+        await super().get(**kwargs)
 
-    async def open(self, *args: str) -> None:  # type: ignore[override]
+    async def open(self, **kwargs: str) -> None:  # type: ignore[override]
         super().open()
         self._pump = asyncio.ensure_future(self._forward())
-        await self.on_opened(*args)
+        await self.on_opened(**kwargs)
 
-    async def on_opened(self, *args: str) -> None:
+    async def on_opened(self, **kwargs: str) -> None:
         """Hook for subclasses (e.g. announce a human joining a space)."""
 
     async def _forward(self) -> None:
         async with self._bus.subscribe() as queue:
-            self._subscribed.set()
             while True:
                 event = await queue.get()
                 try:
                     await self.write_message(json.dumps(event, default=str))
                 except WebSocketClosedError:
                     return
-
-    @property
-    def _subscribed(self) -> asyncio.Event:
-        if not hasattr(self, "_subscribed_event"):
-            self._subscribed_event = asyncio.Event()
-        return self._subscribed_event
 
     def on_close(self) -> None:
         pump = getattr(self, "_pump", None)

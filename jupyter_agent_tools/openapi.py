@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from . import __version__
@@ -104,11 +105,21 @@ COMPONENTS: dict[str, Any] = {
 }
 
 
-def openapi_document(base_url: str = "/") -> dict[str, Any]:
+def route_template(pattern: str) -> str:
+    """The OpenAPI path of a handler's URL regex: `runs/(?P<run_id>...)` → `/runs/{id}`."""
+    def name(match: re.Match[str]) -> str:
+        return "{id}" if match.group(1) == "run_id" else "{" + match.group(1) + "}"
+
+    return "/" + re.sub(r"\(\?P<(\w+)>[^)]*\)", name, pattern).replace("\\.", ".")
+
+
+def openapi_document(base_url: str = "/", served: set[str] | None = None) -> dict[str, Any]:
+    """The document for the routes this server serves (all of PATHS when `served` is None)."""
+    paths = PATHS if served is None else {p: item for p, item in PATHS.items() if p in served}
     return {
         "openapi": "3.0.3",
         "info": {"title": "jupyter-agent-tools", "version": __version__},
         "servers": [{"url": base_url.rstrip("/") or "/"}],
-        "paths": PATHS,
+        "paths": paths,
         "components": COMPONENTS,
     }
