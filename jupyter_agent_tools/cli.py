@@ -1,0 +1,118 @@
+"""`jupyter agent-tools …`: status, tool schemas, one-off calls and the demo, embedded.
+
+The CLI runs its own Runtime over the current directory (or --root): no server is needed.
+Exit codes of `call`: 0 the tool succeeded, 1 it answered an error, 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from .runtime import Origin, Runtime, ToolError
+from .runtime.schemas import FORMATS
+
+EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jupyter agent-tools", description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default=".", help="the root no path may leave (default: .)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    status = commands.add_parser("status", help="what each resource can serve, or why not")
+    status.add_argument("--json", action="store_true", help="print JSON")
+
+    tools = commands.add_parser("tools", help="the tools a surface sees, with their schemas")
+    tools.add_argument("--surface", default="full", choices=["full", "plan", "readonly"])
+    tools.add_argument("--format", choices=FORMATS, help="print schemas in this format (JSON)")
+
+    call = commands.add_parser("call", help="call one tool and print its result")
+    call.add_argument("tool")
+    call.add_argument("args", nargs="?", default="{}", help="the arguments as a JSON object")
+    call.add_argument("--cwd", default=".", help="the run's working directory, inside the root")
+    call.add_argument("--surface", default="full", choices=["full", "plan", "readonly"])
+    call.add_argument("--conversation-id", default="cli", help="debug sessions are keyed by it")
+    call.add_argument("--json", action="store_true", help="print the whole result as JSON")
+
+    commands.add_parser("demo", help="the tour of every tool on a bundled sample project")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = _parser().parse_args(argv)  # exits 2 on bad usage
+    try:
+        return asyncio.run(_dispatch(options))
+    except ToolError as error:
+        print(f"error [{error.code.value}]: {error.message}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+async def _dispatch(options: argparse.Namespace) -> int:
+    if options.command == "demo":
+        from .demo.tour import run_demo
+
+        return EXIT_TOOL_ERROR if await run_demo() else EXIT_OK
+    runtime = Runtime(root_dir=options.root)
+    try:
+        if options.command == "status":
+            return _print_status(await runtime.status(), options.json)
+        if options.command == "tools":
+            run = await runtime.create_run(surface=options.surface, conversation_id="cli")
+            return _print_tools(run.schemas(options.format or "json"), options.format)
+        return await _call(runtime, options)
+    finally:
+        await runtime.shutdown()
+
+
+def _print_status(status: dict[str, Any], as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(status, indent=2, default=str))
+        return EXIT_OK
+    print(f"root: {status['root_dir']}")
+    print(f"tools: {', '.join(status['tools'])}")
+    for origin, error in {**status["tool_load_errors"], **status["resource_errors"]}.items():
+        print(f"  could not load {origin}: {error}")
+    for resource, detail in status["resources"].items():
+        print(f"{resource}:")
+        print("  " + json.dumps(detail, default=str, indent=2).replace("\n", "\n  "))
+    return EXIT_OK
+
+
+def _print_tools(schemas: list[dict[str, Any]], fmt: str | None) -> int:
+    if fmt:
+        print(json.dumps(schemas, indent=2))
+        return EXIT_OK
+    for schema in schemas:
+        params = schema["parameters"].get("properties", {})
+        required = set(schema["parameters"].get("required", []))
+        signature = ", ".join(name if name in required else f"{name}?" for name in params)
+        print(f"{schema['name']:<12} {schema['tier']:<5} {{{signature}}}")
+        print(f"{'':<18} {schema['description']}")
+    return EXIT_OK
+
+
+async def _call(runtime: Runtime, options: argparse.Namespace) -> int:
+    try:
+        args = json.loads(options.args)
+    except json.JSONDecodeError as exc:
+        print(f"error: ARGS is not JSON ({exc})", file=sys.stderr)
+        return EXIT_USAGE
+    if not isinstance(args, dict):
+        print("error: ARGS must be a JSON object", file=sys.stderr)
+        return EXIT_USAGE
+    run = await runtime.create_run(cwd=options.cwd, surface=options.surface,
+                                   conversation_id=options.conversation_id)
+    result = await run.call(options.tool, args, origin=Origin.CLI)
+    if options.json:
+        print(json.dumps(result.to_json(), indent=2, default=str))
+    else:
+        print(result.text)
+    return EXIT_OK if result.ok else EXIT_TOOL_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The demo: a tour of every tool on a bundled sample project, headless and printed."""

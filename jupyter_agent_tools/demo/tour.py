@@ -1,0 +1,162 @@
+"""`jupyter agent-tools demo`: the tour of every tool on the bundled sample project.
+
+The story runs against a fresh copy of `sample_project/` in a temporary root, through the
+same `Run.call` an agent uses. A step whose tool this install cannot serve is shown as
+skipped with the reason, never faked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..runtime import Run, Runtime, ToolResult
+
+SAMPLE_PROJECT = Path(__file__).parent / "sample_project"
+SPACE = "demo"
+
+
+@dataclass
+class Step:
+    """One call of the tour: what it shows, the tool, and its arguments."""
+
+    title: str
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+    # Fills arguments from earlier results (e.g. the edit id staged by ast_edit).
+    bind: Callable[[dict[str, ToolResult]], dict[str, Any]] | None = None
+    key: str | None = None
+
+
+def _edit_id(results: dict[str, ToolResult]) -> dict[str, Any]:
+    staged = results.get("staged")
+    return {"edit_id": staged.data.get("edit_id", "") if staged else ""}
+
+
+def _worker_id(results: dict[str, ToolResult]) -> dict[str, Any]:
+    spawned = results.get("spawned")
+    return {"worker_id": spawned.data.get("worker_id", "") if spawned else ""}
+
+
+STEPS: list[Step] = [
+    Step("Find the Python files", "glob", {"pattern": "*.py"}),
+    Step("Read the stock module", "read", {"path": "inventory/stock.py", "limit": 20}),
+    Step("Search text", "grep", {"pattern": r"def \w+", "glob": "*.py"}),
+    Step("Structural search: every print call", "ast_grep",
+         {"pattern": "print($$$ARGS)", "language": "python", "path": "inventory"}),
+    Step("Stage a rewrite: flush every print", "ast_edit",
+         {"pattern": "print($$$ARGS)", "rewrite": "print($$$ARGS, flush=True)",
+          "language": "python", "path": "inventory"}, key="staged"),
+    Step("Accept the staged rewrite", "resolve", {"action": "accept"}, bind=_edit_id),
+    Step("Language server: hover", "lsp",
+         {"action": "hover", "file": "inventory/cli.py", "line": 8, "symbol": "Item"}),
+    Step("Language server: go to definition", "lsp",
+         {"action": "definition", "file": "inventory/cli.py", "line": 8, "symbol": "Item"}),
+    Step("Language server: references", "lsp",
+         {"action": "references", "file": "inventory/stock.py", "line": 28, "symbol": "total_value"}),
+    Step("Rename across files", "lsp_rename",
+         {"file": "inventory/stock.py", "line": 28, "symbol": "total_value", "new_name": "stock_value"}),
+    Step("Write a file with a type error: new diagnostics appear", "write",
+         {"path": "inventory/broken.py",
+          "content": "from inventory.stock import Item\n\ncount: int = Item('a', 1.0).name\n"}),
+    Step("Debug: a breakpoint before launch", "debug",
+         {"action": "breakpoints", "file": "inventory/cli.py", "lines": [11]}),
+    Step("Debug: launch the program", "debug", {"action": "launch", "program": "inventory/cli.py"}),
+    Step("Debug: where are we", "debug", {"action": "stack"}),
+    Step("Debug: evaluate in the stopped frame", "debug",
+         {"action": "evaluate", "expression": "stock.stock_value()"}),
+    Step("Debug: step over", "debug", {"action": "step_over"}),
+    Step("Debug: end the session", "debug", {"action": "terminate"}),
+    Step("Eval: state that persists", "eval",
+         {"code": "from inventory.cli import build\nstock = build()\nstock.stock_value()",
+          "description": "build the sample stock and value it"}),
+    Step("Eval: a DataFrame", "eval",
+         {"code": "import pandas as pd\n"
+                  "pd.DataFrame([(i.name, i.quantity, i.value()) for i in stock.items.values()],"
+                  " columns=['name', 'quantity', 'value'])",
+          "description": "tabulate the stock as a pandas table"}),
+    Step("Eval: tool() from inside a cell", "eval",
+         {"code": "found = tool('grep', {'pattern': 'flush=True'})\nlen(found['data']['matches'])",
+          "description": "count the rewritten prints via the bridge"}),
+    Step("Ask the human (a scripted one answers in the demo)", "ask_user",
+         {"question": "Ship the flushed prints?", "context": "The rewrite touched the report.",
+          "options": [{"label": "ship", "description": "keep the change"},
+                      {"label": "revert"}]}),
+    Step("Spawn a background worker", "vibe_spawn",
+         {"brief": "Count the Python files in the project.", "label": "counter"}, key="spawned"),
+    Step("Wait for the worker", "vibe_wait", {"timeout_seconds": 60}, bind=_worker_id),
+    Step("Run the program", "bash", {"command": "python -m inventory.cli"}),
+]
+
+
+def _indent(text: str, max_lines: int = 25) -> str:
+    lines = text.splitlines() or [""]
+    if len(lines) > max_lines:
+        lines = lines[:max_lines] + [f"... ({len(lines) - max_lines} more lines)"]
+    return textwrap.indent("\n".join(lines), "    ")
+
+
+async def _answer_cards(human: Any) -> None:
+    """A scripted human: answers every card of the demo space with its first option."""
+    try:
+        while True:
+            card = await human.next_card()
+            options = card.get("options") or []
+            label = options[0]["label"] if options else None
+            await human.answer(card["id"], answer=label)
+    finally:
+        await human.close()
+
+
+async def run_demo(out: Callable[[str], None] = print, workdir: Path | None = None) -> int:
+    """Run the tour; return the number of steps that failed (skipped steps are not failures)."""
+    with tempfile.TemporaryDirectory(prefix="agent-tools-demo-") as scratch:
+        root = Path(workdir or scratch)
+        project = root / "sample_project"
+        shutil.copytree(SAMPLE_PROJECT, project, ignore=shutil.ignore_patterns("__pycache__"))
+        runtime = Runtime(root_dir=str(root))
+        human_task = None
+        try:
+            run = await runtime.create_run(cwd="sample_project", conversation_id="demo",
+                                           vibe=True, space=SPACE)
+            if "ask_user" in run.tool_names():
+                human = await runtime.connect_human(SPACE)
+                human_task = asyncio.ensure_future(_answer_cards(human))
+            out(f"jupyter-agent-tools demo — sample project at {project}")
+            out(f"tools visible to this run: {', '.join(run.tool_names())}\n")
+            return await _tour(run, out)
+        finally:
+            if human_task is not None:
+                human_task.cancel()
+            await runtime.shutdown()
+
+
+async def _tour(run: Run, out: Callable[[str], None]) -> int:
+    results: dict[str, ToolResult] = {}
+    failures = skipped = 0
+    available = set(run.tool_names())
+    for number, step in enumerate(STEPS, 1):
+        header = f"[{number:2}] {step.title} — {step.tool}"
+        if step.tool not in available:
+            skipped += 1
+            out(f"{header}\n    (skipped: {step.tool} is not available in this install)\n")
+            continue
+        args = {**step.args, **(step.bind(results) if step.bind else {})}
+        result = await run.call(step.tool, args)
+        if step.key:
+            results[step.key] = result
+        mark = "ok" if result.ok else f"error {result.code}"
+        failures += 0 if result.ok else 1
+        out(f"{header}  [{mark}]\n{_indent(result.text)}\n")
+    out("Transcript:")
+    for entry in run.transcript.entries():
+        state = "ok" if entry.ok else f"error {entry.error_code}"
+        out(f"  {entry.tool:<12} {entry.label[:50]:<50} {state:<22} {entry.duration_ms:8.1f} ms")
+    out(f"\n{len(STEPS) - skipped - failures} steps ok, {failures} failed, {skipped} skipped.")
+    return failures
