@@ -1,0 +1,105 @@
+"""HTTP routes for cards, and the WebSocket where a human front end joins a space."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from ..handlers import AgentToolsHandler, EventStreamHandler
+from ..runtime import ErrorCode, Resource, Run, ToolError
+from ..runtime.events import EventBus
+from .port import HumanFrontEnd, QuestionPort, RunQuestions
+
+RUN_ID = r"(?P<run_id>[0-9a-f]{32})"
+
+
+def _questions(run: Run) -> RunQuestions | None:
+    handle = run.resources.get(Resource.QUESTIONS)
+    return handle if isinstance(handle, RunQuestions) else None
+
+
+class QuestionsHandler(AgentToolsHandler):
+    """GET the pending cards of a run (none when it has no space)."""
+
+    @web.authenticated
+    @authorized
+    async def get(self, run_id: str) -> None:
+        questions = _questions(self.get_run(run_id))
+        cards = [] if questions is None else [card.to_json() for card in questions.pending.values()]
+        self.write_json(cards)
+
+
+class QuestionHandler(AgentToolsHandler):
+    """POST `{answer}`, `{text}`, `{answer, text}` or `{skip: true}` to a card of this run."""
+
+    # A worker's run token may read its cards but never answer them: no self-approval.
+    run_token_methods = frozenset({"GET"})
+
+    @web.authenticated
+    @authorized
+    async def post(self, run_id: str, qid: str) -> None:
+        run = self.get_run(run_id)
+        body = self.json_body()
+        unknown = set(body) - {"answer", "text", "skip"}
+        if unknown:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"Unknown fields {sorted(unknown)}; send answer, text or skip.")
+        questions = _questions(run)
+        if questions is None:
+            raise ToolError(ErrorCode.NOT_FOUND,
+                            f"Run {run_id} has no space, so it has no cards.")
+        if body.get("skip"):
+            card = questions.skip(qid)
+        else:
+            text = body.get("text")
+            if text is not None and not isinstance(text, str):
+                raise ToolError(ErrorCode.INVALID_ARGUMENTS, "text must be a string.")
+            card = questions.answer(qid, body.get("answer"), text)
+        self.write_json(card.to_json())
+
+
+class SpaceEventsHandler(EventStreamHandler):
+    """A human front end: while this socket is open, a human is connected to the space.
+
+    It first receives `humans` (how many are connected), then the space's pending cards
+    (`question_asked` with `replay: true`), then every new card and closure; answers go over
+    the questions route.
+    """
+
+    def _port(self) -> QuestionPort:
+        port = self.runtime.provider(Resource.QUESTIONS)
+        if not isinstance(port, QuestionPort):
+            raise ToolError(ErrorCode.NOT_FOUND, "This server has no question port.")
+        return port
+
+    def event_bus(self, space: str) -> EventBus:  # type: ignore[override]
+        self._port()
+        return self.runtime.space_bus(space)
+
+    async def on_opened(self, space: str) -> None:  # type: ignore[override]
+        port = self._port()
+        # Let the pump task (scheduled just before this hook) subscribe first, so this socket
+        # also hears its own `humans` event and every card from here on.
+        await asyncio.sleep(0)
+        self._human: HumanFrontEnd | None = await port.connect_human(space)
+        for card in port.pending_cards(space):
+            payload = {"type": "question_asked", "replay": True, "run_id": card.run_id,
+                       "space": space, "card": card.to_json()}
+            self.write_message(json.dumps(payload, default=str))
+
+    def on_close(self) -> None:
+        super().on_close()
+        human = getattr(self, "_human", None)
+        if human is not None:
+            self._human = None
+            human.detach()
+
+
+handlers: list[tuple[str, type]] = [
+    (rf"agent-tools/api/runs/{RUN_ID}/questions", QuestionsHandler),
+    (rf"agent-tools/api/runs/{RUN_ID}/questions/(?P<qid>[\w.-]+)", QuestionHandler),
+    (r"agent-tools/api/spaces/(?P<space>.+)/events", SpaceEventsHandler),
+]
