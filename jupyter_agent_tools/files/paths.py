@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from ..runtime.results import ErrorCode, ToolError
@@ -19,7 +20,7 @@ def resolve_inside(root: Path, base: Path, path: str | os.PathLike[str]) -> Path
     if "\x00" in raw:
         raise ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
                         "The path contains a NUL byte. Use a plain relative path.")
-    real_root = Path(os.path.realpath(root))
+    real_root = _real(str(root))
     candidate = Path(raw).expanduser() if raw.startswith("~") else Path(raw)
     if not candidate.is_absolute():
         candidate = base / candidate
@@ -31,6 +32,12 @@ def resolve_inside(root: Path, base: Path, path: str | os.PathLike[str]) -> Path
             "relative to the run's working directory.",
         )
     return resolved
+
+
+@lru_cache(maxsize=64)
+def _real(root: str) -> Path:
+    # Roots are few and fixed for a runtime's life; realpath costs a syscall per component.
+    return Path(os.path.realpath(root))
 
 
 def relative_to_root(root: Path, path: Path) -> str:

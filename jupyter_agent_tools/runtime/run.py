@@ -132,12 +132,14 @@ class Run:
         self._call_counter += 1
         call_id = f"{self.id[:8]}-{self._call_counter}"
         tool = self._visible_tool(name)
-        label = name
-        if tool is not None:
+        parsed: Any = None
+        invalid: ValidationError | None = None
+        if tool is not None and isinstance(args, dict):
             try:
-                label = tool.label(tool.Args.model_validate(args))
-            except (ValidationError, TypeError, ValueError):
-                pass
+                parsed = tool.Args.model_validate(args)
+            except ValidationError as error:
+                invalid = error
+        label = tool.label(parsed) if parsed is not None else name
         entry = self.transcript.start(
             TranscriptEntry(
                 call_id=call_id,
@@ -152,7 +154,7 @@ class Run:
                             label=label, origin=origin.value)
         started = time.perf_counter()
         try:
-            result = await self._dispatch(tool, name, args, origin, call_id)
+            result = await self._dispatch(tool, name, args, parsed, invalid, origin, call_id)
         except ToolError as error:
             result = error.to_result()
         except asyncio.CancelledError:
@@ -180,13 +182,20 @@ class Run:
                             duration_ms=entry.duration_ms)
 
     def _visible_tool(self, name: str) -> Tool | None:
-        for tool in self.visible_tools():
-            if tool.name == name:
-                return tool
-        return None
+        tool = self.runtime.registry.get(name)
+        if tool is None or not tool.requires <= self.resources.keys():
+            return None
+        return tool if self.surface.allows(tool.tier) else None
 
     async def _dispatch(
-        self, tool: Tool | None, name: str, args: Any, origin: Origin, call_id: str
+        self,
+        tool: Tool | None,
+        name: str,
+        args: Any,
+        parsed: Any,
+        invalid: ValidationError | None,
+        origin: Origin,
+        call_id: str,
     ) -> ToolResult:
         if self.closed:
             raise ToolError(ErrorCode.NOT_FOUND, f"Run {self.id} is closed. Create a new run.")
@@ -198,11 +207,9 @@ class Run:
         if not isinstance(args, dict):
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             f"Arguments for {name} must be a JSON object, not {type(args).__name__}.")
-        try:
-            parsed = tool.Args.model_validate(args)
-        except ValidationError as error:
+        if invalid is not None:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            describe_validation_error(name, error, tool.json_schema())) from None
+                            describe_validation_error(name, invalid, tool.json_schema()))
         await self.gate.check(self, tool, args)
         ctx = CallContext(run=self, tool=tool, origin=origin, call_id=call_id)
         if tool.parallel_safe:

@@ -1,0 +1,1 @@
+"""Benchmarks: each compares our tools against the real alternative in the same run."""

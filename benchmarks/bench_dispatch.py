@@ -1,0 +1,84 @@
+"""Dispatch overhead of `read` on a small file: in-process Run.call vs HTTP to a real server.
+
+Baseline: the same read done by hand (open, read, number lines). Prints calls/s, p50/p99 and
+the ratios. Run: python -m benchmarks.bench_dispatch [--calls N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from jupyter_agent_tools import Runtime
+
+from .server import jupyter_server
+from .stats import line, summarize
+
+
+def _by_hand(path: Path) -> str:
+    lines = path.read_text().splitlines()
+    return "\n".join(f"{n}\t{text}" for n, text in enumerate(lines, 1))
+
+
+async def _in_process(root: Path, calls: int) -> list[float]:
+    runtime = Runtime(root_dir=str(root))
+    run = await runtime.create_run()
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        result = await run.call("read", {"path": "small.py"})
+        samples.append(time.perf_counter() - start)
+        assert result.ok
+    await runtime.shutdown()
+    return samples
+
+
+def _over_http(url: str, token: str, calls: int) -> list[float]:
+    with httpx.Client(base_url=url + "agent-tools/api/",
+                      headers={"Authorization": f"token {token}"}) as client:
+        run_id = client.post("runs", json={}).json()["id"]
+        samples = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            response = client.post(f"runs/{run_id}/calls",
+                                   json={"tool": "read", "args": {"path": "small.py"}})
+            samples.append(time.perf_counter() - start)
+            assert response.json()["ok"]
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=2000)
+    calls = parser.parse_args().calls
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        small = root / "small.py"
+        small.write_text("".join(f"value_{i} = {i}\n" for i in range(40)))
+        by_hand = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            _by_hand(small)
+            by_hand.append(time.perf_counter() - start)
+        embedded = asyncio.run(_in_process(root, calls))
+        with jupyter_server(root) as (url, token):
+            _over_http(url, token, 50)  # warm the connection and the server
+            http = _over_http(url, token, calls)
+    rows = {"read by hand (baseline)": summarize(by_hand),
+            "Run.call('read') in-process": summarize(embedded),
+            "POST runs/{id}/calls over HTTP": summarize(http)}
+    print(f"dispatch overhead of `read` on a 40-line file, {calls} calls each")
+    for name, summary in rows.items():
+        print(line(name, summary))
+    base, inproc, over_http = rows.values()
+    print(f"in-process / by hand p50: {inproc['p50_ms'] / base['p50_ms']:.1f}x   "
+          f"HTTP / in-process p50: {over_http['p50_ms'] / inproc['p50_ms']:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
