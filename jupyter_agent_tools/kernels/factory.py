@@ -1,0 +1,241 @@
+"""The kernels resource: starts kernels for runs, keeps a warm pool, shuts them all down.
+
+Hosted in a Jupyter server, kernels come from the server's own kernel manager, so they show
+in JupyterLab and follow its configuration (a remote kernel gateway included). Embedded, a
+jupyter_client multi-kernel manager of our own starts them, Python over IPC sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from typing import TYPE_CHECKING, Any
+
+from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+from jupyter_client.multikernelmanager import AsyncMultiKernelManager
+from jupyter_core.paths import jupyter_runtime_dir
+from jupyter_core.utils import ensure_async
+from traitlets import Dict, Float, Int, Unicode
+from traitlets.config import Config
+
+from ..runtime import ErrorCode, Resource, ToolError
+from ..runtime.resources import ResourceProvider
+from .deno_spec import KERNEL_NAME as DENO_KERNEL_NAME
+from .interpreters import RunInterpreters
+from .session import KernelHandle, KernelSession
+
+if TYPE_CHECKING:
+    from ..runtime import Run, RunOptions
+
+LANGUAGES = ("python", "javascript")
+_INSTALL_HINT = {
+    "python": "Install ipykernel (`pip install ipykernel`) in the server's environment.",
+    "javascript": "Install the Deno kernelspec: `python -m jupyter_agent_tools.kernels.deno_spec "
+                  "--install` (needs `pip install deno`).",
+}
+
+
+class KernelFactory(ResourceProvider):
+    """Kernels for `eval`: one per (run, language), started lazily, from a warm pool."""
+
+    resource = Resource.KERNELS
+
+    kernel_names = Dict(
+        default_value={"python": "python3", "javascript": DENO_KERNEL_NAME},
+        help="Kernelspec used for each eval language on the host.",
+    ).tag(config=True)
+    sandbox_kernel_names = Dict(
+        default_value={},
+        help="Kernelspec per language that runs inside an already running sandbox (a kernel "
+        "provisioner or wrapper attaching to it). Used when the spec is installed; the factory "
+        "never boots a sandbox. Results say where each cell ran.",
+    ).tag(config=True)
+    warm_pool = Dict(
+        default_value={"python": 1},
+        help="Kernels kept started and ready per language, so a new run's first eval does not "
+        "wait for a kernel to start. Filled after the first eval of that language.",
+    ).tag(config=True)
+    idle_timeout_seconds = Float(
+        300.0, help="A cell is interrupted after this long with no output; the clock stands "
+        "still while a tool() call of the cell is in flight.",
+    ).tag(config=True)
+    bridge_timeout_seconds = Float(
+        600.0, help="Longest a tool() call from a cell may take.",
+    ).tag(config=True)
+    start_timeout_seconds = Float(
+        60.0, help="Longest a kernel may take to start and answer.",
+    ).tag(config=True)
+    max_images = Int(8, help="Most images one eval result carries.").tag(config=True)
+    embedded_python_transport = Unicode(
+        "ipc", help="ZeroMQ transport of Python kernels started embedded: 'ipc' (no ports) or "
+        "'tcp'. Deno's kernel supports only tcp.",
+    ).tag(config=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._embedded: dict[str, AsyncMultiKernelManager] = {}
+        self._embedded_specs = KernelSpecManager(parent=self)
+        self._sessions: set[KernelSession] = set()
+        self._pool: dict[str, list[asyncio.Task[KernelSession]]] = {}
+        self._closing = False
+
+    # -- ResourceProvider -----------------------------------------------------------------
+
+    def attach(self, run: Run, options: RunOptions) -> RunInterpreters:
+        return RunInterpreters(self, run)
+
+    async def release(self, run: Run, handle: RunInterpreters) -> None:
+        await handle.close()
+
+    async def shutdown(self) -> None:
+        self._closing = True
+        pending = [task for tasks in self._pool.values() for task in tasks]
+        self._pool.clear()
+        for task in pending:
+            with contextlib.suppress(Exception):
+                self._sessions.add(await asyncio.wait_for(asyncio.shield(task),
+                                                          self.start_timeout_seconds))
+        await asyncio.gather(*(self.stop(session) for session in list(self._sessions)),
+                             return_exceptions=True)
+        for manager in self._embedded.values():
+            with contextlib.suppress(Exception):
+                await manager.shutdown_all(now=True)
+
+    async def status(self) -> dict[str, Any]:
+        languages = {}
+        for language in LANGUAGES:
+            try:
+                name, where = await self._placement(language)
+                languages[language] = {"available": True, "kernel_name": name, "where": where}
+            except ToolError as exc:
+                languages[language] = {"available": False, "reason": exc.message}
+        return {
+            "hosted": self.runtime.kernel_manager is not None,
+            "languages": languages,
+            "kernels": len(self._sessions),
+            "warm": {lang: sum(t.done() and not t.exception() for t in tasks)
+                     for lang, tasks in self._pool.items()},
+        }
+
+    # -- kernels for runs -----------------------------------------------------------------
+
+    async def acquire(self, language: str, run: Run) -> KernelSession:
+        """A kernel bound to `run`: a warm one when the pool has it, else a new one."""
+        session = None
+        pool = self._pool.get(language, [])
+        while pool and session is None:
+            task = pool.pop(0)
+            try:
+                session = await task
+            except Exception:
+                self.log.warning("a warm %s kernel failed to start", language, exc_info=True)
+        self._refill(language)
+        if session is not None and session.dead:
+            await self.stop(session)
+            session = None
+        if session is None:
+            session = await self._start(language, run.cwd)
+            session.run = run
+        else:
+            await session.bind(run, self.start_timeout_seconds)
+        return session
+
+    async def prewarm(self) -> None:
+        """Fill the warm pool now and wait until its kernels are ready."""
+        for language in self.warm_pool:
+            self._refill(language)
+        tasks = [task for tasks in self._pool.values() for task in tasks]
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _refill(self, language: str) -> None:
+        pool = self._pool.setdefault(language, [])
+        while not self._closing and len(pool) < int(self.warm_pool.get(language, 0)):
+            pool.append(asyncio.ensure_future(self._start(language, self.runtime.root_path)))
+
+    async def stop(self, session: KernelSession) -> None:
+        """Shut a kernel down (bounded; never raises)."""
+        self._sessions.discard(session)
+        await session.shutdown()
+
+    async def _start(self, language: str, cwd: Any) -> KernelSession:
+        kernel_name, where = await self._placement(language)
+        manager = self._manager(language)
+        kwargs: dict[str, Any] = {"kernel_name": kernel_name}
+        if self.runtime.kernel_manager is not None:  # the server wants an API path
+            kwargs["path"] = cwd.relative_to(self.runtime.root_path).as_posix()
+        else:
+            kwargs["cwd"] = str(cwd)
+        try:
+            kernel_id = await asyncio.wait_for(ensure_async(manager.start_kernel(**kwargs)),
+                                               self.start_timeout_seconds)
+        except (asyncio.TimeoutError, OSError, RuntimeError, NoSuchKernel) as exc:
+            raise ToolError(ErrorCode.UNAVAILABLE,
+                            f"The {language} kernel ({kernel_name}) did not start: {exc}. "
+                            f"{_INSTALL_HINT.get(language, '')}") from None
+        handle = KernelHandle(manager, kernel_id, kernel_name, language, where)
+        client = manager.get_kernel(kernel_id).client()
+        session = KernelSession(handle, client, bridge_timeout=self.bridge_timeout_seconds,
+                                log=self.log)
+        self._sessions.add(session)
+        try:
+            client.start_channels()
+            await ensure_async(client.wait_for_ready(timeout=self.start_timeout_seconds))
+            await session.start(str(cwd), self.start_timeout_seconds)
+        except BaseException as exc:
+            await self.stop(session)
+            if isinstance(exc, ToolError | asyncio.CancelledError):
+                raise
+            raise ToolError(ErrorCode.UNAVAILABLE,
+                            f"The {language} kernel ({kernel_name}) started but did not answer: "
+                            f"{exc}. {_INSTALL_HINT.get(language, '')}") from None
+        return session
+
+    async def _placement(self, language: str) -> tuple[str, str]:
+        """(kernelspec name, where it runs) for `language`; `unavailable` when none fits."""
+        if language not in LANGUAGES:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"eval has no language {language!r}; use one of {LANGUAGES}.")
+        specs = self._kernel_spec_manager()
+        hosted = self.runtime.kernel_manager
+        remote = hosted is not None and "gateway" in type(hosted).__name__.lower()
+        sandbox = self.sandbox_kernel_names.get(language)
+        if sandbox and await _has_spec(specs, sandbox):
+            return sandbox, "gateway" if remote else "sandbox"
+        name = self.kernel_names.get(language, "")
+        if not name or not await _has_spec(specs, name):
+            raise ToolError(ErrorCode.UNAVAILABLE,
+                            f"No {language} kernel is installed (kernelspec {name!r} not found). "
+                            f"{_INSTALL_HINT[language]}")
+        return name, "gateway" if remote else "host"
+
+    def _manager(self, language: str) -> Any:
+        if self.runtime.kernel_manager is not None:
+            return self.runtime.kernel_manager
+        transport = self.embedded_python_transport if language == "python" else "tcp"
+        if transport not in self._embedded:
+            config = Config(self.config)
+            config.KernelManager.transport = transport
+            # Connection files (and IPC sockets beside them) in Jupyter's runtime directory,
+            # not in the current directory.
+            connection_dir = jupyter_runtime_dir()
+            os.makedirs(connection_dir, exist_ok=True)
+            self._embedded[transport] = AsyncMultiKernelManager(
+                config=config, log=self.log, connection_dir=connection_dir,
+                kernel_spec_manager=self._embedded_specs,
+            )
+        return self._embedded[transport]
+
+    def _kernel_spec_manager(self) -> Any:
+        hosted = self.runtime.kernel_manager
+        if hosted is not None:
+            return hosted.kernel_spec_manager
+        return self._embedded_specs
+
+
+async def _has_spec(specs: Any, name: str) -> bool:
+    try:  # a gateway's spec manager answers asynchronously
+        spec = await ensure_async(specs.get_kernel_spec(name))
+    except (NoSuchKernel, KeyError):
+        return False
+    return spec is not None

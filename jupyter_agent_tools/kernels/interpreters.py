@@ -1,0 +1,94 @@
+"""A run's interpreters: one kernel per language, started on first use, replaced when lost."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..runtime import ErrorCode, ToolError, ToolResult
+from .outputs import CellOutput
+from .session import CellEnd, KernelSession
+
+if TYPE_CHECKING:
+    from ..runtime import Run
+    from .factory import KernelFactory
+
+
+class RunInterpreters:
+    """The per-run handle of the kernels resource (what `eval` finds in `run.resources`)."""
+
+    def __init__(self, factory: KernelFactory, run: Run) -> None:
+        self.factory = factory
+        self.run = run
+        self.sessions: dict[str, KernelSession] = {}
+        # Languages whose interpreter was lost since the agent last used it, and why.
+        self.lost: dict[str, str] = {}
+
+    async def execute(self, language: str, code: str, *, reset: bool = False) -> ToolResult:
+        """Run a cell in the run's interpreter for `language`; fail with a ToolError."""
+        notes: list[str] = []
+        session = self.sessions.get(language)
+        if session is not None and (reset or session.dead):
+            if session.dead:
+                self.lost.setdefault(language, session.death_reason or "it died")
+            await self.discard(language)
+            session = None
+        if session is None:
+            session = await self.factory.acquire(language, self.run)
+            self.sessions[language] = session
+            reason = self.lost.pop(language, None)
+            if reset:
+                notes.append(f"[reset: this is a fresh {language} interpreter]")
+            elif reason:
+                notes.append(f"[state lost: the previous {language} kernel stopped ({reason}); "
+                             "this is a fresh interpreter, so re-run the imports and definitions "
+                             "you need]")
+        output = CellOutput(max_chars=self.run.runtime.max_output_chars,
+                            max_images=self.factory.max_images)
+        end = await session.execute(code, output, self.factory.idle_timeout_seconds)
+        text, blocks, data = output.render()
+        if notes:
+            text = "\n".join([*notes, text]) if text else "\n".join(notes)
+            blocks = [{"type": "text", "text": note} for note in notes] + blocks
+        data.update(language=language, kernel_id=session.kernel_id, where=session.handle.where,
+                    state_lost=any(note.startswith("[state lost") for note in notes))
+        if session.bridge_note:
+            data["bridge"] = session.bridge_note
+        if end is CellEnd.OK:
+            return ToolResult.success(text or "(no output)", data, blocks)
+        if end is CellEnd.ERROR:
+            error = data.get("error") or {}
+            raise ToolError(
+                ErrorCode.FAILED,
+                f"The cell raised {error.get('ename', 'an error')}; read the traceback, fix the "
+                "code and run it again (the interpreter's state is kept).",
+                text=text, data=data, blocks=blocks,
+            )
+        if end is CellEnd.TIMEOUT and not session.dead:
+            raise ToolError(
+                ErrorCode.TIMEOUT,
+                f"The cell produced no output for {self.factory.idle_timeout_seconds:g}s and was "
+                "interrupted; what it produced is above. Print progress, make it faster, or split "
+                "the work into smaller cells (the interpreter's state is kept).",
+                text=text, data=data, blocks=blocks,
+            )
+        reason = session.death_reason or "it died"
+        self.lost[language] = reason
+        await self.discard(language)
+        raise ToolError(
+            ErrorCode.KERNEL_DIED,
+            f"The {language} kernel stopped while running the cell ({reason}); what it produced "
+            "is above. The next eval starts a fresh interpreter: variables and imports are gone. "
+            "If it ran out of memory, work on less data at once.",
+            text=text or None, data=data, blocks=blocks,
+        )
+
+    async def discard(self, language: str) -> None:
+        """Shut down the interpreter of `language` (the next eval starts a fresh one)."""
+        session = self.sessions.pop(language, None)
+        if session is not None:
+            await self.factory.stop(session)
+
+    async def close(self) -> None:
+        """Shut down every interpreter of the run."""
+        for language in list(self.sessions):
+            await self.discard(language)

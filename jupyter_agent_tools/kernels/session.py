@@ -1,0 +1,411 @@
+"""One live kernel of a run: its channels, the bridge end on the server, and cell execution.
+
+A single reader task per channel routes every message: replies to the request that asked
+(matched by the parent's msg_id), IOPub output to the cell that produced it (busy/idle are
+matched to the execute request, not to the kernel: subshells publish their own status), and
+bridge requests — comm messages for Python, prefixed stdin prompts for Deno — to `Run.call`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from jupyter_core.utils import ensure_async
+
+from ..runtime import ErrorCode, Origin, ToolError
+from .inkernel import source
+from .outputs import CellOutput
+from .protocol import COMM_TARGET, STDIN_PREFIX, BridgeReply, BridgeRequest
+
+if TYPE_CHECKING:
+    from ..runtime import Run
+
+# How often a waiting cell checks that its kernel process is still alive.
+_ALIVE_POLL_SECONDS = 0.5
+# How long an interrupted cell gets to stop before its kernel counts as stuck.
+_INTERRUPT_GRACE_SECONDS = 5.0
+
+
+class CellEnd(str, Enum):
+    """How an execution ended."""
+
+    OK = "ok"
+    ERROR = "error"  # the code raised; the interpreter is fine
+    TIMEOUT = "timeout"  # no output for the idle budget; interrupted
+    DIED = "died"  # the kernel process is gone (or stuck): its state is lost
+
+
+@dataclass
+class KernelHandle:
+    """A started kernel: the manager that owns it, its id, and where it runs."""
+
+    manager: Any  # a (Mapping|Async)MultiKernelManager, or a gateway's
+    kernel_id: str
+    kernel_name: str
+    language: str
+    where: str  # "host", "sandbox" or "gateway"
+
+
+@dataclass
+class _Cell:
+    output: CellOutput
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+    last_activity: float = field(default_factory=time.monotonic)
+
+
+class KernelSession:
+    """A kernel with the bridge installed, bound to at most one run at a time."""
+
+    def __init__(self, handle: KernelHandle, client: Any, *, bridge_timeout: float,
+                 log: logging.Logger) -> None:
+        self.handle = handle
+        self.client = client
+        self.bridge_timeout = bridge_timeout
+        self.log = log
+        self.run: Run | None = None
+        self.dead = False
+        self.death_reason = ""
+        self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._cells: dict[str, _Cell] = {}
+        self._readers: list[asyncio.Task[None]] = []
+        self._calls: set[asyncio.Task[None]] = set()
+        self._calls_in_flight = 0
+        self._calls_touched = 0.0
+        self._comm_id = uuid.uuid4().hex
+        self._subshell_id: str | None = None
+        self._bridge_note = ""
+
+    @property
+    def language(self) -> str:
+        return self.handle.language
+
+    @property
+    def kernel_id(self) -> str:
+        return self.handle.kernel_id
+
+    # -- start, bind, stop ----------------------------------------------------------------
+
+    async def start(self, cwd: str, timeout: float) -> None:
+        """Start the channel readers and install the bridge in the kernel."""
+        client = self.client
+        self._readers = [
+            asyncio.ensure_future(self._read(client.iopub_channel, self._on_iopub)),
+            asyncio.ensure_future(self._read(client.shell_channel, self._on_reply)),
+            asyncio.ensure_future(self._read(client.control_channel, self._on_reply)),
+            asyncio.ensure_future(self._read(client.stdin_channel, self._on_stdin)),
+        ]
+        kernel = self.handle.manager.get_kernel(self.kernel_id)
+        if hasattr(kernel, "add_restart_callback"):  # a restarted kernel is a new interpreter
+            kernel.add_restart_callback(lambda: self._mark_dead("it was restarted"), "restart")
+            kernel.add_restart_callback(lambda: self._mark_dead("it died"), "dead")
+        if self.language == "python":
+            await self._install_python_bridge(cwd, timeout)
+        else:
+            await self._install_deno_bridge(cwd, timeout)
+
+    async def _install_python_bridge(self, cwd: str, timeout: float) -> None:
+        info = await self._request("shell", "kernel_info_request", {}, timeout)
+        if "kernel subshells" in info["content"].get("supported_features", []):
+            reply = await self._request("control", "create_subshell_request", {}, timeout)
+            self._subshell_id = reply["content"]["subshell_id"]
+        else:
+            self._bridge_note = "tool() is unavailable in this kernel: it needs ipykernel >= 7.4."
+        boot = (
+            "def _agent_tools_boot(src, *args):\n"
+            "    import sys, types\n"
+            "    module = types.ModuleType('agent_tools')\n"
+            "    sys.modules['agent_tools'] = module\n"
+            "    exec(compile(src, '<agent-tools bridge>', 'exec'), module.__dict__)\n"
+            "    module.install(*args)\n"
+            f"_agent_tools_boot({source('python_bridge.py')!r}, {COMM_TARGET!r}, "
+            f"{self.bridge_timeout + 5!r}, {cwd!r})\n"
+            "del _agent_tools_boot\n"
+        )
+        await self.run_internal(boot, timeout)
+        if self._subshell_id is not None:
+            self._send("shell", "comm_open",
+                       {"comm_id": self._comm_id, "target_name": COMM_TARGET, "data": {}})
+
+    async def _install_deno_bridge(self, cwd: str, timeout: float) -> None:
+        code = (source("deno_bridge.js")
+                .replace("__PREFIX__", json.dumps(STDIN_PREFIX))
+                .replace("__CWD__", json.dumps(cwd)))
+        await self.run_internal(code, timeout)
+
+    async def bind(self, run: Run, timeout: float) -> None:
+        """Serve `run`'s bridge calls from now on, in the run's working directory."""
+        self.run = run
+        cwd = json.dumps(str(run.cwd))
+        if self.language == "python":
+            await self.run_internal(f"__import__('os').chdir({cwd})", timeout)
+        else:
+            await self.run_internal(f"Deno.chdir({cwd});", timeout)
+
+    async def shutdown(self) -> None:
+        """Stop the readers and the kernel; bounded, and never raises."""
+        self.dead = True
+        self.run = None
+        for task in [*self._readers, *self._calls]:
+            task.cancel()
+        await asyncio.gather(*self._readers, *self._calls, return_exceptions=True)
+        try:
+            self.client.stop_channels()
+        except Exception:
+            self.log.debug("stopping the channels of kernel %s failed", self.kernel_id, exc_info=True)
+        manager = self.handle.manager
+        try:
+            await asyncio.wait_for(ensure_async(manager.shutdown_kernel(self.kernel_id)), 10)
+        except Exception:
+            try:
+                await ensure_async(manager.shutdown_kernel(self.kernel_id, now=True))
+            except Exception:  # already gone
+                self.log.debug("kernel %s was already gone", self.kernel_id, exc_info=True)
+
+    def _mark_dead(self, reason: str) -> None:
+        if not self.dead:
+            self.dead = True
+            self.death_reason = reason
+            for cell in self._cells.values():
+                cell.idle.set()
+
+    async def is_alive(self) -> bool:
+        if self.dead:
+            return False
+        try:
+            alive = await ensure_async(self.handle.manager.get_kernel(self.kernel_id).is_alive())
+        except KeyError:  # the manager no longer knows it (shut down from JupyterLab)
+            alive = False
+        if not alive:
+            self._mark_dead("its process exited")
+        return bool(alive)
+
+    # -- execution ------------------------------------------------------------------------
+
+    async def execute(self, code: str, output: CellOutput, idle_timeout: float,
+                      *, silent: bool = False) -> CellEnd:
+        """Run `code`, gathering output until the kernel is idle again, died or went quiet."""
+        if self.dead:
+            return CellEnd.DIED
+        content = {
+            "code": code, "silent": silent, "store_history": not silent,
+            "user_expressions": {}, "stop_on_error": True,
+            # Deno's bridge is stdin; Python's input() fails at once instead of hanging.
+            "allow_stdin": self.language != "python",
+        }
+        msg = self.client.session.msg("execute_request", content)
+        msg_id = msg["header"]["msg_id"]
+        cell = self._cells[msg_id] = _Cell(output)
+        reply = self._expect_reply(msg_id)
+        self.client.shell_channel.send(msg)
+        try:
+            end = await self._wait(cell, reply, idle_timeout)
+            if end is CellEnd.OK and self.language != "python":
+                await self._iopub_barrier()
+            if end is CellEnd.TIMEOUT:
+                await self._interrupt(cell, reply)
+            elif end is CellEnd.OK and reply.result()["content"].get("status") != "ok":
+                end = CellEnd.ERROR
+            return end
+        finally:
+            self._cells.pop(msg_id, None)
+            self._replies.pop(msg_id, None)
+
+    async def _wait(self, cell: _Cell, reply: asyncio.Future, idle_timeout: float) -> CellEnd:
+        while not (cell.idle.is_set() and reply.done()):
+            waiters = [asyncio.ensure_future(cell.idle.wait()), reply]
+            done, _ = await asyncio.wait(waiters, timeout=_ALIVE_POLL_SECONDS,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            waiters[0].cancel()
+            if self.dead or not (reply.done() or await self.is_alive()):
+                return CellEnd.DIED
+            if self._calls_in_flight:  # the budget's clock stands still during tool() calls
+                continue
+            quiet_since = max(cell.last_activity, self._calls_touched)
+            if time.monotonic() - quiet_since > idle_timeout and not (cell.idle.is_set()
+                                                                       and reply.done()):
+                return CellEnd.TIMEOUT
+        return CellEnd.OK
+
+    async def _iopub_barrier(self) -> None:
+        """Wait until IOPub output the kernel sent so far has arrived.
+
+        Deno publishes a cell's execute_result after its idle status; a kernel_info request
+        is answered in order, so its own idle status comes after that result.
+        """
+        msg = self.client.session.msg("kernel_info_request", {})
+        msg_id = msg["header"]["msg_id"]
+        barrier = self._cells[msg_id] = _Cell(CellOutput())
+        self._expect_reply(msg_id)
+        self.client.shell_channel.send(msg)
+        try:
+            await asyncio.wait_for(barrier.idle.wait(), _INTERRUPT_GRACE_SECONDS)
+        except asyncio.TimeoutError:
+            self.log.debug("kernel %s: no IOPub barrier status", self.kernel_id)
+        finally:
+            self._cells.pop(msg_id, None)
+            self._replies.pop(msg_id, None)
+
+    async def _interrupt(self, cell: _Cell, reply: asyncio.Future) -> None:
+        try:
+            await ensure_async(self.handle.manager.interrupt_kernel(self.kernel_id))
+            await asyncio.wait_for(asyncio.gather(cell.idle.wait(), reply),
+                                   _INTERRUPT_GRACE_SECONDS)
+        except Exception:  # it did not stop: a stuck interpreter is as good as dead
+            self._mark_dead("it did not stop when interrupted")
+
+    async def run_internal(self, code: str, timeout: float) -> None:
+        """Run set-up code silently; raise `unavailable` when it fails."""
+        output = CellOutput()
+        end = await self.execute(code, output, timeout, silent=True)
+        if end is not CellEnd.OK:
+            text, _, _ = output.render()
+            raise ToolError(ErrorCode.UNAVAILABLE,
+                            f"Setting up the {self.language} kernel failed ({end.value}): "
+                            f"{text[-500:]} Check the kernel's installation (status shows it).")
+
+    # -- channels -------------------------------------------------------------------------
+
+    async def _read(self, channel: Any, handle: Callable[[dict[str, Any]], None]) -> None:
+        while True:
+            try:
+                msg = await channel.get_msg()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # closed socket at shutdown, or a malformed message
+                if self.dead:
+                    return
+                self.log.debug("kernel %s: unreadable message", self.kernel_id, exc_info=True)
+                await asyncio.sleep(0.05)
+                continue
+            try:
+                handle(msg)
+            except Exception:
+                self.log.exception("kernel %s: handling %s failed", self.kernel_id,
+                                   msg.get("msg_type"))
+
+    def _send(self, channel: str, msg_type: str, content: dict[str, Any],
+              subshell_id: str | None = None) -> str:
+        msg = self.client.session.msg(msg_type, content)
+        if subshell_id is not None:
+            msg["header"]["subshell_id"] = subshell_id
+        getattr(self.client, f"{channel}_channel").send(msg)
+        return msg["header"]["msg_id"]
+
+    def _expect_reply(self, msg_id: str) -> asyncio.Future[dict[str, Any]]:
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._replies[msg_id] = future
+        return future
+
+    async def _request(self, channel: str, msg_type: str, content: dict[str, Any],
+                       timeout: float) -> dict[str, Any]:
+        msg = self.client.session.msg(msg_type, content)
+        msg_id = msg["header"]["msg_id"]
+        future = self._expect_reply(msg_id)
+        getattr(self.client, f"{channel}_channel").send(msg)
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            raise ToolError(ErrorCode.UNAVAILABLE,
+                            f"The {self.language} kernel did not answer {msg_type} within "
+                            f"{timeout:.0f}s. Try again; status shows the kernels.") from None
+        finally:
+            self._replies.pop(msg_id, None)
+
+    def _on_reply(self, msg: dict[str, Any]) -> None:
+        future = self._replies.get(msg["parent_header"].get("msg_id", ""))
+        if future is not None and not future.done():
+            future.set_result(msg)
+
+    def _on_iopub(self, msg: dict[str, Any]) -> None:
+        msg_type = msg["msg_type"]
+        content = msg["content"]
+        if msg_type == "comm_msg" and content.get("comm_id") == self._comm_id:
+            self._serve(content.get("data") or {}, self._reply_by_comm)
+            return
+        cell = self._cells.get(msg["parent_header"].get("msg_id", ""))
+        if cell is None:
+            return
+        if msg_type == "status":
+            if content.get("execution_state") == "idle":
+                cell.idle.set()
+            return
+        if msg_type == "execute_input":
+            return
+        cell.last_activity = time.monotonic()
+        cell.output.add(msg_type, content)
+
+    def _on_stdin(self, msg: dict[str, Any]) -> None:
+        if msg["msg_type"] != "input_request":
+            return
+        prompt = msg["content"].get("prompt", "")
+        if not prompt.startswith(STDIN_PREFIX):
+            self.client.input("")  # the kernel waits for an answer: never leave it hanging
+            return
+        try:
+            request = json.loads(prompt[len(STDIN_PREFIX):])
+        except json.JSONDecodeError:
+            request = {}
+        self._serve(request, lambda reply: self.client.input(json.dumps(reply)))
+
+    # -- the bridge -----------------------------------------------------------------------
+
+    def _reply_by_comm(self, reply: BridgeReply) -> None:
+        self._send("shell", "comm_msg", {"comm_id": self._comm_id, "data": reply},
+                   subshell_id=self._subshell_id)
+
+    def _serve(self, request: BridgeRequest | dict[str, Any],
+               answer: Callable[[BridgeReply], None]) -> None:
+        self._calls_in_flight += 1
+        task = asyncio.ensure_future(self._call(request, answer))
+        self._calls.add(task)
+        task.add_done_callback(self._calls.discard)
+
+    async def _call(self, request: BridgeRequest | dict[str, Any],
+                    answer: Callable[[BridgeReply], None]) -> None:
+        try:
+            result = await self._dispatch(request.get("name"), request.get("args"))
+        except Exception as exc:  # the cell must get an answer whatever happens here
+            self.log.exception("kernel %s: bridge call failed", self.kernel_id)
+            result = ToolError(ErrorCode.FAILED, f"The bridge failed ({exc}); call again.").to_result()
+        finally:
+            self._calls_in_flight -= 1
+            self._calls_touched = time.monotonic()
+        payload = {"id": request.get("id", ""), "ok": result.ok, "text": result.text,
+                   "data": result.data, "error": result.error}
+        reply = json.loads(json.dumps(payload, default=str))
+        if not self.dead:
+            answer(reply)
+
+    async def _dispatch(self, name: Any, args: Any):
+        run = self.run
+        if run is None or not isinstance(name, str):
+            return ToolError(ErrorCode.UNAVAILABLE,
+                             "This kernel is not serving a run; call tools from an eval cell.",
+                             ).to_result()
+        if name == "eval" and isinstance(args, dict) and \
+                args.get("language", "python") == self.language:
+            return ToolError(
+                ErrorCode.INVALID_ARGUMENTS,
+                f"eval of {self.language} cannot run inside a {self.language} eval cell: that "
+                "interpreter is busy running this cell. Run the code directly in the cell.",
+            ).to_result()
+        try:
+            return await asyncio.wait_for(run.call(name, args, origin=Origin.CELL),
+                                          self.bridge_timeout)
+        except asyncio.TimeoutError:
+            return ToolError(ErrorCode.TIMEOUT,
+                             f"tool({name!r}) took longer than the bridge's "
+                             f"{self.bridge_timeout:.0f}s. Ask for less work per call.").to_result()
+
+    @property
+    def bridge_note(self) -> str:
+        """Why tool() does not work in this kernel, or ''."""
+        return self._bridge_note

@@ -1,0 +1,55 @@
+"""eval: run Python or JavaScript in the run's persistent kernel; cells can call tool()."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from ..runtime import CallContext, Resource, Tier, Tool, ToolArgs, ToolResult
+
+
+class EvalArgs(ToolArgs):
+    code: str = Field(min_length=1, description="The cell to run, as in a notebook.")
+    description: str = Field(
+        description="What the cell does, in 5 to 10 words; labels the call for the user."
+    )
+    language: Literal["python", "javascript"] = Field(
+        "python", description="python (IPython kernel) or javascript (Deno kernel)."
+    )
+    reset: bool = Field(False, description="Discard the interpreter and start clean first.")
+
+    @field_validator("description")
+    @classmethod
+    def _five_to_ten_words(cls, value: str) -> str:
+        words = len(value.split())
+        if not 5 <= words <= 10:
+            raise ValueError(f"must be 5 to 10 words, got {words}")
+        return value.strip()
+
+
+class Eval(Tool):
+    name = "eval"
+    tier = Tier.EXEC
+    requires = frozenset({Resource.WORKDIR, Resource.KERNELS})
+    parallel_safe = False
+    description = (
+        "Run code in this run's persistent kernel (Python by default, or JavaScript in Deno); "
+        "state survives between calls, like notebook cells. Returns the last expression's "
+        "value, printed output, displays (tables as html, figures as images) or the "
+        "traceback. IPython idioms work (%pip, %cd, !cmd, %%bash). Inside a cell, "
+        "tool(name, args) calls any tool of this run and returns its result (.text, .data), "
+        "raising ToolError on failure. A cell quiet for too long is interrupted."
+    )
+    Args = EvalArgs
+
+    def serial_scope(self, ctx: CallContext, args: EvalArgs) -> Hashable:
+        return (self.name, ctx.run.id, args.language)
+
+    def label(self, args: EvalArgs) -> str:
+        return args.description
+
+    async def call(self, ctx: CallContext, args: EvalArgs) -> ToolResult:
+        interpreters = ctx.run.resources[Resource.KERNELS]
+        return await interpreters.execute(args.language, args.code, reset=args.reset)

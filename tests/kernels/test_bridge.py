@@ -1,0 +1,126 @@
+"""tool() inside eval cells: the same Run.call as any call, from Python and JavaScript."""
+
+from __future__ import annotations
+
+import asyncio
+
+WAIT = 60  # seconds: a bound on waits that should end soon, never an assertion
+
+
+def cell(code: str, description: str = "call tools from inside a cell", **more: object) -> dict:
+    return {"code": code, "description": description, **more}
+
+
+async def test_a_python_cell_reads_through_the_bridge(kernels_runtime, root):
+    (root / "notes.txt").write_text("alpha\nbeta\n")
+    run = await kernels_runtime.create_run()
+    result = await run.call("eval", cell(
+        "r = tool('read', {'path': 'notes.txt'})\nprint(type(r).__name__, 'beta' in r.text)\nr.data"))
+    assert result.ok, result.text
+    assert "ToolResult True" in result.text
+    read = [entry for entry in run.transcript.entries() if entry.tool == "read"]
+    assert len(read) == 1 and read[0].origin == "cell" and read[0].ok
+
+
+async def test_a_failing_tool_raises_tool_error_in_the_cell(kernels_runtime):
+    run = await kernels_runtime.create_run()
+    code = (
+        "try:\n    tool('read', {'path': 'missing.txt'})\n"
+        "except ToolError as e:\n    print('caught', e.code)\n"
+        "try:\n    tool('read', {'nope': 1})\n"
+        "except ToolError as e:\n    print('caught', e.code)\n"
+        "try:\n    tool('no_such_tool', {})\n"
+        "except ToolError as e:\n    print('caught', e.code)\n"
+    )
+    result = await run.call("eval", cell(code))
+    assert result.text.splitlines() == [
+        "caught not_found", "caught invalid_arguments", "caught unknown_tool"
+    ], result.text
+    uncaught = await run.call("eval", cell("tool('read', {'path': '../outside'})"))
+    assert uncaught.code == "failed" and "path_outside_root" in uncaught.text
+
+
+async def test_calls_from_threads_run_concurrently(kernels_runtime, root):
+    for i in range(8):
+        (root / f"f{i}.txt").write_text(f"file {i}\n")
+    run = await kernels_runtime.create_run()
+    code = (
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "with ThreadPoolExecutor(8) as pool:\n"
+        "    texts = list(pool.map(lambda i: tool('read', {'path': f'f{i}.txt'}).text, range(8)))\n"
+        "all(f'file {i}' in t for i, t in enumerate(texts))"
+    )
+    result = await run.call("eval", cell(code))
+    assert result.text == "True", result.text
+
+
+async def test_nested_calls_across_languages(kernels_runtime, root):
+    (root / "n.txt").write_text("nested ok\n")
+    run = await kernels_runtime.create_run()
+    code = (
+        "inner = tool('eval', {'language': 'javascript', 'description': 'read a file from the "
+        "javascript side', 'code': \"tool('read', {path: 'n.txt'}).text\"})\n"
+        "print(inner.text)\n"
+        "try:\n    tool('eval', {'code': '1', 'description': 'python inside python is refused'})\n"
+        "except ToolError as e:\n    print('refused', e.code)\n"
+    )
+    result = await run.call("eval", cell(code))
+    assert result.ok, result.text
+    assert "nested ok" in result.text and "refused invalid_arguments" in result.text
+    origins = [(entry.tool, entry.origin) for entry in run.transcript.entries()]
+    # The refused same-language eval never reached Run.call: it would wait on its own cell.
+    assert origins == [("eval", "api"), ("eval", "cell"), ("read", "cell")]
+
+
+async def test_a_javascript_cell_calls_tools(kernels_runtime, root):
+    (root / "js.txt").write_text("from deno\n")
+    run = await kernels_runtime.create_run()
+    code = (
+        "const r = tool('read', {path: 'js.txt'});\n"
+        "let code = 'none';\n"
+        "try { tool('read', {path: 'missing.txt'}); } catch (e) { code = e instanceof ToolError ? e.code : 'other'; }\n"
+        "const typed = prompt('a prompt of the cell itself');\n"
+        "[r.text.includes('from deno'), code, typed]"
+    )
+    result = await run.call("eval", cell(code, language="javascript"))
+    assert result.ok, result.text
+    assert result.text.replace(" ", "") == '[true,"not_found",""]'
+
+
+async def test_a_slow_bridge_call_stops_the_idle_clock(make_runtime):
+    run = await make_runtime(idle_timeout_seconds=1.0).create_run()
+    code = "r = tool('bash', {'command': 'sleep 2.5; echo slept'})\nr.text"
+    result = await run.call("eval", cell(code))
+    assert result.ok, result.text
+    assert "slept" in result.text
+
+
+async def test_an_ask_run_shows_the_permission_card_for_a_cell_call(kernels_runtime, root):
+    run = await kernels_runtime.create_run(space="lab", approvals="ask")
+    code = (
+        "tool('write', {'path': 'allowed.txt', 'content': 'yes'})\n"
+        "try:\n    tool('write', {'path': 'denied.txt', 'content': 'no'})\n"
+        "except ToolError as e:\n    print('denied', e.code)\n"
+    )
+    async with await kernels_runtime.connect_human("lab") as human:
+        call = asyncio.ensure_future(run.call("eval", cell(code)))
+        card = await human.next_card(timeout=WAIT)
+        assert card["tool"] == "eval"
+        await human.answer(card["id"], answer="Allow once")
+        card = await human.next_card(timeout=WAIT)
+        assert card["kind"] == "permission" and card["tool"] == "write"
+        assert card["args"]["path"] == "allowed.txt"
+        await human.answer(card["id"], answer="Allow once")
+        card = await human.next_card(timeout=WAIT)
+        assert card["args"]["path"] == "denied.txt"
+        await human.answer(card["id"], answer="Deny")
+        result = await asyncio.wait_for(call, WAIT)
+    assert result.ok, result.text
+    assert "denied permission_denied" in result.text
+    assert (root / "allowed.txt").read_text() == "yes" and not (root / "denied.txt").exists()
+
+
+async def test_a_plan_run_cannot_reach_eval_or_write_tools(kernels_runtime):
+    plan = await kernels_runtime.create_run(surface="plan")
+    assert "eval" not in plan.tool_names() and "write" not in plan.tool_names()
+    assert (await plan.call("eval", cell("tool('write', {})"))).code == "unknown_tool"
