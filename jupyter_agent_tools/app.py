@@ -12,6 +12,7 @@ from .runtime import Runtime
 
 HANDLER_MODULES = [
     "jupyter_agent_tools.handlers",
+    "jupyter_agent_tools.structural.handlers",
     "jupyter_agent_tools.questions.handlers",
 ]
 

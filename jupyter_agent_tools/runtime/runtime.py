@@ -31,11 +31,15 @@ BUILTIN_TOOLS = [
     "jupyter_agent_tools.tools.search:Glob",
     "jupyter_agent_tools.tools.search:Grep",
     "jupyter_agent_tools.tools.shell:Bash",
+    "jupyter_agent_tools.tools.structural:AstGrep",
+    "jupyter_agent_tools.tools.structural:AstEdit",
+    "jupyter_agent_tools.tools.structural:Resolve",
     "jupyter_agent_tools.tools.eval:Eval",
     "jupyter_agent_tools.tools.ask_user:AskUser",
 ]
 
 BUILTIN_PROVIDERS: list[str] = [
+    "jupyter_agent_tools.structural.provider:ParserProvider",
     "jupyter_agent_tools.kernels.factory:KernelFactory",
     "jupyter_agent_tools.questions.port:QuestionPort",
 ]

@@ -1,0 +1,104 @@
+"""A bounded cache of file sources and their parse trees, kept inside each search worker.
+
+Entries are keyed by (path, language) and valid for one (mtime, size) stamp: a file that
+changed is read and parsed again. A tree costs roughly `tree_cost_factor` times its
+source in memory (measured ~27x for Python); entries are evicted least recently used
+first once the estimated total passes the budget.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from tree_sitter import Tree
+
+Stamp = tuple[int, int]  # (mtime_ns, size)
+Key = tuple[str, str]  # (path, language)
+
+
+@dataclass
+class CachedFile:
+    """A file as last read: its bytes and, once needed, its tree."""
+
+    stamp: Stamp
+    source: bytes
+    binary: bool = False
+    tree: Tree | None = None
+    cost: int = field(default=0)
+
+
+class TreeCache:
+    """LRU over CachedFile entries, bounded by an estimated memory budget."""
+
+    def __init__(self, budget_bytes: int, tree_cost_factor: float = 27.0) -> None:
+        self.budget_bytes = budget_bytes
+        self.tree_cost_factor = tree_cost_factor
+        self._entries: OrderedDict[Key, CachedFile] = OrderedDict()
+        self.used_bytes = 0
+        self.hits = 0
+        self.misses = 0
+        self.evictions = 0
+
+    def get(self, key: Key, stamp: Stamp) -> CachedFile | None:
+        """The entry for `key` if it was read at `stamp`; stale entries are dropped."""
+        entry = self._entries.get(key)
+        if entry is None or entry.stamp != stamp:
+            if entry is not None:
+                self._drop(key)
+            self.misses += 1
+            return None
+        self._entries.move_to_end(key)
+        self.hits += 1
+        return entry
+
+    def put(self, key: Key, entry: CachedFile) -> CachedFile:
+        """Remember `entry` (if it fits the budget at all) and return it."""
+        if key in self._entries:
+            self._drop(key)
+        entry.cost = self._cost(entry)
+        if entry.cost <= self.budget_bytes:
+            self._entries[key] = entry
+            self.used_bytes += entry.cost
+            self._evict()
+        return entry
+
+    def set_tree(self, key: Key, entry: CachedFile, tree: Tree) -> None:
+        """Attach a parsed tree to `entry` and account for its memory."""
+        entry.tree = tree
+        if self._entries.get(key) is entry:
+            self.used_bytes -= entry.cost
+            entry.cost = self._cost(entry)
+            self.used_bytes += entry.cost
+            if entry.cost > self.budget_bytes:
+                self._drop(key)
+            else:
+                self._evict(keep=key)
+
+    def stats(self) -> dict[str, int]:
+        return {"entries": len(self._entries), "used_bytes": self.used_bytes,
+                "budget_bytes": self.budget_bytes, "hits": self.hits, "misses": self.misses,
+                "evictions": self.evictions}
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.used_bytes = 0
+
+    def _cost(self, entry: CachedFile) -> int:
+        size = len(entry.source)
+        return size + (int(size * self.tree_cost_factor) if entry.tree is not None else 0) + 200
+
+    def _drop(self, key: Key) -> None:
+        entry = self._entries.pop(key)
+        self.used_bytes -= entry.cost
+
+    def _evict(self, keep: Key | None = None) -> None:
+        while self.used_bytes > self.budget_bytes and self._entries:
+            key = next(iter(self._entries))
+            if key == keep:
+                if len(self._entries) == 1:
+                    return
+                self._entries.move_to_end(key)
+                continue
+            self._drop(key)
+            self.evictions += 1

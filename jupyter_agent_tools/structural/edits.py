@@ -1,0 +1,110 @@
+"""Staged edits: rewrites computed by ast_edit, written only when resolve accepts them.
+
+Each file's content hash is taken at staging time; accepting re-checks every file and
+refuses the whole edit if any changed since. Edits belong to one run: ids are per run,
+and no run can see another's store.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+
+class EditStatus(str, Enum):
+    STAGED = "staged"
+    ACCEPTED = "accepted"
+    DISCARDED = "discarded"
+    STALE = "stale"
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class FileChange:
+    """One file of a staged edit: where, what it was (hash), what it becomes."""
+
+    path: Path
+    relpath: str
+    snapshot: str  # sha256 of the content the edit was computed on
+    new_content: bytes
+    replacements: int
+    diff: str
+
+
+@dataclass
+class StagedEdit:
+    """A rewrite over one or many files, waiting for resolve."""
+
+    id: str
+    run_id: str
+    pattern: str
+    rewrite: str
+    language: str
+    files: list[FileChange]
+    created_at: float = field(default_factory=time.time)
+    status: EditStatus = EditStatus.STAGED
+
+    @property
+    def replacements(self) -> int:
+        return sum(change.replacements for change in self.files)
+
+    @property
+    def diff(self) -> str:
+        return "".join(change.diff for change in self.files)
+
+    def counts(self) -> dict[str, int]:
+        return {change.relpath: change.replacements for change in self.files}
+
+    def summary(self) -> dict[str, Any]:
+        return {"edit_id": self.id, "status": self.status.value, "pattern": self.pattern,
+                "rewrite": self.rewrite, "language": self.language,
+                "replacements": self.replacements, "files": self.counts(),
+                "created_at": self.created_at}
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.summary(), "diff": self.diff}
+
+
+def unified_diff(relpath: str, before: bytes, after: bytes) -> str:
+    old = before.decode("utf-8", "replace").splitlines(keepends=True)
+    new = after.decode("utf-8", "replace").splitlines(keepends=True)
+    lines = difflib.unified_diff(old, new, f"a/{relpath}", f"b/{relpath}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in lines)
+
+
+class EditStore:
+    """The staged edits of one run, oldest dropped past `max_edits`."""
+
+    def __init__(self, run_id: str, max_edits: int) -> None:
+        self.run_id = run_id
+        self.max_edits = max_edits
+        self._edits: OrderedDict[str, StagedEdit] = OrderedDict()
+        self._counter = 0
+
+    def stage(self, pattern: str, rewrite: str, language: str,
+              files: list[FileChange]) -> StagedEdit:
+        self._counter += 1
+        edit = StagedEdit(f"edit_{self._counter}", self.run_id, pattern, rewrite, language, files)
+        self._edits[edit.id] = edit
+        while len(self._edits) > self.max_edits:
+            self._edits.popitem(last=False)
+        return edit
+
+    def get(self, edit_id: str) -> StagedEdit | None:
+        return self._edits.get(edit_id)
+
+    def list(self) -> list[StagedEdit]:
+        return list(self._edits.values())
+
+    def clear(self) -> None:
+        self._edits.clear()

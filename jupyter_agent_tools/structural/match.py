@@ -1,0 +1,174 @@
+"""Matching a compiled pattern against a parsed tree.
+
+Candidates come from a tree-sitter query (in C); Python only verifies them. Target
+nodes the pattern does not mention are skipped only when they are unnamed punctuation
+(a trailing comma), never when named. Comments are extras and are never compared. A
+metavariable repeated in a pattern must capture the same tokens, so whitespace and
+comments inside the captured code do not matter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+
+from tree_sitter import Node, Query, QueryCursor, Tree
+
+from .languages import load_language
+from .pattern import ANONYMOUS, Anchor, Pattern, PNode
+
+Binding = Node | tuple[Node, ...]
+Env = dict[str, Binding]
+
+
+def _children(node: Node) -> list[Node]:
+    return [child for child in node.children if not child.is_extra]
+
+
+def tokens(binding: Binding, source: bytes) -> list[bytes]:
+    """The token texts of a capture, without whitespace and comments."""
+    out: list[bytes] = []
+    for node in binding if isinstance(binding, tuple) else (binding,):
+        _tokens(node, source, out)
+    return out
+
+
+def _tokens(node: Node, source: bytes, out: list[bytes]) -> None:
+    if node.child_count == 0:
+        out.append(source[node.start_byte:node.end_byte])
+        return
+    position = node.start_byte
+    for child in node.children:
+        # Text no child covers (some grammars leave string content bare) still counts.
+        out.extend(source[position:child.start_byte].split())
+        if not child.is_extra:
+            _tokens(child, source, out)
+        position = child.end_byte
+    out.extend(source[position:node.end_byte].split())
+
+
+class Matcher:
+    """Finds the matches of one pattern in trees of its language."""
+
+    def __init__(self, pattern: Pattern) -> None:
+        self.pattern = pattern
+        self._query = _query(pattern.language, pattern.query) if pattern.query else None
+
+    def find(self, tree: Tree, source: bytes) -> Iterator[tuple[Node, Env]]:
+        """Every (node, captures) match in document order, nested matches included."""
+        for node in self._candidates(tree, source):
+            env = _match(self.pattern.root, node, {}, source)
+            if env is not None:
+                yield node, env
+
+    def _candidates(self, tree: Tree, source: bytes) -> list[Node]:
+        anchor = self.pattern.anchor
+        if anchor is not None:
+            return _anchored(tree, source, anchor, self.pattern.root.kind)
+        if self._query is not None:
+            found = QueryCursor(self._query).captures(tree.root_node).get("m", [])
+            return sorted(found, key=lambda n: (n.start_byte, -n.end_byte))
+        return list(_named_nodes(tree))
+
+
+def _anchored(tree: Tree, source: bytes, anchor: Anchor, kind: str) -> list[Node]:
+    """Candidates found from the anchor token's occurrences in the source text."""
+    root = tree.root_node
+    found: dict[int, Node] = {}
+    width = len(anchor.text)
+    at = source.find(anchor.text)
+    while at >= 0:
+        node: Node | None = root.descendant_for_byte_range(at, at + width)
+        # The smallest node here may be a child of the token's node (same range).
+        while node is not None and node.type != anchor.kind and node.start_byte == at \
+                and node.end_byte == at + width:
+            node = node.parent
+        if node is not None and node.type == anchor.kind and node.start_byte == at \
+                and node.end_byte == at + width:
+            for _ in range(anchor.depth):
+                node = node.parent
+                if node is None:
+                    break
+            if node is not None and node.type == kind:
+                found[node.id] = node
+        at = source.find(anchor.text, at + 1)
+    return sorted(found.values(), key=lambda n: (n.start_byte, -n.end_byte))
+
+
+@lru_cache(maxsize=256)
+def _query(language: str, source: str) -> Query | None:
+    try:
+        return Query(load_language(language), source)
+    except Exception:  # a kind the query language cannot name: fall back to walking
+        return None
+
+
+def _named_nodes(tree: Tree) -> Iterator[Node]:
+    cursor = tree.walk()
+    while True:
+        node = cursor.node
+        if node is not None and node.is_named and not node.is_extra:
+            yield node
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return
+
+
+def _bind(name: str, value: Binding, env: Env, source: bytes) -> Env | None:
+    if name == ANONYMOUS:
+        return env
+    bound = env.get(name)
+    if bound is None:
+        return {**env, name: value}
+    return env if _same_code(bound, value, source) else None
+
+
+def _same_code(a: Binding, b: Binding, source: bytes) -> bool:
+    if isinstance(a, Node) and isinstance(b, Node):
+        text_a = source[a.start_byte:a.end_byte]
+        text_b = source[b.start_byte:b.end_byte]
+        if text_a == text_b:
+            return True
+        if a.child_count == 0 and b.child_count == 0:  # tokens: only the text counts
+            return False
+    return tokens(a, source) == tokens(b, source)
+
+
+def _match(p: PNode, node: Node, env: Env, source: bytes) -> Env | None:
+    if p.meta is not None:
+        return _bind(p.meta, node, env, source) if node.is_named else None
+    if p.kind != node.type:
+        return None
+    if not p.children:
+        return env if source[node.start_byte:node.end_byte] == p.text else None
+    return _match_run(p.children, 0, _children(node), 0, env, source)
+
+
+def _match_run(
+    patterns: tuple[PNode, ...], i: int, targets: list[Node], j: int, env: Env, source: bytes
+) -> Env | None:
+    if i == len(patterns):
+        return env if all(not t.is_named for t in targets[j:]) else None
+    p = patterns[i]
+    if p.multi:
+        # Shortest run first, so a following concrete node anchors the run's end.
+        for k in range(j, len(targets) + 1):
+            bound = _bind(p.meta or ANONYMOUS, tuple(targets[j:k]), env, source)
+            if bound is not None:
+                done = _match_run(patterns, i + 1, targets, k, bound, source)
+                if done is not None:
+                    return done
+        return None
+    while j < len(targets):
+        target = targets[j]
+        bound = _match(p, target, env, source)
+        if bound is not None:
+            done = _match_run(patterns, i + 1, targets, j + 1, bound, source)
+            if done is not None:
+                return done
+        if target.is_named:
+            return None
+        j += 1
+    return None

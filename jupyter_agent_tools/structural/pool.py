@@ -1,0 +1,193 @@
+"""The worker pool: search processes, files sharded among them, answers merged.
+
+Each worker keeps its own tree cache, so a file should go to the same worker every
+time: it has a home worker (a hash of its path), and leaves it only when that worker
+would otherwise carry far more than its share of bytes (a few huge files).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+import zlib
+from dataclasses import replace
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from .worker import SearchJob
+
+# Started with `python -c` so the worker imports only the structural modules it needs,
+# not the package's heavy __init__ (the runtime, pydantic, traitlets): it starts in ~0.1 s.
+_BOOTSTRAP = (
+    "import sys, types\n"
+    "package = types.ModuleType('jupyter_agent_tools')\n"
+    "package.__path__ = [sys.argv[1]]\n"
+    "sys.modules['jupyter_agent_tools'] = package\n"
+    "import signal\n"
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "from jupyter_agent_tools.structural.worker import main\n"
+    "main(sys.argv[2:])\n"
+)
+_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
+
+
+class WorkerFailed(Exception):
+    """A worker died or answered with an error."""
+
+
+class WorkerTimeout(WorkerFailed):
+    """A worker did not answer in time (and was killed)."""
+
+
+class WorkerProcess:
+    """One search process and the pipes to it. Requests are serialized."""
+
+    def __init__(self, budget_bytes: int, tree_cost_factor: float) -> None:
+        self.budget_bytes = budget_bytes
+        self.tree_cost_factor = tree_cost_factor
+        self._process: subprocess.Popen[bytes] | None = None
+        self._outbox: Connection | None = None
+        self._inbox: Connection | None = None
+        self._lock = threading.Lock()
+        self.last_cache: dict[str, int] = {}
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self) -> None:
+        if self.alive():
+            return
+        self._close()
+        to_child_r, to_child_w = os.pipe()
+        to_parent_r, to_parent_w = os.pipe()
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", _BOOTSTRAP, _PACKAGE_DIR, str(os.getpid()),
+                 str(to_child_r), str(to_parent_w), str(self.budget_bytes),
+                 str(self.tree_cost_factor)],
+                pass_fds=(to_child_r, to_parent_w), stdin=subprocess.DEVNULL,
+            )
+        finally:
+            os.close(to_child_r)
+            os.close(to_parent_w)
+        self._outbox = Connection(to_child_w, readable=False)
+        self._inbox = Connection(to_parent_r, writable=False)
+
+    def request(self, message: Any, timeout: float) -> Any:
+        """Send one request and wait for its answer (blocking: call from a thread)."""
+        with self._lock:
+            self.start()
+            assert self._outbox is not None and self._inbox is not None
+            try:
+                self._outbox.send(message)
+                if not self._inbox.poll(timeout):
+                    self.kill()
+                    raise WorkerTimeout(f"a search worker took over {timeout:.0f} s")
+                answer = self._inbox.recv()
+            except (EOFError, OSError) as exc:
+                self.kill()
+                raise WorkerFailed(f"a search worker died ({type(exc).__name__})") from None
+        if isinstance(answer, dict) and "error" in answer:
+            raise WorkerFailed(answer["error"])
+        return answer
+
+    def kill(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        self._close()
+
+    def stop(self, grace: float = 2.0) -> None:
+        """Close the pipe (the worker exits on EOF); kill it if it lingers."""
+        self._close()
+        if self._process is not None:
+            try:
+                self._process.wait(grace)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+
+    def _close(self) -> None:
+        for connection in (self._outbox, self._inbox):
+            if connection is not None:
+                connection.close()
+        self._outbox = self._inbox = None
+
+
+class WorkerPool:
+    """`size` workers sharing a memory budget for their tree caches."""
+
+    def __init__(self, size: int, budget_bytes: int, tree_cost_factor: float,
+                 timeout: float) -> None:
+        self.timeout = timeout
+        self.workers = [WorkerProcess(budget_bytes // size, tree_cost_factor)
+                        for _ in range(size)]
+
+    def start(self) -> None:
+        for worker in self.workers:
+            worker.start()
+
+    def shard(self, files: list[tuple[str, int]]) -> list[list[str]]:
+        """Split (path, size) pairs among the workers: home worker unless overloaded."""
+        count = len(self.workers)
+        shards: list[list[str]] = [[] for _ in range(count)]
+        loads = [0] * count
+        share = sum(size for _, size in files) / count * 1.05 + 1
+        for path, size in sorted(files, key=lambda item: -item[1]):
+            home = zlib.crc32(path.encode()) % count
+            lightest = min(range(count), key=loads.__getitem__)
+            chosen = home if loads[home] + size <= share or loads[home] == loads[lightest] \
+                else lightest
+            shards[chosen].append(path)
+            loads[chosen] += size
+        order = {path: index for index, (path, _) in enumerate(files)}
+        return [sorted(shard, key=order.__getitem__) for shard in shards]
+
+    async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]:
+        """Run `job` over `files` on every worker and merge the answers in file order."""
+        shards = self.shard(files)
+        calls = [(worker, replace(job, files=shard))
+                 for worker, shard in zip(self.workers, shards) if shard]
+        try:
+            answers = await asyncio.gather(
+                *(asyncio.to_thread(worker.request, sub, self.timeout) for worker, sub in calls)
+            )
+        except asyncio.CancelledError:
+            for worker, _ in calls:  # a cancelled search must not keep a core busy
+                worker.kill()
+            raise
+        for (worker, _), answer in zip(calls, answers):
+            worker.last_cache = answer["cache"]
+        order = {path: index for index, (path, _) in enumerate(files)}
+        merged: dict[str, Any] = {"matches": [], "total": 0, "files_with_matches": 0,
+                                  "counts": {}, "parse_errors": [], "hashes": {}}
+        for answer in answers:
+            merged["matches"].extend(answer["matches"])
+            merged["total"] += answer["total"]
+            merged["files_with_matches"] += answer["files_with_matches"]
+            merged["parse_errors"].extend(answer["parse_errors"])
+            merged["hashes"].update(answer["hashes"])
+            for key, value in answer["counts"].items():
+                merged["counts"][key] = merged["counts"].get(key, 0) + value
+        merged["matches"].sort(key=lambda m: (order[m["file"]], m["start"], [-x for x in m["end"]]))
+        merged["matches"] = merged["matches"][: job.limit]
+        merged["parse_errors"].sort(key=order.__getitem__)
+        return merged
+
+    async def clear(self) -> None:
+        await asyncio.gather(*(asyncio.to_thread(w.request, "clear", self.timeout)
+                               for w in self.workers if w.alive()))
+
+    def cache_stats(self) -> list[dict[str, int]]:
+        return [worker.last_cache for worker in self.workers]
+
+    async def shutdown(self) -> None:
+        await asyncio.gather(*(asyncio.to_thread(worker.stop) for worker in self.workers))

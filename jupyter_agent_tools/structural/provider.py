@@ -1,0 +1,87 @@
+"""The parser resource: tree-sitter grammars, the search workers and their tree caches.
+
+One provider per runtime. It starts its worker processes once (they are shared by every
+run) and gives each run a StructuralSession holding that run's staged edits.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from traitlets import Bool, Float, Int
+
+from ..runtime import ErrorCode, Resource, ToolError
+from ..runtime.resources import ResourceProvider
+from .languages import GRAMMAR_IDS
+from .pool import WorkerFailed, WorkerPool, WorkerTimeout
+from .session import StructuralSession
+from .worker import SearchJob
+
+
+class ParserProvider(ResourceProvider):
+    """Attaches a tree-sitter parser (ast_grep, ast_edit, resolve) to runs."""
+
+    resource = Resource.PARSER
+
+    workers = Int(
+        0, help="Search worker processes (parsing holds the GIL, so processes, not threads). "
+        "0: one per CPU core, at most 8.",
+    ).tag(config=True)
+    tree_cache_mb = Int(
+        1024, help="Memory budget for parsed trees kept between searches, in MiB, shared by "
+        "the workers. 0 disables the cache.",
+    ).tag(config=True)
+    tree_cost_factor = Float(
+        27.0, help="Estimated memory of a parse tree per byte of source, used to keep the "
+        "tree cache within its budget.",
+    ).tag(config=True)
+    prestart_workers = Bool(
+        True, help="Start the search workers with the runtime, so the first search does not "
+        "wait for them.",
+    ).tag(config=True)
+    search_timeout_seconds = Int(
+        300, help="Longest a structural search may take before its workers are killed.",
+    ).tag(config=True)
+    max_match_chars = Int(
+        2000, help="Longest matched or captured text a result carries.",
+    ).tag(config=True)
+    max_edit_replacements = Int(
+        10_000, help="Most replacements one ast_edit may stage.",
+    ).tag(config=True)
+    max_staged_edits = Int(
+        100, help="Staged edits kept per run; the oldest are forgotten first.",
+    ).tag(config=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        size = self.workers or min(os.cpu_count() or 1, 8)
+        self.pool = WorkerPool(size, self.tree_cache_mb * 2**20, self.tree_cost_factor,
+                               float(self.search_timeout_seconds))
+        if self.prestart_workers:
+            self.pool.start()
+
+    def attach(self, run, options) -> StructuralSession:
+        return StructuralSession(self, run)
+
+    async def release(self, run, handle: StructuralSession) -> None:
+        handle.edits.clear()
+
+    async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]:
+        try:
+            return await self.pool.search(job, files)
+        except WorkerFailed as exc:
+            code = ErrorCode.TIMEOUT if isinstance(exc, WorkerTimeout) else ErrorCode.FAILED
+            raise ToolError(code, f"The structural search failed: {exc}. Narrow `path` and "
+                            "try again.") from None
+
+    async def shutdown(self) -> None:
+        await self.pool.shutdown()
+
+    async def status(self) -> dict[str, Any]:
+        return {
+            "available": True,
+            "grammars": len(GRAMMAR_IDS),
+            "workers": [{"alive": w.alive(), "cache": w.last_cache} for w in self.pool.workers],
+            "tree_cache_mb": self.tree_cache_mb,
+        }

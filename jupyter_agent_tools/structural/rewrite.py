@@ -1,0 +1,88 @@
+"""Filling a rewrite template with a match's captures, keeping indentation sensible.
+
+The template's later lines are indented like the line the match starts on. A multi-line
+capture keeps its own shape: its later lines lose the indentation of the line it came
+from and gain the indentation of the line it lands on.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_METAVAR = re.compile(r"\$\$\$([A-Z_][A-Z0-9_]*)|\$([A-Z_][A-Z0-9_]*)")
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """One match to replace: its byte range and its captures' byte ranges."""
+
+    start: int
+    end: int
+    captures: dict[str, tuple[int, int] | None]
+
+
+def _indent_of_line(source: bytes, offset: int) -> bytes:
+    line_start = source.rfind(b"\n", 0, offset) + 1
+    line = source[line_start:offset]
+    return line[: len(line) - len(line.lstrip(b" \t"))]
+
+
+def _leading_ws(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _reshape(text: str, from_indent: str, to_indent: str) -> str:
+    lines = text.split("\n")
+    for index in range(1, len(lines)):
+        line = lines[index]
+        if line.startswith(from_indent):
+            line = line[len(from_indent):]
+        lines[index] = (to_indent + line) if line.strip() else line
+    return "\n".join(lines)
+
+
+def fill(template: str, source: bytes, replacement: Replacement) -> str:
+    """The text that replaces `replacement` in `source`."""
+    match_indent = _indent_of_line(source, replacement.start).decode("utf-8", "replace")
+    prefix = source[source.rfind(b"\n", 0, replacement.start) + 1: replacement.start]
+    template = template.replace("\n", "\n" + match_indent)
+    out: list[str] = []
+    position = 0
+    for found in _METAVAR.finditer(template):
+        out.append(template[position:found.start()])
+        position = found.end()
+        name = found.group(1) or found.group(2)
+        if name not in replacement.captures:
+            out.append(found.group(0))  # not a capture of the pattern: literal text
+            continue
+        span = replacement.captures[name]
+        if span is None:
+            continue
+        captured = source[span[0]:span[1]].decode("utf-8", "replace")
+        if "\n" in captured:
+            written = prefix.decode("utf-8", "replace") + "".join(out)
+            landing = _leading_ws(written.rsplit("\n", 1)[-1])
+            origin = _indent_of_line(source, span[0]).decode("utf-8", "replace")
+            captured = _reshape(captured, origin, landing)
+        out.append(captured)
+    out.append(template[position:])
+    return "".join(out)
+
+
+def apply(template: str, source: bytes, replacements: list[Replacement]) -> tuple[bytes, int]:
+    """`source` with every non-overlapping replacement applied (outermost first wins)."""
+    chosen: list[Replacement] = []
+    end = -1
+    for replacement in sorted(replacements, key=lambda r: (r.start, -r.end)):
+        if replacement.start >= end:
+            chosen.append(replacement)
+            end = replacement.end
+    pieces: list[bytes] = []
+    position = 0
+    for replacement in chosen:
+        pieces.append(source[position:replacement.start])
+        pieces.append(fill(template, source, replacement).encode("utf-8"))
+        position = replacement.end
+    pieces.append(source[position:])
+    return b"".join(pieces), len(chosen)

@@ -1,0 +1,194 @@
+"""A search worker: one process per core, each with its own tree cache.
+
+Parsing holds the GIL, so threads cannot use a second core; processes can. The worker
+answers jobs (a pattern and a list of files) over a pipe with plain data. It imports
+only the grammar, pattern and match modules, never the runtime, so it starts fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from tree_sitter import Node, Parser
+
+from .cache import CachedFile, TreeCache
+from .languages import load_language
+from .match import Env, Matcher
+from .pattern import compile_pattern
+
+_SNIFF_BYTES = 8192
+
+
+@dataclass
+class SearchJob:
+    """What a worker is asked: the matches of `pattern` in `files` (absolute paths)."""
+
+    pattern: str
+    language: str
+    files: list[str]
+    limit: int  # matches described in full; the rest are only counted
+    max_text: int  # longest matched or captured text carried back
+    with_ranges: bool = False  # edits need byte ranges and file hashes
+
+
+def _bounded(data: bytes, limit: int) -> str:
+    text = data.decode("utf-8", "replace")
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _column(source: bytes, node_byte: int, point_column: int) -> int:
+    """1-based column in characters (tree-sitter counts bytes)."""
+    line_start = node_byte - point_column
+    return len(source[line_start:node_byte].decode("utf-8", "replace")) + 1
+
+
+def _span(binding: Node | tuple[Node, ...]) -> tuple[int, int] | None:
+    if isinstance(binding, tuple):
+        return (binding[0].start_byte, binding[-1].end_byte) if binding else None
+    return binding.start_byte, binding.end_byte
+
+
+def _describe(path: str, source: bytes, node: Node, env: Env, job: SearchJob) -> dict[str, Any]:
+    captures = {}
+    ranges = {}
+    for name, binding in env.items():
+        span = _span(binding)
+        captures[name] = _bounded(source[span[0]:span[1]], job.max_text) if span else ""
+        ranges[name] = span
+    match: dict[str, Any] = {
+        "file": path,
+        "start": [node.start_point[0] + 1, _column(source, node.start_byte, node.start_point[1])],
+        "end": [node.end_point[0] + 1, _column(source, node.end_byte, node.end_point[1])],
+        "text": _bounded(source[node.start_byte:node.end_byte], job.max_text),
+        "captures": captures,
+    }
+    if job.with_ranges:
+        match["range"] = [node.start_byte, node.end_byte]
+        match["capture_ranges"] = ranges
+    return match
+
+
+class SearchEngine:
+    """Runs jobs against files, through the tree cache. One per worker process."""
+
+    def __init__(self, cache: TreeCache) -> None:
+        self.cache = cache
+        self._parsers: dict[str, Parser] = {}
+
+    def run(self, job: SearchJob) -> dict[str, Any]:
+        pattern = compile_pattern(job.pattern, job.language)
+        matcher = Matcher(pattern)
+        parser = self._parsers.get(job.language)
+        if parser is None:
+            parser = self._parsers[job.language] = Parser(load_language(job.language))
+        matches: list[dict[str, Any]] = []
+        total = 0
+        counts = {"searched": 0, "binary": 0, "vanished": 0, "prefiltered": 0, "parsed": 0,
+                  "cached_trees": 0}
+        parse_errors: list[str] = []
+        hashes: dict[str, str] = {}
+        files_with_matches = 0
+        for path in job.files:
+            entry = self._entry(path, job.language)
+            if entry is None:
+                counts["vanished"] += 1
+                continue
+            if entry.binary:
+                counts["binary"] += 1
+                continue
+            counts["searched"] += 1
+            source = entry.source
+            if not all(literal in source for literal in pattern.literals):
+                counts["prefiltered"] += 1
+                continue
+            if entry.tree is None:
+                self.cache.set_tree((path, job.language), entry, parser.parse(source))
+                counts["parsed"] += 1
+            else:
+                counts["cached_trees"] += 1
+            tree = entry.tree
+            assert tree is not None
+            if tree.root_node.has_error:
+                parse_errors.append(path)
+            found = 0
+            for node, env in matcher.find(tree, source):
+                found += 1
+                total += 1
+                if len(matches) < job.limit:
+                    matches.append(_describe(path, source, node, env, job))
+            if found:
+                files_with_matches += 1
+                if job.with_ranges:
+                    hashes[path] = hashlib.sha256(source).hexdigest()
+        return {"matches": matches, "total": total, "files_with_matches": files_with_matches,
+                "counts": counts, "parse_errors": parse_errors, "hashes": hashes,
+                "cache": self.cache.stats()}
+
+    def _entry(self, path: str, language: str) -> CachedFile | None:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        key = (path, language)
+        entry = self.cache.get(key, stamp)
+        if entry is not None:
+            return entry
+        try:
+            with open(path, "rb") as handle:
+                source = handle.read()
+        except OSError:
+            return None
+        if b"\x00" in source[:_SNIFF_BYTES]:
+            return self.cache.put(key, CachedFile(stamp, b"", binary=True))
+        return self.cache.put(key, CachedFile(stamp, source))
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to kill this worker when its parent goes away, whatever the way."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(0)
+
+
+def main(argv: list[str]) -> None:
+    """Serve jobs read from fd `argv[1]`, answering on fd `argv[2]`, until EOF."""
+    from multiprocessing.connection import Connection
+
+    parent_pid, read_fd, write_fd = int(argv[0]), int(argv[1]), int(argv[2])
+    budget, factor = int(argv[3]), float(argv[4])
+    _die_with_parent(parent_pid)
+    os.dup2(2, 1)  # stray prints must not corrupt the protocol pipe
+    inbox = Connection(read_fd, writable=False)
+    outbox = Connection(write_fd, readable=False)
+    engine = SearchEngine(TreeCache(budget, factor))
+    while True:
+        try:
+            request = inbox.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            if request == "ping":
+                answer: Any = "pong"
+            elif request == "clear":
+                engine.cache.clear()
+                answer = "cleared"
+            else:
+                answer = engine.run(request)
+        except Exception as exc:  # answer the failure; the worker stays usable
+            answer = {"error": f"{type(exc).__name__}: {exc}"}
+        try:
+            outbox.send(answer)
+        except (BrokenPipeError, OSError):
+            return

@@ -1,0 +1,160 @@
+"""ast_grep, ast_edit, resolve: structural search and staged rewrites (needs the parser)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from ..runtime import CallContext, Resource, Tier, Tool, ToolArgs, ToolResult
+from ..runtime.limits import bound_text
+from ..structural.session import StructuralSession
+
+_PATTERN_HELP = (
+    "Code in the target language; $NAME matches one node, $$$NAME zero or more siblings, "
+    "$_ any node. A repeated $NAME must capture the same code. Whitespace and comments "
+    "never matter; text in strings and comments never matches."
+)
+_DIFF_TEXT_CHARS = 12_000
+
+
+def _session(ctx: CallContext) -> StructuralSession:
+    return ctx.run.resources[Resource.PARSER]
+
+
+class AstGrepArgs(ToolArgs):
+    pattern: str = Field(min_length=1, description=_PATTERN_HELP)
+    path: str | None = Field(None, description="File or folder (default: the working directory).")
+    language: str | None = Field(
+        None, description="Grammar id (python, javascript, typescript, tsx, rust, go, c, cpp, "
+        "java, dart, ...). Inferred from the extension when path is a file.")
+    max_results: int = Field(50, ge=1, le=1000, description="Most matches to return.")
+
+
+class AstGrep(Tool):
+    name = "ast_grep"
+    tier = Tier.READ
+    requires = frozenset({Resource.WORKDIR, Resource.PARSER})
+    description = (
+        "Find code by structure with a tree-sitter pattern, e.g. `print($A)` or "
+        "`isinstance($X, $$$T)`. Answers file:line:column, the matched code and captures. "
+        ".gitignored, binary and oversized files are skipped."
+    )
+    Args = AstGrepArgs
+
+    def label(self, args: AstGrepArgs) -> str:
+        return f"ast_grep {args.pattern}"
+
+    async def call(self, ctx: CallContext, args: AstGrepArgs) -> ToolResult:
+        outcome = await _session(ctx).search(args.pattern, args.path, args.language,
+                                             limit=args.max_results)
+        answer = outcome.answer
+        matches = [{**m, "file": _rel(ctx, m["file"])} for m in answer["matches"]]
+        total = answer["total"]
+        language = outcome.pattern.language
+        lines = [f"{total} match{'es' if total != 1 else ''} in {answer['files_with_matches']} "
+                 f"file(s) ({outcome.files_searched} {language} files searched)."]
+        for m in matches:
+            first = m["text"].split("\n", 1)[0]
+            shown = ", ".join(f"{k}={v.splitlines()[0] if v else ''}"
+                              for k, v in m["captures"].items())
+            lines.append(f"{m['file']}:{m['start'][0]}:{m['start'][1]}: {first}"
+                         + (f"   [{shown}]" if shown else ""))
+        if total > len(matches):
+            lines.append(f"[{total - len(matches)} more matches not shown; raise max_results "
+                         "or narrow the pattern or path]")
+        parse_errors = [_rel(ctx, p) for p in answer["parse_errors"]]
+        if parse_errors:
+            lines.append(f"[{len(parse_errors)} file(s) have syntax errors, matches there may "
+                         f"be incomplete: {', '.join(parse_errors[:5])}]")
+        skipped = ", ".join(f"{n} {what}" for what, n in outcome.skipped.items() if n)
+        if skipped:
+            lines.append(f"[skipped: {skipped}]")
+        return ToolResult.success("\n".join(lines), {
+            "matches": matches, "total": total, "more": total - len(matches),
+            "files_searched": outcome.files_searched, "language": language,
+            "context": outcome.pattern.context, "skipped": outcome.skipped,
+            "parse_errors": parse_errors,
+        })
+
+
+def _rel(ctx: CallContext, path: str) -> str:
+    return ctx.run.relpath(Path(path))
+
+
+class AstEditArgs(ToolArgs):
+    pattern: str = Field(min_length=1, description=_PATTERN_HELP)
+    rewrite: str = Field(description="Replacement code; $NAME and $$$NAME insert the captures.")
+    path: str | None = Field(None, description="File or folder (default: the working directory).")
+    language: str | None = Field(
+        None, description="Grammar id; inferred from the extension when path is a file.")
+
+
+class AstEdit(Tool):
+    name = "ast_edit"
+    tier = Tier.WRITE
+    requires = frozenset({Resource.WORKDIR, Resource.PARSER})
+    description = (
+        "Stage a structural rewrite: every match of `pattern` becomes `rewrite` with the "
+        "captures filled in. Nothing is written: the answer carries a diff and an edit_id; "
+        "call resolve with it to accept or discard."
+    )
+    Args = AstEditArgs
+
+    def label(self, args: AstEditArgs) -> str:
+        return f"ast_edit {args.pattern} -> {args.rewrite}"
+
+    async def call(self, ctx: CallContext, args: AstEditArgs) -> ToolResult:
+        edit = await _session(ctx).stage(args.pattern, args.rewrite, args.path, args.language)
+        if not edit.files:
+            return ToolResult.success(
+                f"No matches for {args.pattern!r}; nothing was staged.",
+                {"edit_id": None, "replacements": 0, "files": {}, "diff": ""})
+        counts = edit.counts()
+        diff = edit.diff
+        shown, _ = bound_text(diff, _DIFF_TEXT_CHARS, what="diff")
+        text = (f"(proposed) {edit.replacements} replacements in {len(counts)} files … call "
+                f"resolve with edit_id \"{edit.id}\" (action accept or discard); nothing is "
+                "written until then.\n"
+                + "\n".join(f"  {path}: {n}" for path, n in counts.items())
+                + "\n\n" + shown)
+        return ToolResult.success(
+            text,
+            {"edit_id": edit.id, "replacements": edit.replacements, "files": counts,
+             "diff": diff},
+            blocks=[{"type": "text", "text": text},
+                    {"type": "diff", "edit_id": edit.id, "diff": diff}],
+        )
+
+
+class ResolveArgs(ToolArgs):
+    edit_id: str = Field(min_length=1, description='The id ast_edit returned, e.g. "edit_1".')
+    action: Literal["accept", "discard"] = Field(
+        description="accept writes every file (all or nothing); discard drops the edit.")
+
+
+class Resolve(Tool):
+    name = "resolve"
+    tier = Tier.WRITE
+    requires = frozenset({Resource.WORKDIR, Resource.PARSER})
+    description = (
+        "Accept or discard an edit staged by ast_edit. Accept writes all its files or none, "
+        "and refuses (stale_edit) if any file changed since staging."
+    )
+    Args = ResolveArgs
+
+    def label(self, args: ResolveArgs) -> str:
+        return f"resolve {args.edit_id} {args.action}"
+
+    async def call(self, ctx: CallContext, args: ResolveArgs) -> ToolResult:
+        edit, written = _session(ctx).resolve(args.edit_id, args.action == "accept")
+        ctx.wrote(*written)
+        counts = edit.counts()
+        data = {"edit_id": edit.id, "action": args.action, "status": edit.status.value,
+                "files": counts, "replacements": edit.replacements}
+        if args.action == "discard":
+            return ToolResult.success(f"Discarded {edit.id}; no file was changed.", data)
+        return ToolResult.success(
+            f"Accepted {edit.id}: wrote {edit.replacements} replacements in {len(counts)} files "
+            f"({', '.join(counts)}).", data)
