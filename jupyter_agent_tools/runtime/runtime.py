@@ -31,6 +31,8 @@ BUILTIN_TOOLS = [
     "jupyter_agent_tools.tools.search:Glob",
     "jupyter_agent_tools.tools.search:Grep",
     "jupyter_agent_tools.tools.shell:Bash",
+    "jupyter_agent_tools.tools.lsp:Lsp",
+    "jupyter_agent_tools.tools.lsp:LspRename",
     "jupyter_agent_tools.tools.structural:AstGrep",
     "jupyter_agent_tools.tools.structural:AstEdit",
     "jupyter_agent_tools.tools.structural:Resolve",
@@ -39,6 +41,7 @@ BUILTIN_TOOLS = [
 ]
 
 BUILTIN_PROVIDERS: list[str] = [
+    "jupyter_agent_tools.lsp.supervisor:LanguageServerSupervisor",
     "jupyter_agent_tools.structural.provider:ParserProvider",
     "jupyter_agent_tools.kernels.factory:KernelFactory",
     "jupyter_agent_tools.questions.port:QuestionPort",

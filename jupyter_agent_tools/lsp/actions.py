@@ -1,0 +1,481 @@
+"""What `lsp` and `lsp_rename` do with a run's servers, action by action."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from ..files import write_files_atomically
+from ..runtime import CallContext, ErrorCode, ToolError, ToolResult
+from .client import LspRequestError
+from .journal import FileDiagnostic
+from .positions import locate_symbol
+from .project_check import ProjectCheckError, run_project_check
+from .server import LanguageServer, ServerUnavailable
+from .session import LspSession
+from .workspace_edit import plan_workspace_edit
+
+NAVIGATION: dict[str, tuple[str, str, type]] = {
+    "definition": (types.TEXT_DOCUMENT_DEFINITION, "definition_provider", types.DefinitionParams),
+    "type_definition": (types.TEXT_DOCUMENT_TYPE_DEFINITION, "type_definition_provider",
+                        types.TypeDefinitionParams),
+    "implementation": (types.TEXT_DOCUMENT_IMPLEMENTATION, "implementation_provider",
+                       types.ImplementationParams),
+    "references": (types.TEXT_DOCUMENT_REFERENCES, "references_provider", types.ReferenceParams),
+}
+
+
+def _require(value: Any, name: str, action: str, hint: str) -> Any:
+    if value is None or value == "":
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"lsp {action} needs `{name}`: {hint}")
+    return value
+
+
+def _supports(server: LanguageServer, capability: str, action: str) -> None:
+    if not getattr(server.capabilities, capability, None):
+        raise ToolError(ErrorCode.UNAVAILABLE,
+                        f"{server.spec.name} does not offer {action}. Try definition, "
+                        "references or grep instead.")
+
+
+async def _position(session: LspSession, args: Any, action: str
+                    ) -> tuple[Path, LanguageServer, types.Position, str]:
+    """file + line + symbol → (path, its navigation server, LSP position, note)."""
+    _require(args.file, "file", action, "the file the symbol is in.")
+    _require(args.line, "line", action, "the 1-based line the symbol is on.")
+    path = session.run.resolve(args.file)
+    server = session.navigation_server(path)
+    text = await session.open(server, path)
+    located = locate_symbol(text, args.line, args.symbol, args.occurrence, action)
+    return path, server, located.position, located.note
+
+
+def _locations(result: Any) -> list[tuple[str, types.Range]]:
+    items = result if isinstance(result, (list, tuple)) else ([] if result is None else [result])
+    found = []
+    for item in items:
+        if isinstance(item, types.LocationLink):
+            found.append((item.target_uri, item.target_selection_range))
+        elif isinstance(item, types.Location):
+            found.append((item.uri, item.range))
+    return found
+
+
+def _with_note(text: str, note: str) -> str:
+    return f"{text}\n({note})" if note else text
+
+
+async def navigate(session: LspSession, args: Any) -> ToolResult:
+    """definition, type_definition, implementation, references."""
+    method, capability, params_type = NAVIGATION[args.action]
+    path, server, position, note = await _position(session, args, args.action)
+    _supports(server, capability, args.action)
+    document = types.TextDocumentIdentifier(from_fs_path(str(path)))
+    if args.action == "references":
+        params: Any = types.ReferenceParams(
+            text_document=document, position=position,
+            context=types.ReferenceContext(include_declaration=True),
+        )
+    else:
+        params = params_type(text_document=document, position=position)
+    found = _locations(await session.request(server, method, params))
+    limit = session.supervisor.references_max if args.action == "references" else len(found)
+    cache: dict[Path, list[str]] = {}
+    locations = [session.location(uri, range_, cache) for uri, range_ in found[:limit]]
+    what = args.action.replace("_", " ")
+    if not locations:
+        text = f"No {what} found for {args.symbol!r} at {session.run.relpath(path)}:{args.line}."
+    else:
+        lines = [f"{loc['path']}:{loc['line']}: {loc.get('text', '')}".rstrip() for loc in locations]
+        text = f"{what.capitalize()} of {args.symbol!r} ({len(found)}):\n" + "\n".join(lines)
+        if len(found) > limit:
+            text += f"\n[cut: showing {limit} of {len(found)} references]"
+    data = {"locations": locations, "total": len(found), "truncated": len(found) > limit}
+    return ToolResult.success(_with_note(text, note), data)
+
+
+def _hover_text(contents: Any) -> str:
+    if isinstance(contents, types.MarkupContent):
+        return contents.value
+    if isinstance(contents, types.MarkedStringWithLanguage):
+        return contents.value
+    if isinstance(contents, (list, tuple)):
+        return "\n\n".join(_hover_text(part) for part in contents)
+    return str(contents or "")
+
+
+async def hover(session: LspSession, args: Any) -> ToolResult:
+    path, server, position, note = await _position(session, args, "hover")
+    _supports(server, "hover_provider", "hover")
+    result = await session.request(server, types.TEXT_DOCUMENT_HOVER, types.HoverParams(
+        text_document=types.TextDocumentIdentifier(from_fs_path(str(path))), position=position,
+    ))
+    text = _hover_text(result.contents).strip() if result else ""
+    if not text:
+        text = f"No hover information for {args.symbol!r} on line {args.line}."
+    return ToolResult.success(_with_note(text, note), {"hover": text})
+
+
+def _flatten(symbols: list[Any], depth: int, out: list[dict[str, Any]]) -> None:
+    for symbol in symbols:
+        if isinstance(symbol, types.DocumentSymbol):
+            out.append({"name": symbol.name, "kind": types.SymbolKind(symbol.kind).name.lower(),
+                        "line": symbol.selection_range.start.line + 1, "depth": depth})
+            _flatten(list(symbol.children or []), depth + 1, out)
+        else:
+            out.append({"name": symbol.name, "kind": types.SymbolKind(symbol.kind).name.lower(),
+                        "line": symbol.location.range.start.line + 1,
+                        "container": symbol.container_name, "depth": depth})
+
+
+async def symbols(session: LspSession, args: Any) -> ToolResult:
+    """Document symbols of `file`, or a workspace search for `query`."""
+    if args.query:
+        return await _workspace_symbols(session, args)
+    _require(args.file, "file", "symbols", "a file for its outline, or `query` to search the "
+             "workspace.")
+    path = session.run.resolve(args.file)
+    server = session.navigation_server(path)
+    await session.open(server, path)
+    _supports(server, "document_symbol_provider", "symbols")
+    result = await session.request(server, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
+                                   types.DocumentSymbolParams(
+                                       types.TextDocumentIdentifier(from_fs_path(str(path)))))
+    found: list[dict[str, Any]] = []
+    _flatten(list(result or []), 0, found)
+    limit = session.supervisor.symbols_file_max
+    shown = found[:limit]
+    rel = session.run.relpath(path)
+    lines = [f"{'  ' * s['depth']}{s['kind']} {s['name']} (line {s['line']})" for s in shown]
+    text = f"Symbols in {rel} ({len(found)}):\n" + "\n".join(lines) if found else f"No symbols in {rel}."
+    if len(found) > limit:
+        text += f"\n[cut: showing {limit} of {len(found)} symbols]"
+    return ToolResult.success(text, {"path": rel, "symbols": shown, "total": len(found),
+                                     "truncated": len(found) > limit})
+
+
+def _project_file(session: LspSession, server: LanguageServer) -> Path | None:
+    """A file of the server's language under its root, so servers that index on open can search."""
+    for path in session.run.walker().files(server.root):
+        if server.spec.serves(path):
+            return path
+    return None
+
+
+async def _workspace_symbols(session: LspSession, args: Any) -> ToolResult:
+    if args.file:
+        servers = [session.navigation_server(session.run.resolve(args.file))]
+    else:
+        servers = [s for s in _cwd_servers(session) if s.spec.navigation]
+    if not servers:
+        raise ToolError(ErrorCode.UNAVAILABLE,
+                        "No language server serves the run's cwd. Call lsp with action=status to "
+                        "see why, or pass `file` to search from that file's project.")
+    found: list[dict[str, Any]] = []
+    cache: dict[Path, list[str]] = {}
+    for server in servers:
+        sample = None if server.running and args.file is None else (
+            session.run.resolve(args.file) if args.file else None)
+        sample = sample or _project_file(session, server)
+        if sample is not None:
+            await session.open(server, sample)
+        _supports(server, "workspace_symbol_provider", "symbol search")
+        result = await session.request(server, types.WORKSPACE_SYMBOL,
+                                       types.WorkspaceSymbolParams(query=args.query))
+        for symbol in result or []:
+            location = symbol.location
+            range_ = getattr(location, "range", None) or types.Range(
+                types.Position(0, 0), types.Position(0, 0))
+            entry = session.location(location.uri, range_, cache)
+            entry.update(name=symbol.name, kind=types.SymbolKind(symbol.kind).name.lower(),
+                         container=symbol.container_name)
+            found.append(entry)
+    limit = session.supervisor.symbols_query_max
+    shown = found[:limit]
+    lines = [f"{s['kind']} {s['name']} {s['path']}:{s['line']}" for s in shown]
+    text = (f"Symbols matching {args.query!r} ({len(found)}):\n" + "\n".join(lines)
+            if found else f"No symbols match {args.query!r}.")
+    if len(found) > limit:
+        text += f"\n[cut: showing {limit} of {len(found)} symbols; refine the query]"
+    return ToolResult.success(text, {"symbols": shown, "total": len(found),
+                                     "truncated": len(found) > limit})
+
+
+def _cwd_servers(session: LspSession) -> list[LanguageServer]:
+    """Servers for the languages whose root marker is in the run's cwd."""
+    servers = []
+    for spec in session.supervisor.specs.values():
+        if not spec.enabled or spec.find_root(session.run.cwd, session.run.cwd) is None:
+            continue
+        binary = session.supervisor.binary(spec)
+        if binary is not None:
+            servers.append(session.server_at(spec, session.run.cwd, binary))
+    return servers
+
+
+async def code_actions(session: LspSession, args: Any) -> ToolResult:
+    """Quick fixes and refactorings the servers offer on a line (or a symbol on it)."""
+    _require(args.file, "file", "code_actions", "the file to look at.")
+    _require(args.line, "line", "code_actions", "the 1-based line to fix.")
+    path = session.run.resolve(args.file)
+    servers, reason = session.servers_for(path)
+    if not servers:
+        raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for "
+                        f"{session.run.relpath(path)}: {reason}. Call lsp with action=status.")
+    text = session.read(path)
+    lines = text.splitlines()
+    if not 1 <= args.line <= max(len(lines), 1):
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"line {args.line} is outside the file ({len(lines)} lines).")
+    if args.symbol:
+        start = locate_symbol(text, args.line, args.symbol, args.occurrence, "code_actions").position
+        end = types.Position(start.line, start.character + len(args.symbol.encode("utf-16-le")) // 2)
+    else:
+        start = types.Position(args.line - 1, 0)
+        end = types.Position(args.line, 0)
+    wanted = types.Range(start, end)
+
+    async def ask(server: LanguageServer) -> list[dict[str, Any]]:
+        try:
+            uri, version, changed = await server.sync(path, text)
+            snapshot = await server.diagnostics(uri, version, changed,
+                                                session.supervisor.diagnostics_timeout)
+        except (ServerUnavailable, LspRequestError):
+            return []
+        if not server.capabilities or not server.capabilities.code_action_provider:
+            return []
+        on_line = [d for d in snapshot.items
+                   if d.range.start.line <= wanted.end.line and d.range.end.line >= start.line]
+        result = await session.request(server, types.TEXT_DOCUMENT_CODE_ACTION,
+                                       types.CodeActionParams(
+                                           text_document=types.TextDocumentIdentifier(uri),
+                                           range=wanted,
+                                           context=types.CodeActionContext(diagnostics=on_line)))
+        offered = []
+        for action in result or []:
+            entry: dict[str, Any] = {"title": action.title, "server": server.spec.name}
+            if isinstance(action, types.CodeAction):
+                entry["kind"] = str(action.kind.value if hasattr(action.kind, "value")
+                                    else action.kind or "")
+                entry["preferred"] = bool(action.is_preferred)
+                if action.edit is not None:
+                    uris = list((action.edit.changes or {}).keys()) + [
+                        c.text_document.uri for c in action.edit.document_changes or []
+                        if isinstance(c, types.TextDocumentEdit)]
+                    entry["files"] = sorted({session.location(u, wanted, {})["path"] for u in uris})
+            offered.append(entry)
+        return offered
+
+    offered = [a for group in await asyncio.gather(*(ask(s) for s in servers)) for a in group]
+    rel = session.run.relpath(path)
+    if not offered:
+        return ToolResult.success(f"No code actions at {rel}:{args.line}.", {"actions": []})
+    listing = "\n".join(
+        f"- {a['title']}" + (f" [{a['kind']}]" if a.get("kind") else "") + f" ({a['server']})"
+        for a in offered
+    )
+    return ToolResult.success(f"Code actions at {rel}:{args.line} ({len(offered)}):\n{listing}",
+                              {"actions": offered})
+
+
+async def diagnostics(session: LspSession, ctx: CallContext, args: Any) -> ToolResult:
+    """A file's diagnostics (waiting for publication, bounded), or the project check for '*'."""
+    _require(args.file, "file", "diagnostics", "a file, or \"*\" for the whole project.")
+    if args.file == "*":
+        return await project_diagnostics(session, ctx)
+    path = session.run.resolve(args.file)
+    report = await session.diagnostics(path, save=False)
+    rel = session.run.relpath(path)
+    if not report.available:
+        raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for {rel}: "
+                        f"{'; '.join(report.problems)}. Call lsp with action=status for details.")
+    session.journal.observe(rel, report.items)
+    limit = session.supervisor.diagnostics_max
+    status = "pending" if report.pending else "clean" if not report.items else "reported"
+    if status == "pending":
+        head = (f"Diagnostics for {rel} are pending: {', '.join(report.pending)} did not report "
+                "in time. What has arrived so far is below; call again shortly.")
+    elif status == "clean":
+        head = f"No diagnostics in {rel}: clean."
+    else:
+        head = f"Diagnostics in {rel} ({len(report.items)}):"
+    lines = [head, *(f"  {d.describe()}" for d in report.items[:limit])]
+    if len(report.items) > limit:
+        lines.append(f"  [cut: showing {limit} of {len(report.items)}]")
+    lines.extend(f"  {problem}" for problem in report.problems)
+    if report.problems and not report.items and status == "clean":
+        lines[0] = f"No diagnostics received for {rel}: a server failed."
+        status = "failed"
+    return ToolResult.success("\n".join(lines), {
+        "path": rel, "status": status, "diagnostics": [d.to_json() for d in report.items[:limit]],
+        "total": len(report.items), "truncated": len(report.items) > limit,
+        "pending": report.pending, "problems": report.problems,
+    })
+
+
+async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResult:
+    """Each language's own checker over the run's cwd, summarized and bounded."""
+    run = session.run
+    checks = [spec for spec in session.supervisor.specs.values()
+              if spec.enabled and spec.project_check and spec.find_root(run.cwd, run.cwd)]
+    if not checks:
+        raise ToolError(ErrorCode.UNAVAILABLE,
+                        "No project check applies: the run's cwd has no root marker of a language "
+                        "with a checker (pyproject.toml, package.json, tsconfig.json, ...). Pass a "
+                        "file instead of '*'.")
+    found: list[FileDiagnostic] = []
+    summary: dict[str, Any] = {}
+    for index, spec in enumerate(checks, 1):
+        run.events.publish("lsp_progress", run_id=run.id, call_id=ctx.call_id,
+                           check=spec.project_check[0], step=index, of=len(checks), state="started")
+        started = time.perf_counter()
+        try:
+            items = await run_project_check(spec, run.cwd, run.relpath,
+                                            session.supervisor.project_check_timeout)
+        except ProjectCheckError as exc:
+            summary[spec.project_check[0]] = {"error": str(exc)}
+        else:
+            found.extend(items)
+            summary[spec.project_check[0]] = {
+                "errors": sum(d.severity == "error" for d in items),
+                "warnings": sum(d.severity == "warning" for d in items),
+                "seconds": round(time.perf_counter() - started, 2),
+            }
+        run.events.publish("lsp_progress", run_id=run.id, call_id=ctx.call_id,
+                           check=spec.project_check[0], step=index, of=len(checks), state="done")
+    limit = session.supervisor.diagnostics_max
+    found.sort(key=lambda d: (d.severity != "error", d.path, d.line))
+    by_file: dict[str, int] = {}
+    for item in found:
+        by_file[item.path] = by_file.get(item.path, 0) + 1
+    head = ["Project check: " + "; ".join(
+        f"{name}: {s['error']}" if "error" in s else
+        f"{name}: {s['errors']} errors, {s['warnings']} warnings"
+        for name, s in summary.items())]
+    head += [f"  {d.describe()}" for d in found[:limit]]
+    if len(found) > limit:
+        head.append(f"  [cut: showing {limit} of {len(found)}; files with most: " + ", ".join(
+            f"{p} ({n})" for p, n in sorted(by_file.items(), key=lambda kv: -kv[1])[:10]) + "]")
+    return ToolResult.success("\n".join(head), {
+        "checks": summary, "diagnostics": [d.to_json() for d in found[:limit]],
+        "total": len(found), "by_file": by_file, "truncated": len(found) > limit,
+    })
+
+
+def _describe_availability(session: LspSession, path: Path) -> list[dict[str, Any]]:
+    entries = []
+    for option in session.availability(path):
+        entry: dict[str, Any] = {
+            "server": option.spec.name,
+            "languages": option.spec.languages,
+            "root_marker": (f"{session.run.relpath(option.root / option.marker)}"
+                            if option.root and option.marker else None),
+            "binary": option.binary,
+            "available": option.ok,
+        }
+        if not option.ok:
+            entry["why_not"] = option.reason()
+        if option.root is not None:
+            server = session.supervisor.existing((option.root, option.spec.name))
+            if server is not None:
+                entry.update({k: v for k, v in server.status().items()
+                              if k in ("running", "pid", "uptime_seconds", "last_error", "restarts")})
+        entry.setdefault("running", False)
+        entries.append(entry)
+    return entries
+
+
+async def status(session: LspSession, args: Any) -> ToolResult:
+    """Per server: root marker found?, binary path, running?, pid, uptime, last error."""
+    if args.file:
+        path = session.run.resolve(args.file)
+        entries = _describe_availability(session, path)
+        where = session.run.relpath(path)
+        if not entries:
+            suffix = path.suffix or "extension-less"
+            return ToolResult.success(f"No language server handles {suffix} files ({where}).",
+                                      {"servers": []})
+    else:
+        entries = []
+        for spec in session.supervisor.specs.values():
+            if not spec.enabled:
+                continue
+            probe = session.run.cwd / f"probe{next(iter(spec.extensions), '')}"
+            entries.extend(e for e in _describe_availability(session, probe)
+                           if e["server"] == spec.name)
+        where = "the run's cwd"
+    lines = [f"Language servers for {where}:"]
+    for e in entries:
+        state = (f"running (pid {e['pid']}, up {e['uptime_seconds']}s)" if e.get("running")
+                 else "available, not started" if e["available"] else "unavailable")
+        lines.append(f"- {e['server']} ({', '.join(e['languages'])}): {state}; marker: "
+                     f"{e['root_marker'] or 'none'}; binary: {e['binary'] or 'not found'}")
+        if e.get("why_not"):
+            lines.append(f"    why: {e['why_not']}")
+        if e.get("last_error"):
+            lines.append(f"    last error: {e['last_error']}")
+    return ToolResult.success("\n".join(lines), {"servers": entries})
+
+
+async def reload(session: LspSession, args: Any) -> ToolResult:
+    """Restart the servers for a file's root (or every server the run's cwd uses)."""
+    if args.file:
+        servers, reason = session.servers_for(session.run.resolve(args.file))
+    else:
+        servers, reason = _cwd_servers(session), "no server serves the run's cwd"
+        known = {id(s) for s in servers}
+        servers += [s for key in session.servers
+                    if (s := session.supervisor.existing(key)) and id(s) not in known]
+    if not servers:
+        raise ToolError(ErrorCode.UNAVAILABLE,
+                        f"Nothing to reload: {reason}. Call lsp with action=status for details.")
+    lines, entries = [], []
+    for server in servers:
+        try:
+            await server.reload()
+            lines.append(f"{server.spec.name}: restarted (pid {server.connection.pid if server.connection else '?'})")
+        except ServerUnavailable as exc:
+            lines.append(f"{server.spec.name}: failed to start: {exc}")
+        entries.append({k: v for k, v in server.status().items() if k != "binary"})
+    return ToolResult.success("Reloaded:\n" + "\n".join(lines), {"servers": entries})
+
+
+async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult:
+    """prepareRename, rename, then apply the WorkspaceEdit atomically inside the root."""
+    path, server, position, note = await _position(session, args, "rename")
+    _supports(server, "rename_provider", "rename")
+    document = types.TextDocumentIdentifier(from_fs_path(str(path)))
+    provider = server.capabilities.rename_provider if server.capabilities else None
+    if isinstance(provider, types.RenameOptions) and provider.prepare_provider:
+        prepared = await session.request(server, types.TEXT_DOCUMENT_PREPARE_RENAME,
+                                         types.PrepareRenameParams(document, position))
+        if prepared is None:
+            raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
+                            f"{args.symbol!r} on line {args.line} cannot be renamed (the server "
+                            "sees no renameable symbol there). Point at its definition or a use.")
+    edit = await session.request(server, types.TEXT_DOCUMENT_RENAME, types.RenameParams(
+        text_document=document, position=position, new_name=args.new_name))
+    if edit is None:
+        raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
+                        f"{server.spec.name} returned no edit for renaming {args.symbol!r}. Check "
+                        "the line and symbol with read.")
+    plan = plan_workspace_edit(edit, session.run.resolve, session.run.runtime.read_max_bytes)
+    if not plan.changes:
+        return ToolResult.success(f"Renaming {args.symbol!r} to {args.new_name!r} changes nothing.",
+                                  {"files": []})
+    diff = plan.diff(session.run.relpath)
+    write_files_atomically(plan.changes)
+    ctx.wrote(*(p for p, content in plan.changes.items() if content is not None))
+    files = [{"path": session.run.relpath(p), "edits": plan.edit_counts.get(p, 0),
+              "deleted": content is None} for p, content in plan.changes.items()]
+    total = sum(f["edits"] for f in files)
+    listing = "\n".join(f"  {f['path']}: {f['edits']} edit(s)" for f in files)
+    text = _with_note(f"Renamed {args.symbol!r} to {args.new_name!r}: {total} edit(s) in "
+                      f"{len(files)} file(s):\n{listing}", note)
+    return ToolResult.success(text, {"files": files, "edits": total, "diff": diff},
+                              blocks=[{"type": "text", "text": text}, {"type": "diff", "diff": diff}])

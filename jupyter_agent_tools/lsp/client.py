@@ -1,0 +1,191 @@
+"""The language client: pygls 2's client over a server's stdio, hardened for real servers.
+
+What pygls alone does not handle, and real servers do:
+- a reply lsprotocol cannot parse (ruff's `notebookDocumentSync` in the initialize result)
+  is dropped by pygls and its request never resolves: here it fails the request instead,
+  and the initialize reply is cleaned of the notebook capability first;
+- `start_io` pipes stderr without reading it, so a chatty server blocks: here stderr is
+  drained into a bounded tail that error messages quote;
+- every request has a timeout, and a server that exits fails its pending requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import run_async
+from pygls.lsp.client import LanguageClient
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
+
+logger = logging.getLogger(__name__)
+
+_STDERR_LINES = 40
+
+
+class LspRequestError(Exception):
+    """A request failed: timeout, server exit, protocol error. The message says what happened."""
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+
+
+class _TolerantProtocol(LanguageServerProtocol):
+    """Never lose a message to a parse failure: fail the request or fall back to raw data."""
+
+    def structure_message(self, data: dict[str, Any]):
+        if "jsonrpc" not in data:
+            return data
+        if "id" in data and "result" in data and isinstance(data["result"], dict):
+            capabilities = data["result"].get("capabilities")
+            if isinstance(capabilities, dict):
+                # lsprotocol cannot parse what ruff, ty and pylsp send here; we never use it.
+                capabilities.pop("notebookDocumentSync", None)
+        try:
+            return super().structure_message(data)
+        except Exception as exc:
+            if "method" in data:  # a request or notification: hand its raw params on
+                if "id" in data:
+                    return JsonRPCRequestMessage(id=data["id"], method=data["method"],
+                                                 jsonrpc=data["jsonrpc"], params=data.get("params"))
+                return JsonRPCNotification(method=data["method"], jsonrpc=data["jsonrpc"],
+                                           params=data.get("params"))
+            cause = exc.__cause__ or exc
+            return types.ResponseErrorMessage(
+                id=data.get("id"),
+                error=types.ResponseError(
+                    code=types.ErrorCodes.ParseError,
+                    message=f"the server's reply could not be parsed ({type(cause).__name__}: "
+                    f"{str(cause).splitlines()[0] if str(cause) else ''})",
+                ),
+            )
+
+
+class ServerConnection(LanguageClient):
+    """One running server process and the typed client talking to it."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name="jupyter-agent-tools", version="0.1", protocol_cls=_TolerantProtocol)
+        self.server_name = name
+        self.process: asyncio.subprocess.Process | None = None
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
+        self.exit_reason: str | None = None
+        self._next_id = 0
+
+    async def spawn(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+        """Start the server in its own process group, reading stdout and draining stderr."""
+        child_env = dict(os.environ if env is None else env)
+        # Servers we installed with pip live beside our interpreter, maybe not on PATH.
+        child_env["PATH"] = os.pathsep.join(
+            [child_env.get("PATH", ""), str(Path(sys.prefix) / "bin")]
+        )
+        self.process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=child_env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            limit=2**20,
+        )
+        assert self.process.stdin and self.process.stdout and self.process.stderr
+        self.protocol.set_writer(self.process.stdin)
+        self._server = self.process
+        self._async_tasks.extend([
+            asyncio.create_task(run_async(
+                stop_event=self._stop_event, reader=self.process.stdout, protocol=self.protocol,
+                logger=logger, error_handler=self.report_server_error,
+            )),
+            asyncio.create_task(self._drain_stderr(self.process.stderr)),
+            asyncio.create_task(self._server_exit()),
+        ])
+
+    async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
+        while line := await stream.readline():
+            self.stderr_tail.append(line.decode("utf-8", errors="replace").rstrip())
+
+    async def server_exit(self, server: asyncio.subprocess.Process) -> None:
+        self.exit_reason = f"{self.server_name} exited with status {server.returncode}"
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.returncode is None
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    def stderr_excerpt(self, lines: int = 5) -> str:
+        tail = [line for line in self.stderr_tail if line.strip()][-lines:]
+        return " | ".join(tail)
+
+    async def request(self, method: str, params: Any, timeout: float) -> Any:
+        """Send a typed request; LspRequestError on timeout, server exit or an error reply."""
+        if not self.alive:
+            raise LspRequestError(self._gone())
+        # String ids: pygls books the server's own request ids in the same table, and a
+        # server counting 1, 2, 3 like us would otherwise answer-cancel our requests.
+        self._next_id += 1
+        msg_id = f"c{self._next_id}"
+        future = self.protocol.send_request(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+        except asyncio.TimeoutError:
+            self.protocol._request_futures.pop(msg_id, None)
+            self.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            raise LspRequestError(
+                f"{self.server_name} did not answer {method} within {timeout:g}s",
+                timed_out=True,
+            ) from None
+        except JsonRpcException as exc:
+            raise LspRequestError(f"{self.server_name} answered {method} with an error: "
+                                  f"{exc.message}") from None
+        except RuntimeError as exc:  # pygls fails pending requests this way when the server exits
+            raise LspRequestError(f"{self._gone()} during {method} ({exc})") from None
+
+    def notify(self, method: str, params: Any) -> None:
+        if self.alive:
+            self.protocol.notify(method, params)
+
+    def _gone(self) -> str:
+        reason = self.exit_reason or f"{self.server_name} is not running"
+        excerpt = self.stderr_excerpt()
+        return f"{reason}; stderr: {excerpt}" if excerpt else reason
+
+    async def close(self, timeout: float) -> None:
+        """shutdown + exit, then kill the whole process group if it has not gone by `timeout`."""
+        if self.alive:
+            try:
+                await self.request(types.SHUTDOWN, None, timeout)
+                self.notify(types.EXIT, None)
+            except LspRequestError:
+                pass
+        if self.process is not None:
+            try:
+                await asyncio.wait_for(self.process.wait(), timeout)
+            except asyncio.TimeoutError:
+                pass
+            _kill_group(self.process)
+            await self.process.wait()
+        self._stop_event.set()
+        for task in self._async_tasks:
+            task.cancel()
+        await asyncio.gather(*self._async_tasks, return_exceptions=True)
+        self._async_tasks.clear()
+
+
+def _kill_group(process: asyncio.subprocess.Process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,73 @@
+"""Diagnostics on write: after a tool changed files, sync + save them through their servers
+and attach only the diagnostics that are new for this run."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from ..runtime import Resource, ToolError, ToolResult
+from ..runtime.tool import CallContext
+from ..runtime.wrappers import CallNext
+from .session import FileDiagnostics, LspSession
+
+
+async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext) -> ToolResult:
+    """The wrapper the `lsp` resource contributes: reads `ctx.written` after the call."""
+    result = await call_next()
+    session: LspSession | None = ctx.run.resources.get(Resource.LSP)
+    written = list(dict.fromkeys(p for p in ctx.written if p.is_file()))
+    if session is None or not written or not result.ok:
+        return result
+    reports = await asyncio.gather(*(_diagnose(session, path) for path in written))
+    lines, files, new_items = [], {}, []
+    limit = session.supervisor.diagnostics_max
+    for report in reports:
+        rel = ctx.run.relpath(report.path)
+        new = session.journal.observe(rel, report.items) if report.available else []
+        new_items.extend(new)
+        files[rel] = _file_summary(report, len(new))
+        lines.append(_describe(rel, report, new, limit))
+    result.data["diagnostics"] = {"new": [d.to_json() for d in new_items[:limit]], "files": files}
+    ctx.notes.append("\n".join(lines))
+    return result
+
+
+async def _diagnose(session: LspSession, path: Path) -> FileDiagnostics:
+    try:
+        return await session.diagnostics(path, save=True)
+    except ToolError as error:  # an unreadable file: the write itself still succeeded
+        return FileDiagnostics(path, available=False, problems=[error.message])
+
+
+def _file_summary(report: FileDiagnostics, new: int) -> dict[str, Any]:
+    if not report.available:
+        return {"status": "unavailable", "reason": "; ".join(report.problems)}
+    status = "pending" if report.pending else "ok"
+    summary: dict[str, Any] = {"status": status, "total": len(report.items), "new": new}
+    if report.pending:
+        summary["pending"] = report.pending
+    if report.problems:
+        summary["problems"] = report.problems
+    return summary
+
+
+def _describe(rel: str, report: FileDiagnostics, new: list, limit: int) -> str:
+    if not report.available:
+        return f"No diagnostics for {rel}: {'; '.join(report.problems)}."
+    parts = []
+    if new:
+        parts.append(f"New diagnostics in {rel} ({len(new)} new, {len(report.items)} total):")
+        parts.extend(f"  {d.describe()}" for d in new[:limit])
+        if len(new) > limit:
+            parts.append(f"  [... {len(new) - limit} more; call lsp diagnostics on {rel}]")
+    else:
+        known = len(report.items)
+        parts.append(f"No new diagnostics in {rel}" + (f" ({known} known remain)." if known else "."))
+    if report.pending:
+        parts.append(f"  pending: {', '.join(report.pending)} did not report in time; call lsp "
+                     f"diagnostics on {rel} later.")
+    for problem in report.problems:
+        parts.append(f"  {problem}")
+    return "\n".join(parts)

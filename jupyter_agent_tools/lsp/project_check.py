@@ -1,0 +1,107 @@
+"""The whole-project check behind `lsp diagnostics file="*"`: each language's own checker
+(basedpyright --outputjson, ruff check --output-format json, tsc --noEmit), summarized."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+from collections.abc import Callable
+from pathlib import Path
+
+from .journal import FileDiagnostic
+from .specs import ServerSpec, find_executable
+
+_PYRIGHT_SEVERITY = {"error": "error", "warning": "warning", "information": "info"}
+_TSC_LINE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+),(?P<col>\d+)\): (?P<sev>error|warning) "
+                       r"(?P<code>TS\d+): (?P<message>.*)$")
+
+
+class ProjectCheckError(Exception):
+    """The checker could not run or its output could not be read."""
+
+
+def _pyright(output: str, relpath: Callable[[Path], str]) -> list[FileDiagnostic]:
+    data = json.loads(output)
+    return [
+        FileDiagnostic(
+            path=relpath(Path(item["file"])),
+            line=item.get("range", {}).get("start", {}).get("line", 0) + 1,
+            column=item.get("range", {}).get("start", {}).get("character", 0) + 1,
+            severity=_PYRIGHT_SEVERITY.get(item.get("severity", "error"), "info"),
+            code=item.get("rule", ""),
+            message=item.get("message", ""),
+            source="basedpyright",
+        )
+        for item in data.get("generalDiagnostics", [])
+    ]
+
+
+def _ruff(output: str, relpath: Callable[[Path], str]) -> list[FileDiagnostic]:
+    return [
+        FileDiagnostic(
+            path=relpath(Path(item["filename"])),
+            line=(item.get("location") or {}).get("row", 1),
+            column=(item.get("location") or {}).get("column", 1),
+            severity="error" if item.get("code") is None else "warning",
+            code=item.get("code") or "syntax",
+            message=item.get("message", ""),
+            source="ruff",
+        )
+        for item in json.loads(output or "[]")
+    ]
+
+
+def _tsc(output: str, relpath: Callable[[Path], str], cwd: Path) -> list[FileDiagnostic]:
+    found = []
+    for line in output.splitlines():
+        match = _TSC_LINE.match(line.strip())
+        if match:
+            found.append(FileDiagnostic(
+                path=relpath(cwd / match["file"]), line=int(match["line"]),
+                column=int(match["col"]), severity=match["sev"], code=match["code"],
+                message=match["message"], source="tsc",
+            ))
+    return found
+
+
+async def run_project_check(spec: ServerSpec, root: Path, relpath: Callable[[Path], str],
+                            timeout: float, max_output_bytes: int = 20_000_000
+                            ) -> list[FileDiagnostic]:
+    """Run `spec`'s project checker in `root`; ProjectCheckError when it cannot."""
+    binary = find_executable(spec.project_check[:1])
+    if binary is None:
+        raise ProjectCheckError(f"{spec.project_check[0]} not found on PATH or in the Python "
+                                "environment's bin folder")
+    process = await asyncio.create_subprocess_exec(
+        binary, *spec.project_check[1:], cwd=root, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
+        limit=2**20,
+    )
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+    except asyncio.TimeoutError:
+        raise ProjectCheckError(f"{spec.project_check[0]} ran past {timeout:g}s and was "
+                                "stopped") from None
+    finally:
+        if process.returncode is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            await process.wait()
+    output = stdout[:max_output_bytes].decode("utf-8", errors="replace")
+    try:
+        if spec.project_check_format == "pyright":
+            return _pyright(output, relpath)
+        if spec.project_check_format == "ruff":
+            return _ruff(output, relpath)
+        if spec.project_check_format == "tsc":
+            return _tsc(output, relpath, root)
+    except (ValueError, KeyError, TypeError) as exc:
+        detail = stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:] or [str(exc)]
+        raise ProjectCheckError(f"{spec.project_check[0]} output was not readable "
+                                f"({detail[0]})") from None
+    raise ProjectCheckError(f"unknown project check format {spec.project_check_format!r}")

@@ -1,0 +1,457 @@
+"""One language server process for one (workspace root, spec): start, sync, ask, stop.
+
+The server is shared by every run over its root. It keeps what the LSP needs between calls:
+the documents it has open (with versions), the diagnostics it published or we pulled, and
+its capabilities. It answers the requests servers send back (configuration, capability
+registration, progress tokens) so none of them waits on us.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from .client import LspRequestError, ServerConnection
+from .specs import ServerSpec
+from .tsserver import tsserver_diagnostics, tsserver_requests
+
+
+class ServerUnavailable(Exception):
+    """The server cannot serve: it failed to start, crashed too often, or was stopped."""
+
+
+@dataclass
+class Timeouts:
+    """Bounds of every wait, from the supervisor's traitlets."""
+
+    request: float = 30.0
+    initialize: float = 30.0
+    shutdown: float = 3.0
+    max_restarts: int = 3
+
+
+@dataclass
+class _Document:
+    version: int
+    text: str
+
+
+@dataclass
+class DiagnosticsSnapshot:
+    """What a server reported for one document: its items, and whether they are current."""
+
+    items: list[types.Diagnostic]
+    pending: bool = False
+
+
+def _nest(flat: dict[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for dotted, value in flat.items():
+        node = nested
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return nested
+
+
+def _client_capabilities() -> types.ClientCapabilities:
+    link = types.DefinitionClientCapabilities(link_support=True)
+    return types.ClientCapabilities(
+        general=types.GeneralClientCapabilities(
+            position_encodings=[types.PositionEncodingKind.Utf16]
+        ),
+        workspace=types.WorkspaceClientCapabilities(
+            configuration=True,
+            workspace_folders=True,
+            apply_edit=False,
+            workspace_edit=types.WorkspaceEditClientCapabilities(
+                document_changes=True,
+                resource_operations=[types.ResourceOperationKind.Create,
+                                     types.ResourceOperationKind.Rename,
+                                     types.ResourceOperationKind.Delete],
+            ),
+            symbol=types.WorkspaceSymbolClientCapabilities(),
+            did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+                dynamic_registration=True
+            ),
+        ),
+        text_document=types.TextDocumentClientCapabilities(
+            synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
+            hover=types.HoverClientCapabilities(
+                content_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText]
+            ),
+            definition=link,
+            type_definition=types.TypeDefinitionClientCapabilities(link_support=True),
+            implementation=types.ImplementationClientCapabilities(link_support=True),
+            references=types.ReferenceClientCapabilities(),
+            document_symbol=types.DocumentSymbolClientCapabilities(
+                hierarchical_document_symbol_support=True
+            ),
+            code_action=types.CodeActionClientCapabilities(
+                code_action_literal_support=types.ClientCodeActionLiteralOptions(
+                    code_action_kind=types.ClientCodeActionKindOptions(
+                        value_set=list(types.CodeActionKind)
+                    )
+                ),
+                data_support=True,
+                resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"]),
+            ),
+            rename=types.RenameClientCapabilities(prepare_support=True),
+            publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
+        ),
+        window=types.WindowClientCapabilities(work_done_progress=True),
+    )
+
+
+class LanguageServer:
+    """A lazily started server process for `root`, described by `spec`."""
+
+    def __init__(self, spec: ServerSpec, root: Path, binary: str, timeouts: Timeouts) -> None:
+        self.spec = spec
+        self.root = root
+        self.binary = binary
+        self.timeouts = timeouts
+        self.users: set[str] = set()
+        self.connection: ServerConnection | None = None
+        self.capabilities: types.ServerCapabilities | None = None
+        self.started_at: float | None = None
+        self.last_error: str | None = None
+        self.failed = False
+        self.restarts = 0
+        self.starts = 0
+        self._documents: dict[str, _Document] = {}
+        self._diagnostics: dict[str, tuple[int | None, list[types.Diagnostic]]] = {}
+        self._publish_seq: dict[str, int] = {}
+        self._waiters: list[tuple[str, int, int | None, asyncio.Future[None]]] = []
+        self._pull_registered = False
+        self._settings = _nest(dict(spec.settings))
+        self._lock = asyncio.Lock()
+        self.publish_times: dict[str, float] = {}
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self.connection is not None and self.connection.alive and self.capabilities is not None
+
+    async def ensure_started(self) -> None:
+        """Start the server unless it runs; ServerUnavailable with the reason when it cannot."""
+        if self.running:
+            return
+        async with self._lock:
+            if self.running:
+                return
+            if self.failed:
+                raise ServerUnavailable(
+                    f"{self.spec.name} is stopped after an error ({self.last_error}). Fix the "
+                    "cause, then call lsp with action=reload."
+                )
+            if self.connection is not None:  # it was running and exited: a crash
+                self.last_error = self.connection._gone()
+                await self._discard()
+                self.restarts += 1
+                if self.restarts > self.timeouts.max_restarts:
+                    self.failed = True
+                    raise ServerUnavailable(
+                        f"{self.spec.name} crashed {self.restarts} times (last: "
+                        f"{self.last_error}). Call lsp with action=reload to try again."
+                    )
+            await self._start()
+
+    async def _start(self) -> None:
+        connection = ServerConnection(self.spec.name)
+        self._register_handlers(connection)
+        argv = [self.binary, *self.spec.command[1:]]
+        self.starts += 1
+        try:
+            await connection.spawn(argv, self.root)
+        except OSError as exc:
+            self.failed = True
+            self.last_error = f"could not start {self.binary}: {exc.strerror or exc}"
+            raise ServerUnavailable(f"{self.last_error}. Check the binary, then call lsp with "
+                                    "action=reload.") from None
+        self.connection = connection
+        root_uri = from_fs_path(str(self.root))
+        params = types.InitializeParams(
+            process_id=None,
+            root_uri=root_uri,
+            root_path=str(self.root),
+            capabilities=_client_capabilities(),
+            initialization_options=self.spec.initialization_options,
+            workspace_folders=[types.WorkspaceFolder(uri=root_uri, name=self.root.name)],
+            client_info=types.ClientInfo(name="jupyter-agent-tools"),
+        )
+        try:
+            result = await connection.request(types.INITIALIZE, params, self.timeouts.initialize)
+        except LspRequestError as exc:
+            self.failed = True
+            self.last_error = f"initialize failed: {exc}"
+            await self._discard()
+            raise ServerUnavailable(
+                f"{self.spec.name} did not start ({exc}). Check it runs on this machine, then "
+                "call lsp with action=reload."
+            ) from None
+        self.capabilities = result.capabilities
+        connection.notify(types.INITIALIZED, types.InitializedParams())
+        if self._settings:
+            connection.notify(types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+                              types.DidChangeConfigurationParams(settings=self._settings))
+        self.started_at = time.time()
+
+    async def _discard(self) -> None:
+        if self.connection is not None:
+            await self.connection.close(self.timeouts.shutdown)
+        self.connection = None
+        self.capabilities = None
+        self.started_at = None
+        self._documents.clear()
+        self._diagnostics.clear()
+        self._pull_registered = False
+        for _, _, _, future in self._waiters:
+            if not future.done():
+                future.cancel()
+        self._waiters.clear()
+
+    async def stop(self) -> None:
+        """shutdown/exit, then kill on the timeout. The server may be started again."""
+        async with self._lock:
+            await self._discard()
+
+    async def reload(self) -> None:
+        """Stop, forget errors and restarts, start again."""
+        async with self._lock:
+            await self._discard()
+            self.failed = False
+            self.last_error = None
+            self.restarts = 0
+        await self.ensure_started()
+
+    def status(self) -> dict[str, Any]:
+        connection = self.connection
+        return {
+            "server": self.spec.name,
+            "root": str(self.root),
+            "binary": self.binary,
+            "running": self.running,
+            "pid": connection.pid if connection and connection.alive else None,
+            "uptime_seconds": round(time.time() - self.started_at, 1) if self.started_at else None,
+            "starts": self.starts,
+            "restarts": self.restarts,
+            "open_documents": len(self._documents),
+            "last_error": self.last_error,
+        }
+
+    # -- what the server asks of us -------------------------------------------------------
+
+    def _register_handlers(self, connection: ServerConnection) -> None:
+        @connection.feature(types.WORKSPACE_CONFIGURATION)
+        def configuration(params: types.ConfigurationParams) -> list[Any]:
+            return [self._setting(item.section) for item in params.items]
+
+        @connection.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def register(params: types.RegistrationParams) -> None:
+            if any(r.method == types.TEXT_DOCUMENT_DIAGNOSTIC for r in params.registrations):
+                self._pull_registered = True
+
+        @connection.feature(types.CLIENT_UNREGISTER_CAPABILITY)
+        def unregister(params: types.UnregistrationParams) -> None:
+            return None
+
+        @connection.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+        def progress_create(params: types.WorkDoneProgressCreateParams) -> None:
+            return None
+
+        @connection.feature(types.WORKSPACE_APPLY_EDIT)
+        def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            # Edits reach disk only through our tools (atomic, inside the root).
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason="not supported")
+
+        @connection.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def show_message_request(params: types.ShowMessageRequestParams) -> None:
+            return None
+
+        @connection.feature(types.WORKSPACE_DIAGNOSTIC_REFRESH)
+        def diagnostic_refresh(params: None) -> None:
+            return None
+
+        @connection.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def publish(params: types.PublishDiagnosticsParams) -> None:
+            self._on_publish(params)
+
+        for quiet in (types.WINDOW_LOG_MESSAGE, types.WINDOW_SHOW_MESSAGE, types.PROGRESS,
+                      types.TELEMETRY_EVENT, types.LOG_TRACE):
+            connection.feature(quiet)(lambda params: None)
+
+    def _setting(self, section: str | None) -> Any:
+        node: Any = self._settings
+        for part in (section or "").split(".") if section else []:
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node
+
+    def _on_publish(self, params: types.PublishDiagnosticsParams) -> None:
+        uri = params.uri
+        self._diagnostics[uri] = (params.version, list(params.diagnostics))
+        seq = self._publish_seq.get(uri, 0) + 1
+        self._publish_seq[uri] = seq
+        self.publish_times[uri] = time.perf_counter()
+        for waiter in list(self._waiters):
+            w_uri, after_seq, version, future = waiter
+            if w_uri != uri or seq <= after_seq or future.done():
+                continue
+            if version is not None and params.version is not None and params.version < version:
+                continue
+            future.set_result(None)
+            self._waiters.remove(waiter)
+
+    # -- documents ------------------------------------------------------------------------
+
+    @property
+    def uses_pull_diagnostics(self) -> bool:
+        return self._pull_registered or bool(
+            self.capabilities and self.capabilities.diagnostic_provider
+        )
+
+    def _save_includes_text(self) -> bool:
+        sync = self.capabilities.text_document_sync if self.capabilities else None
+        if isinstance(sync, types.TextDocumentSyncOptions) and isinstance(
+            sync.save, types.SaveOptions
+        ):
+            return bool(sync.save.include_text)
+        return False
+
+    async def sync(self, path: Path, text: str, *, save: bool = False) -> tuple[str, int, bool]:
+        """Make the server see `text` for `path` (open or change); optionally save it.
+
+        Returns (uri, version, changed). `changed` is False when the server had it already.
+        """
+        await self.ensure_started()
+        assert self.connection is not None
+        uri = from_fs_path(str(path))
+        document = self._documents.get(uri)
+        changed = True
+        if document is None:
+            document = _Document(version=1, text=text)
+            self._documents[uri] = document
+            self.connection.notify(types.TEXT_DOCUMENT_DID_OPEN, types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id=self.spec.language_id(path) or "",
+                                       version=1, text=text)
+            ))
+        elif document.text != text:
+            document.version += 1
+            document.text = text
+            self.connection.notify(
+                types.TEXT_DOCUMENT_DID_CHANGE,
+                types.DidChangeTextDocumentParams(
+                    text_document=types.VersionedTextDocumentIdentifier(uri=uri,
+                                                                        version=document.version),
+                    content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                ),
+            )
+        else:
+            changed = False
+        if save:
+            self.connection.notify(types.TEXT_DOCUMENT_DID_SAVE, types.DidSaveTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                text=text if self._save_includes_text() else None,
+            ))
+        return uri, document.version, changed
+
+    def expect_publish(self, uri: str, version: int) -> asyncio.Future[None]:
+        """A future resolved by the next publication for `uri` at `version` or later."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((uri, self._publish_seq.get(uri, 0), version, future))
+        return future
+
+    def published(self, uri: str, version: int) -> list[types.Diagnostic] | None:
+        """Diagnostics already published for `uri` at `version` (None: not yet)."""
+        entry = self._diagnostics.get(uri)
+        if entry is None:
+            return None
+        published_version, items = entry
+        if published_version is not None and published_version < version:
+            return None
+        return items
+
+    async def diagnostics(self, uri: str, version: int, changed: bool,
+                          wait: float, publish: asyncio.Future[None] | None = None
+                          ) -> DiagnosticsSnapshot:
+        """The server's diagnostics for a synced document, waiting at most `wait` seconds."""
+        if self.spec.diagnostics_source == "tsserver":
+            return await self._tsserver_diagnostics(uri, wait)
+        if self.uses_pull_diagnostics:
+            assert self.connection is not None
+            try:
+                report = await self.connection.request(
+                    types.TEXT_DOCUMENT_DIAGNOSTIC,
+                    types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri)),
+                    wait,
+                )
+            except LspRequestError as exc:
+                if exc.timed_out:
+                    return DiagnosticsSnapshot(items=[], pending=True)
+                raise
+            items = list(getattr(report, "items", None) or [])
+            if isinstance(report, (types.RelatedUnchangedDocumentDiagnosticReport,
+                                   types.UnchangedDocumentDiagnosticReport)):
+                items = self._diagnostics.get(uri, (None, []))[1]
+            self._diagnostics[uri] = (version, items)
+            return DiagnosticsSnapshot(items=items)
+        if not changed and publish is None:
+            known = self.published(uri, version)
+            if known is not None:
+                return DiagnosticsSnapshot(items=known)
+        waiter = publish or self.expect_publish(uri, version)
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter), wait)
+        except asyncio.TimeoutError:
+            known = self.published(uri, version)
+            return DiagnosticsSnapshot(items=known or [], pending=True)
+        except asyncio.CancelledError:
+            if waiter.cancelled():  # the server went away while we waited
+                raise ServerUnavailable(
+                    f"{self.spec.name} stopped while computing diagnostics. Call lsp with "
+                    "action=reload."
+                ) from None
+            raise
+        finally:
+            if not waiter.done():
+                waiter.cancel()
+                self._waiters = [w for w in self._waiters if w[3] is not waiter]
+        return DiagnosticsSnapshot(items=self._diagnostics.get(uri, (None, []))[1])
+
+    async def _tsserver_diagnostics(self, uri: str, wait: float) -> DiagnosticsSnapshot:
+        assert self.connection is not None
+        try:
+            answers = await asyncio.gather(*(self.connection.request(method, params, wait)
+                                             for method, params in tsserver_requests(uri)))
+        except LspRequestError as exc:
+            if exc.timed_out:
+                return DiagnosticsSnapshot(items=[], pending=True)
+            raise
+        return DiagnosticsSnapshot(items=tsserver_diagnostics(answers))
+
+    async def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
+        """A typed request with the configured timeout; ServerUnavailable when it died."""
+        await self.ensure_started()
+        assert self.connection is not None
+        try:
+            return await self.connection.request(method, params, timeout or self.timeouts.request)
+        except LspRequestError as exc:
+            if not self.connection.alive:
+                self.last_error = str(exc)
+            raise
+
+    def close_document(self, uri: str) -> None:
+        if self._documents.pop(uri, None) is not None and self.connection is not None:
+            self.connection.notify(types.TEXT_DOCUMENT_DID_CLOSE, types.DidCloseTextDocumentParams(
+                types.TextDocumentIdentifier(uri)
+            ))

@@ -1,0 +1,192 @@
+"""A run's view of the language servers: which serve a file (or why none does), and the journal."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from ..files import read_text
+from ..runtime import ErrorCode, Run, ToolError
+from .client import LspRequestError
+from .journal import SEVERITY_LEVELS, DiagnosticsJournal, FileDiagnostic
+from .server import LanguageServer, ServerUnavailable
+from .specs import ServerSpec
+
+if TYPE_CHECKING:
+    from .supervisor import LanguageServerSupervisor
+
+
+@dataclass
+class Availability:
+    """Why a spec can or cannot serve a file: the intersection of root marker and binary."""
+
+    spec: ServerSpec
+    root: Path | None
+    marker: str | None
+    binary: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.root is not None and self.binary is not None
+
+    def reason(self) -> str:
+        missing = []
+        if self.root is None:
+            missing.append(f"no root marker ({', '.join(self.spec.root_markers)}) between the "
+                           "file and the run's cwd")
+        if self.binary is None:
+            missing.append(f"{self.spec.command[0]} not found on PATH or in the Python "
+                           "environment's bin folder")
+        return f"{self.spec.name}: {' and '.join(missing)}"
+
+
+@dataclass
+class FileDiagnostics:
+    """A file's current diagnostics across its servers, or why there are none."""
+
+    path: Path
+    items: list[FileDiagnostic] = field(default_factory=list)
+    available: bool = True
+    pending: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+class LspSession:
+    """The per-run handle of the `lsp` resource."""
+
+    def __init__(self, supervisor: LanguageServerSupervisor, run: Run) -> None:
+        self.supervisor = supervisor
+        self.run = run
+        self.journal = DiagnosticsJournal()
+        self.servers: set[tuple[Path, str]] = set()
+
+    # -- which servers ----------------------------------------------------------------------
+
+    def _stop_dir(self, path: Path) -> Path:
+        cwd = self.run.cwd
+        return cwd if path == cwd or cwd in path.parents else self.run.runtime.root_path
+
+    def availability(self, path: Path) -> list[Availability]:
+        """For every enabled spec serving `path`'s extension: marker and binary, or what lacks."""
+        found = []
+        for spec in self.supervisor.specs.values():
+            if not spec.serves(path):
+                continue
+            root = spec.find_root(path, self._stop_dir(path))
+            found.append(Availability(spec, root[0] if root else None, root[1] if root else None,
+                                      self.supervisor.binary(spec)))
+        return found
+
+    def servers_for(self, path: Path) -> tuple[list[LanguageServer], str]:
+        """The servers for `path` (not yet started), or none and the reason."""
+        options = self.availability(path)
+        if not options:
+            suffix = path.suffix or "extension-less"
+            return [], f"no language server handles {suffix} files"
+        servers = [self.server_at(a.spec, a.root, a.binary) for a in options
+                   if a.root is not None and a.binary is not None]
+        return servers, "; ".join(a.reason() for a in options if not a.ok)
+
+    def server_at(self, spec: ServerSpec, root: Path, binary: str) -> LanguageServer:
+        """The shared server for (root, spec), now counted as used by this run."""
+        server = self.supervisor.server(spec, root, binary)
+        server.users.add(self.run.id)
+        self.servers.add((root, spec.name))
+        return server
+
+    def navigation_server(self, path: Path) -> LanguageServer:
+        """The server that answers navigation for `path`; `unavailable` says why there is none."""
+        servers, reason = self.servers_for(path)
+        for server in servers:
+            if server.spec.navigation:
+                return server
+        rel = self.run.relpath(path)
+        raise ToolError(ErrorCode.UNAVAILABLE,
+                        f"No language server for {rel}: {reason or 'only linters serve it'}. "
+                        "Call lsp with action=status for details; use grep or ast_grep meanwhile.")
+
+    # -- documents and diagnostics -------------------------------------------------------
+
+    def read(self, path: Path) -> str:
+        return read_text(path, self.run.runtime.read_max_bytes)
+
+    async def open(self, server: LanguageServer, path: Path) -> str:
+        """Sync `path`'s disk content to `server`; returns the text."""
+        text = self.read(path)
+        try:
+            await server.sync(path, text)
+        except ServerUnavailable as exc:
+            raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
+        return text
+
+    async def diagnostics(self, path: Path, *, save: bool) -> FileDiagnostics:
+        """The current diagnostics of `path` from every server that serves it."""
+        servers, reason = self.servers_for(path)
+        report = FileDiagnostics(path)
+        if not servers:
+            report.available = False
+            report.problems.append(reason)
+            return report
+        text = self.read(path)
+        rel = self.run.relpath(path)
+        wait = self.supervisor.diagnostics_timeout
+        least = SEVERITY_LEVELS[self.supervisor.diagnostics_min_severity]
+
+        async def one(server: LanguageServer) -> None:
+            try:
+                uri, version, changed = await server.sync(path, text, save=save)
+                snapshot = await server.diagnostics(uri, version, changed, wait)
+            except (ServerUnavailable, LspRequestError) as exc:
+                report.problems.append(str(exc))
+                return
+            if snapshot.pending:
+                report.pending.append(server.spec.name)
+            report.items.extend(FileDiagnostic.from_lsp(rel, d, server.spec.name)
+                                for d in snapshot.items if (d.severity or 1) <= least)
+
+        await asyncio.gather(*(one(server) for server in servers))
+        report.items.sort(key=lambda d: (d.line, d.column))
+        return report
+
+    # -- requests -------------------------------------------------------------------------
+
+    async def request(self, server: LanguageServer, method: str, params: Any) -> Any:
+        """A request with the supervisor's timeout; failures become ToolErrors saying what next."""
+        try:
+            return await server.request(method, params)
+        except ServerUnavailable as exc:
+            raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
+        except LspRequestError as exc:
+            if exc.timed_out:
+                raise ToolError(ErrorCode.TIMEOUT,
+                                f"{exc}. The server may still be indexing: try again, or call lsp "
+                                "with action=reload if it keeps happening.") from None
+            raise ToolError(ErrorCode.UNAVAILABLE,
+                            f"{exc}. Call lsp with action=status to see its state, and "
+                            "action=reload to restart it.") from None
+
+    def location(self, uri: str, range_: types.Range, cache: dict[Path, list[str]]) -> dict[str, Any]:
+        """A location as results show it: relative path, 1-based line, and the line's text."""
+        path = Path(to_fs_path(uri) or uri)
+        entry: dict[str, Any] = {"path": self.run.relpath(path), "line": range_.start.line + 1}
+        root = self.run.runtime.root_path
+        if path == root or root in path.parents:  # never read outside the root
+            if path not in cache:
+                try:
+                    cache[path] = self.read(path).splitlines()
+                except ToolError:
+                    cache[path] = []
+            lines = cache[path]
+            if range_.start.line < len(lines):
+                entry["text"] = lines[range_.start.line].strip()
+        return entry
+
+    async def release(self) -> None:
+        for key in list(self.servers):
+            await self.supervisor.leave(key, self.run.id)
+        self.servers.clear()

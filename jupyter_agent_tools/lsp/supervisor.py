@@ -1,0 +1,132 @@
+"""The `lsp` resource: one server per (workspace root, spec), shared by the runs over that root.
+
+Servers start lazily on first use, and stop when the last run using them closes or when the
+runtime shuts down (shutdown/exit, then kill on a timeout). What a file can get is decided
+at call time: a root marker for its language between the file and the run's cwd, and the
+server's binary — both, or no server and a reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from traitlets import Dict, Enum, Float, Int
+
+from ..runtime import Resource
+from ..runtime.resources import ResourceProvider
+from ..runtime.wrappers import Wrapper
+from .on_write import diagnostics_on_write
+from .server import LanguageServer, Timeouts
+from .session import LspSession
+from .specs import ServerSpec, find_executable, load_specs
+
+
+class LanguageServerSupervisor(ResourceProvider):
+    """Starts, shares and stops language servers; attaches an `LspSession` to each run."""
+
+    resource = Resource.LSP
+
+    language_servers = Dict(
+        help="Add or override language server specs by name, e.g. "
+        "{'basedpyright': {'settings': {...}}, 'mylang': {'extensions': {'.ml': 'ocaml'}, "
+        "'root_markers': ['dune-project'], 'command': ['ocamllsp']}} or "
+        "{'clangd': {'enabled': False}}. Fields are those of ServerSpec.",
+    ).tag(config=True)
+    request_timeout = Float(30.0, help="Seconds a language server request may take.").tag(config=True)
+    initialize_timeout = Float(
+        30.0, help="Seconds a language server may take to answer initialize."
+    ).tag(config=True)
+    shutdown_timeout = Float(
+        3.0, help="Seconds a server gets to exit after shutdown/exit before it is killed."
+    ).tag(config=True)
+    diagnostics_timeout = Float(
+        10.0, help="Seconds to wait for a server to publish diagnostics after a sync; past it "
+        "the result says 'pending'.",
+    ).tag(config=True)
+    max_restarts = Int(
+        3, help="Crashes after which a server stays stopped until `lsp reload`."
+    ).tag(config=True)
+    references_max = Int(50, help="Most references `lsp references` returns.").tag(config=True)
+    symbols_query_max = Int(100, help="Most workspace symbols a query returns.").tag(config=True)
+    symbols_file_max = Int(200, help="Most document symbols `lsp symbols` returns.").tag(config=True)
+    diagnostics_min_severity = Enum(
+        ["error", "warning", "info", "hint"], default_value="info",
+        help="Least severe diagnostic shown; 'hint' also shows editor hints like faded code.",
+    ).tag(config=True)
+    diagnostics_max = Int(100, help="Most diagnostics shown in one result.").tag(config=True)
+    project_check_timeout = Float(
+        300.0, help="Seconds the whole-project check (`lsp diagnostics` with '*') may run."
+    ).tag(config=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.specs, self.spec_errors = load_specs(self.language_servers, self.log)
+        self._servers: dict[tuple[Path, str], LanguageServer] = {}
+        self._binaries: dict[str, str | None] = {}
+
+    @property
+    def timeouts(self) -> Timeouts:
+        return Timeouts(request=self.request_timeout, initialize=self.initialize_timeout,
+                        shutdown=self.shutdown_timeout, max_restarts=self.max_restarts)
+
+    def binary(self, spec: ServerSpec) -> str | None:
+        """Where the spec's binary is (checked at call time, so an install is picked up)."""
+        return find_executable(spec.executables or spec.command[:1])
+
+    def server(self, spec: ServerSpec, root: Path, binary: str) -> LanguageServer:
+        """The (not necessarily started) server for (root, spec), created on first request."""
+        key = (root, spec.name)
+        server = self._servers.get(key)
+        if server is None:
+            server = self._servers[key] = LanguageServer(spec, root, binary, self.timeouts)
+        return server
+
+    def existing(self, key: tuple[Path, str]) -> LanguageServer | None:
+        """The server for (root, spec name) if one was created."""
+        return self._servers.get(key)
+
+    async def leave(self, key: tuple[Path, str], run_id: str) -> None:
+        """`run_id` no longer uses the server at `key`; the last one out stops it."""
+        server = self._servers.get(key)
+        if server is None:
+            return
+        server.users.discard(run_id)
+        if not server.users:
+            del self._servers[key]
+            await server.stop()
+
+    # -- ResourceProvider -------------------------------------------------------------------
+
+    def attach(self, run, options) -> LspSession:
+        return LspSession(self, run)
+
+    async def release(self, run, handle: LspSession) -> None:
+        await handle.release()
+
+    async def shutdown(self) -> None:
+        servers, self._servers = list(self._servers.values()), {}
+        await asyncio.gather(*(server.stop() for server in servers), return_exceptions=True)
+
+    async def status(self) -> dict[str, Any]:
+        """Languages, whether each binary resolves, running servers. No argv, no environment."""
+        languages = {}
+        for spec in self.specs.values():
+            binary = self.binary(spec)
+            languages[spec.name] = {
+                "languages": spec.languages,
+                "enabled": spec.enabled,
+                "available": bool(binary) and spec.enabled,
+                "why_not": None if binary else f"{spec.command[0]} not found on PATH or in the "
+                "Python environment's bin folder",
+                "root_markers": list(spec.root_markers),
+            }
+        running = [
+            {k: v for k, v in server.status().items() if k != "binary"}
+            for server in self._servers.values()
+        ]
+        return {"servers": languages, "running": running, "spec_errors": self.spec_errors}
+
+    def wrappers(self) -> list[Wrapper]:
+        return [diagnostics_on_write]
