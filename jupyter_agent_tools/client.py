@@ -51,7 +51,9 @@ class AgentToolsClient:
                 raise RuntimeError(
                     "No running Jupyter server found. Start one (jupyter lab) or pass url= and token=."
                 )
-            info = servers[-1]
+            # In a notebook kernel, the server that started it (our parent) is the one.
+            parent = [s for s in servers if s.get("pid") == os.getppid()]
+            info = (parent or servers)[-1]
             url, token = info["url"], token if token is not None else info.get("token", "")
         return cls(url, token or "")
 

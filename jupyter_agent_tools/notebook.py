@@ -1,0 +1,137 @@
+"""One call for a notebook user: connect to the running server and show the agent panel.
+
+    from jupyter_agent_tools.notebook import open_panel
+    session = open_panel(approvals="ask")      # finds the server, creates a run, shows the panel
+    future = session.start(my_agent_loop, session.run)   # the kernel stays free for clicks
+
+The trap this module is built around: a kernel busy in a cell does not process widget clicks
+(they queue behind the cell). So the panel's network I/O lives on a thread of its own
+(`widgets.link.ServerLink`), and the agent loop must not run in the foreground of a cell:
+`AgentSession.start` runs it on a background thread, `AgentSession.acall` lets an asyncio task
+call tools without blocking the kernel's event loop. See README.md, "Notebooks".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from .client import AgentToolsClient, RemoteRun
+from .runtime import ToolResult
+from .widgets.link import ServerLink
+from .widgets.panel import AgentPanel
+
+CONNECT_TIMEOUT_SECONDS = 30.0
+
+
+class AgentSession:
+    """What `open_panel` returns: the client, the run, the panel, and ways to drive the run
+    without blocking the kernel."""
+
+    def __init__(self, client: AgentToolsClient, run: RemoteRun, link: ServerLink) -> None:
+        self.client = client
+        self.run = run
+        self.link = link
+
+    @property
+    def panel(self) -> AgentPanel:
+        return self.link.panel
+
+    @property
+    def space(self) -> str:
+        return self.link.space
+
+    def start(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
+        """Run `fn(*args, **kwargs)` on a background thread; its Future holds the outcome.
+
+        The cell returns at once, so the kernel keeps processing the panel's clicks while
+        `fn` waits on `ask_user`. Do not block a later cell on `future.result()` while a
+        card may still be open: that would make the kernel busy again.
+        """
+        future: Future = Future()
+
+        def target() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as exc:  # handed to whoever reads the future
+                future.set_exception(exc)
+
+        threading.Thread(target=target, name="agent-loop", daemon=True).start()
+        return future
+
+    def call(self, tool: str, args: dict[str, Any] | None = None) -> ToolResult:
+        """Call a tool and wait (blocking): for background threads, or tools that ask nobody."""
+        return self.run.call(tool, args)
+
+    async def acall(self, tool: str, args: dict[str, Any] | None = None) -> ToolResult:
+        """Call a tool from an asyncio task without blocking the kernel's event loop."""
+        return await asyncio.to_thread(self.run.call, tool, args)
+
+    def close(self, close_run: bool = False) -> None:
+        """Disconnect the panel (and delete the run when `close_run`)."""
+        self.link.close()
+        if close_run:
+            self.run.close()
+
+
+def open_panel(
+    space: str | None = None,
+    *,
+    run_id: str | None = None,
+    url: str | None = None,
+    token: str | None = None,
+    display: bool = True,
+    **run_options: Any,
+) -> AgentSession:
+    """Connect to the server, create (or attach) a run, and display the agent panel.
+
+    The server is `url`/`token` when given, else JUPYTER_SERVER_URL / JUPYTER_TOKEN, else the
+    running server that started this kernel (jupyter_server's runtime files). `space` defaults
+    to the attached run's space, else this notebook's path (JPY_SESSION_NAME) relative to the
+    server root. `run_options` go to run creation: cwd, surface, approvals, conversation_id.
+    Returns once the server counts the panel as a human of the space.
+    """
+    client = AgentToolsClient.discover(url, token)
+    if run_id is not None:
+        run = client.attach_run(run_id)
+        space = space or run.descriptor.get("space") or default_space(client)
+    else:
+        space = space or default_space(client)
+        run = client.create_run(space=space, **run_options)
+    link = ServerLink(client, space, run).start()
+    if display:
+        from IPython.display import display as show
+
+        show(link.panel)
+    if not link.connected.wait(CONNECT_TIMEOUT_SECONDS):
+        link.close()
+        raise RuntimeError(f"Could not connect the panel to {client.url} within "
+                           f"{CONNECT_TIMEOUT_SECONDS:g} s; check the server is running and "
+                           "the agent-tools extension is enabled (jupyter server extension list).")
+    return AgentSession(client, run, link)
+
+
+def default_space(client: AgentToolsClient) -> str:
+    """This notebook's path relative to the server root; its file name if the root is unknown."""
+    session = os.environ.get("JPY_SESSION_NAME")
+    if not session:
+        return "notebook"
+    path = Path(session)
+    if not path.is_absolute():
+        return path.as_posix()
+    from jupyter_server.serverapp import list_running_servers
+
+    for info in list_running_servers():
+        if info.get("url", "").rstrip("/") + "/" == client.url and info.get("root_dir"):
+            try:
+                return path.relative_to(Path(info["root_dir"]).resolve()).as_posix()
+            except ValueError:
+                break
+    return path.name

@@ -1,0 +1,12 @@
+"""The ipywidgets front end: question and permission cards, staged-edit diffs, a live transcript.
+
+`AgentPanel` is the composition; `ServerLink` feeds it from a Jupyter server and carries the
+clicks back. Notebook users call `jupyter_agent_tools.notebook.open_panel()`.
+"""
+
+from .cards import CardView
+from .edits import StagedEditView, diff_html
+from .panel import AgentPanel, PanelActions
+from .transcript import TranscriptView
+
+__all__ = ["AgentPanel", "CardView", "PanelActions", "StagedEditView", "TranscriptView", "diff_html"]
