@@ -67,7 +67,7 @@ STEPS: list[Step] = [
           "content": "from inventory.stock import Item\n\ncount: int = Item('a', 1.0).name\n"}),
     Step("Debug: a breakpoint before launch", "debug",
          {"action": "breakpoints", "file": "inventory/cli.py", "lines": [11]}),
-    Step("Debug: launch the program", "debug", {"action": "launch", "program": "inventory/cli.py"}),
+    Step("Debug: launch the program", "debug", {"action": "launch", "program": "main.py"}),
     Step("Debug: where are we", "debug", {"action": "stack"}),
     Step("Debug: evaluate in the stopped frame", "debug",
          {"action": "evaluate", "expression": "stock.stock_value()"}),
@@ -82,7 +82,7 @@ STEPS: list[Step] = [
                   " columns=['name', 'quantity', 'value'])",
           "description": "tabulate the stock as a pandas table"}),
     Step("Eval: tool() from inside a cell", "eval",
-         {"code": "found = tool('grep', {'pattern': 'flush=True'})\nlen(found['data']['matches'])",
+         {"code": "found = tool('grep', {'pattern': 'flush=True'})\nlen(found.data['matches'])",
           "description": "count the rewritten prints via the bridge"}),
     Step("Ask the human (a scripted one answers in the demo)", "ask_user",
          {"question": "Ship the flushed prints?", "context": "The rewrite touched the report.",
@@ -91,7 +91,7 @@ STEPS: list[Step] = [
     Step("Spawn a background worker", "vibe_spawn",
          {"brief": "Count the Python files in the project.", "label": "counter"}, key="spawned"),
     Step("Wait for the worker", "vibe_wait", {"timeout_seconds": 60}, bind=_worker_id),
-    Step("Run the program", "bash", {"command": "python -m inventory.cli"}),
+    Step("Run the program", "bash", {"command": "python main.py"}),
 ]
 
 
