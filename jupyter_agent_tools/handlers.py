@@ -18,6 +18,7 @@ from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
+from .auth import RunTokenAuth
 from .openapi import openapi_document
 from .runtime import ErrorCode, Origin, Run, Runtime, ToolError
 from .runtime.events import EventBus
@@ -35,10 +36,17 @@ _STATUS_BY_CODE = {
 }
 
 
-class AgentToolsHandler(APIHandler):
-    """Base of our API handlers: the runtime, JSON bodies, and errors as JSON codes."""
+class AgentToolsHandler(RunTokenAuth, APIHandler):
+    """Base of our API handlers: the runtime, JSON bodies, and errors as JSON codes.
+
+    A worker's run token is accepted on its own run's routes (see auth.py).
+    """
 
     auth_resource = RUNS_RESOURCE
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        if not self.authenticate_run_token():
+            await super().prepare()
 
     @property
     def runtime(self) -> Runtime:
@@ -123,6 +131,8 @@ class RunsHandler(AgentToolsHandler):
 
 
 class RunHandler(AgentToolsHandler):
+    run_token_methods = frozenset({"GET"})  # a worker may not close its own run
+
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
@@ -156,7 +166,8 @@ class CallsHandler(AgentToolsHandler):
         tool = body.get("tool")
         if not isinstance(tool, str):
             raise ToolError(ErrorCode.INVALID_ARGUMENTS, 'The body needs "tool" (a name) and "args".')
-        result = await run.call(tool, body.get("args") or {}, origin=Origin.HTTP)
+        origin = Origin.WORKER if self.run_token_run_id else Origin.HTTP
+        result = await run.call(tool, body.get("args") or {}, origin=origin)
         self.write_json(result.to_json())
 
 
@@ -167,10 +178,15 @@ class TranscriptHandler(AgentToolsHandler):
         self.write_json(self.get_run(run_id).transcript.to_json())
 
 
-class EventStreamHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
+class EventStreamHandler(RunTokenAuth, WebSocketMixin, WebSocketHandler, JupyterHandler):
     """A WebSocket that forwards one event bus, as JSON text frames, until either side closes."""
 
     auth_resource = RUNS_RESOURCE
+    run_token_methods = frozenset({"GET"})
+
+    async def prepare(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        if not self.authenticate_run_token():
+            await super().prepare(*args, **kwargs)
 
     @property
     def runtime(self) -> Runtime:

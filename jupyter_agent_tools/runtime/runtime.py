@@ -20,6 +20,7 @@ from .resources import ResourceProvider
 from .results import ErrorCode, ToolError
 from .run import Run, RunOptions
 from .tiers import Approvals, Surface
+from .tokens import RunTokens
 from .tool import Resource
 from .wrappers import Wrapper, notes, output_limit
 
@@ -31,6 +32,11 @@ BUILTIN_TOOLS = [
     "jupyter_agent_tools.tools.search:Glob",
     "jupyter_agent_tools.tools.search:Grep",
     "jupyter_agent_tools.tools.shell:Bash",
+    "jupyter_agent_tools.tools.vibe:VibeSpawn",
+    "jupyter_agent_tools.tools.vibe:VibeSend",
+    "jupyter_agent_tools.tools.vibe:VibeWait",
+    "jupyter_agent_tools.tools.vibe:VibeKill",
+    "jupyter_agent_tools.tools.vibe:VibeList",
     "jupyter_agent_tools.tools.lsp:Lsp",
     "jupyter_agent_tools.tools.lsp:LspRename",
     "jupyter_agent_tools.tools.structural:AstGrep",
@@ -41,6 +47,7 @@ BUILTIN_TOOLS = [
 ]
 
 BUILTIN_PROVIDERS: list[str] = [
+    "jupyter_agent_tools.workers.pool:WorkerPool",
     "jupyter_agent_tools.lsp.supervisor:LanguageServerSupervisor",
     "jupyter_agent_tools.structural.provider:ParserProvider",
     "jupyter_agent_tools.kernels.factory:KernelFactory",
@@ -121,6 +128,7 @@ class Runtime(LoggingConfigurable):
             self._start_provider(spec)
         self.runs: dict[str, Run] = {}
         self.space_buses: dict[str, EventBus] = {}
+        self.run_tokens = RunTokens()
         self._wrappers: list[Wrapper] | None = None
 
     def _start_provider(self, spec: str) -> None:
@@ -221,6 +229,7 @@ class Runtime(LoggingConfigurable):
         if run is None:
             return
         run.closed = True
+        self.run_tokens.drop(run_id)
         for resource, handle in list(run.resources.items()):
             provider = self.providers.get(resource)
             if provider is None:

@@ -105,15 +105,9 @@ class WorkerProcess:
             self._process.wait()
         self._close()
 
-    def stop(self, grace: float = 2.0) -> None:
-        """Close the pipe (the worker exits on EOF); kill it if it lingers."""
-        self._close()
-        if self._process is not None:
-            try:
-                self._process.wait(grace)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+    def stop(self) -> None:
+        """End the worker at once: it holds nothing but caches."""
+        self.kill()
 
     def _close(self) -> None:
         for connection in (self._outbox, self._inbox):

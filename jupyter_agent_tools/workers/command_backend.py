@@ -1,0 +1,179 @@
+"""The `command` backend: a worker is an outside program (e.g. a coding-agent CLI).
+
+The brief goes on its stdin. Its environment names the server, its run and a token scoped
+to that run, so its own tool calls go through that run's gate:
+
+- JUPYTER_SERVER_URL: the server's URL (with its base_url)
+- JUPYTER_TOKEN: the run token (never the server's token), sent as `Authorization: token ...`
+- JUPYTER_AGENT_TOOLS_RUN_ID, JUPYTER_AGENT_TOOLS_WORKER_ID, JUPYTER_AGENT_TOOLS_TIER
+
+(`jupyter_agent_tools.client.AgentToolsClient.discover()` picks the first two up.) The program
+runs in its own process group, which is killed as a whole when the worker stops or ends.
+The tail of its standard output is the worker's last result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+from typing import Any
+
+from traitlets import Dict, Float, List, Unicode
+
+from .backends import WorkerBackend, WorkerFailed, WorkerJob, tail
+
+# Secrets of the hosting server that a worker must not inherit.
+_SERVER_SECRETS = ("JUPYTER_TOKEN", "JPY_API_TOKEN", "JUPYTERHUB_API_TOKEN")
+_CHUNK = 65536
+# A pipe still open after the group is dead belongs to a process that left the group.
+_READERS_SECONDS = 5.0
+_EXIT_POLL_SECONDS = 0.05
+
+
+class CommandBackend(WorkerBackend):
+    """Runs each worker as a program started from an argv template per tier."""
+
+    name = "command"
+    uses_http = True
+
+    argv = Dict(
+        key_trait=Unicode(), value_trait=List(Unicode()), default_value={},
+        help="The program to start per tier ('fast', 'good'), as an argv list. Items may use "
+        "{tier}, {worker_id}, {run_id}, {label} and {cwd}; no shell is involved. The brief "
+        "is written to its stdin. Example: {'fast': ['my-agent', '--model', 'small'], "
+        "'good': ['my-agent', '--model', 'large']}. No default: configure one to use workers.",
+    ).tag(config=True)
+    kill_grace_seconds = Float(
+        2.0, help="After SIGTERM, how long a stopped worker's process group gets before SIGKILL."
+    ).tag(config=True)
+
+    def unavailable(self, tier: str) -> str | None:
+        template = self.argv.get(tier)
+        if not template:
+            return (f"No command is configured for tier {tier!r}. Set "
+                    f"c.CommandBackend.argv = {{{tier!r}: [...]}}, or use the python backend.")
+        if not self.parent.runtime.server_url:
+            return ("Command workers call tools over HTTP, and this runtime has no server. "
+                    "Run under jupyter server, or use the python backend.")
+        if shutil.which(template[0]) is None:
+            self.log.warning("worker command for tier %s not found: %s", tier, template[0])
+            return (f"The program configured for tier {tier!r} is not installed or not on PATH; "
+                    "ask the user to install it or to change c.CommandBackend.argv.")
+        return None
+
+    def _argv(self, job: WorkerJob) -> list[str]:
+        fields = {"tier": job.tier, "worker_id": job.worker_id, "run_id": job.run.id,
+                  "label": job.label, "cwd": str(job.run.cwd)}
+        try:
+            return [part.format(**fields) for part in self.argv[job.tier]]
+        except (KeyError, IndexError, ValueError) as exc:
+            raise WorkerFailed(f"c.CommandBackend.argv for tier {job.tier!r} has a bad "
+                               f"placeholder ({exc}); ask the user to fix it.") from None
+
+    def _env(self, job: WorkerJob) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in _SERVER_SECRETS}
+        env.update(
+            JUPYTER_SERVER_URL=job.server_url,
+            JUPYTER_TOKEN=job.token or "",
+            JUPYTER_AGENT_TOOLS_RUN_ID=job.run.id,
+            JUPYTER_AGENT_TOOLS_WORKER_ID=job.worker_id,
+            JUPYTER_AGENT_TOOLS_TIER=job.tier,
+        )
+        return env
+
+    async def run(self, job: WorkerJob) -> str:
+        process = await asyncio.create_subprocess_exec(
+            *self._argv(job),
+            cwd=job.run.cwd,
+            env=self._env(job),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        keep = job.max_result_chars * 4  # bytes: enough for max_result_chars of UTF-8
+        out, err = bytearray(), bytearray()
+
+        def decoded(buffer: bytearray) -> str:
+            return tail(buffer.decode("utf-8", errors="replace"), job.max_result_chars)
+
+        async def collect(stream: Any, buffer: bytearray, live: bool) -> None:
+            while chunk := await stream.read(_CHUNK):
+                buffer.extend(chunk)
+                del buffer[:-keep]
+                if live:
+                    job.report(decoded(buffer))
+
+        feeder = asyncio.ensure_future(_feed(process, job.brief))
+        readers = asyncio.ensure_future(asyncio.gather(
+            collect(process.stdout, out, True), collect(process.stderr, err, False)))
+        try:
+            await _exited(process)
+        finally:
+            if process.returncode is None:  # cancelled: the worker is being stopped
+                await self._stop(process)
+            # Whatever the program left behind in its group goes too (which closes the pipes).
+            _signal_group(process.pid, signal.SIGKILL)
+            feeder.cancel()
+            if process.stdin is not None:
+                process.stdin.close()
+            await _settle(readers, asyncio.ensure_future(process.wait()))
+        result = decoded(out)
+        if process.returncode != 0:
+            errors = decoded(err).strip()
+            raise WorkerFailed(
+                f"{result}\n[the worker exited with status {process.returncode}"
+                + (f"; its stderr ends with:\n{errors}]" if errors else "]")
+            )
+        return result
+
+    async def _stop(self, process: asyncio.subprocess.Process) -> None:
+        """SIGTERM the group, then SIGKILL what is left after the grace period."""
+        _signal_group(process.pid, signal.SIGTERM)
+        if not await _exited(process, self.kill_grace_seconds):
+            _signal_group(process.pid, signal.SIGKILL)
+            await _exited(process)
+
+
+async def _exited(process: asyncio.subprocess.Process, timeout: float | None = None) -> bool:
+    """Wait until the program itself has exited; False if `timeout` passed first.
+
+    Not `process.wait()`: that also waits for the pipes, which a process the program left
+    behind may hold open long after the program is gone.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout is None else loop.time() + timeout
+    while process.returncode is None:
+        if deadline is not None and loop.time() >= deadline:
+            return False
+        await asyncio.sleep(_EXIT_POLL_SECONDS)
+    return True
+
+
+async def _feed(process: asyncio.subprocess.Process, brief: str) -> None:
+    assert process.stdin is not None
+    try:
+        process.stdin.write(brief.encode())
+        await process.stdin.drain()
+        process.stdin.close()
+    except OSError:
+        pass  # the program does not read its brief: its business
+
+
+async def _settle(*pending: asyncio.Future[Any]) -> None:
+    """Let the output readers reach end of file; give up on a pipe held open elsewhere."""
+    await asyncio.wait(set(pending), timeout=_READERS_SECONDS)
+    for future in pending:
+        if not future.done():
+            future.cancel()
+        elif not future.cancelled():
+            future.exception()  # retrieved: a read error only loses output
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,142 @@
+"""ast_grep through Run.call, with the real parser workers."""
+
+from __future__ import annotations
+
+DART = """\
+class Page {
+  void dispose() {
+    if (controller != null) controller.dispose();
+    if (timer != null) other.dispose();
+    if (focus != null) {
+      focus.dispose();
+    }
+  }
+}
+"""
+
+PY = """\
+import os
+
+def main(argv):
+    print(argv)
+    print( argv  # the arguments
+    )
+    print(a, b)
+    log = "print(x)"  # print(y)
+    return print
+"""
+
+
+async def test_print_with_one_argument(run, files):
+    files({"app.py": PY})
+    res = await run.call("ast_grep", {"pattern": "print($A)", "path": "app.py"})
+    assert res.ok, res.text
+    found = [(m["start"], m["captures"]["A"]) for m in res.data["matches"]]
+    # Whitespace, line breaks and comments never change a match; strings and comments
+    # never match; two arguments are not one.
+    assert found == [([4, 5], "argv"), ([5, 5], "argv")]
+    assert res.data["matches"][0]["end"] == [4, 16] and res.data["language"] == "python"
+    assert res.text.startswith("2 matches in 1 file(s)")
+    assert "app.py:4:5: print(argv)" in res.text
+
+
+async def test_dart_guard_that_disposes_what_it_checked(run, files):
+    files({"lib/page.dart": DART})
+    res = await run.call("ast_grep", {"pattern": "if ($X != null) $X.dispose();",
+                                      "language": "dart", "path": "lib"})
+    assert res.ok, res.text
+    assert [m["text"] for m in res.data["matches"]] == [
+        "if (controller != null) controller.dispose();"]
+    assert res.data["matches"][0]["captures"] == {"X": "controller"}
+
+
+async def test_repeated_metavariable_ignores_whitespace_and_comments(run, files):
+    files({"eq.py": "a == a\nf(x, y) == f(x,   # same\n y)\nf(x) == f(y)\na.b == a . b\n"})
+    res = await run.call("ast_grep", {"pattern": "$A == $A", "path": "eq.py"})
+    assert [m["start"][0] for m in res.data["matches"]] == [1, 2, 5]
+
+
+async def test_multi_metavariables_in_arguments_and_bodies(run, files):
+    files({
+        "calls.js": "foo();\nfoo(1);\nfoo(1, 2, 3);\nbar(1);\n",
+        "defs.py": "def f():\n    pass\n\ndef g(x):\n    a = 1\n    return a\n",
+    })
+    res = await run.call("ast_grep", {"pattern": "foo($$$ARGS)", "path": "calls.js"})
+    assert [m["captures"]["ARGS"] for m in res.data["matches"]] == ["", "1", "1, 2, 3"]
+    res = await run.call("ast_grep", {"pattern": "foo($FIRST, $$$REST)", "path": "calls.js"})
+    assert [(m["captures"]["FIRST"], m["captures"]["REST"]) for m in res.data["matches"]] == [
+        ("1", "2, 3")]
+    res = await run.call("ast_grep", {"pattern": "def $F($$$P):\n    $$$BODY\n    return $R",
+                                      "path": "defs.py"})
+    assert [(m["captures"]["F"], m["captures"]["R"]) for m in res.data["matches"]] == [("g", "a")]
+    res = await run.call("ast_grep", {"pattern": "isinstance($X, $$$T)", "language": "python",
+                                      "path": "defs.py"})
+    assert res.ok and res.data["total"] == 0
+
+
+async def test_anonymous_metavariable_binds_nothing(run, files):
+    files({"x.py": "f(1, 2)\nf(3, 3)\n"})
+    res = await run.call("ast_grep", {"pattern": "f($_, $_)", "path": "x.py"})
+    assert [m["captures"] for m in res.data["matches"]] == [{}, {}]
+
+
+async def test_max_results_says_how_many_more(run, files):
+    files({"many.py": "".join(f"print({i})\n" for i in range(30))})
+    res = await run.call("ast_grep", {"pattern": "print($A)", "path": ".", "language": "python",
+                                      "max_results": 5})
+    assert len(res.data["matches"]) == 5 and res.data["total"] == 30 and res.data["more"] == 25
+    assert "[25 more matches not shown" in res.text
+
+
+async def test_ignored_binary_and_oversized_files_are_skipped_and_counted(run, files, root):
+    files({".gitignore": "build/\n", "src/a.py": "print(1)\n", "build/b.py": "print(2)\n",
+           "src/huge.py": "print(3)\n" + "x = 1\n" * 400_000})
+    (root / "src" / "blob.py").write_bytes(b"print(4)\x00\x01")
+    res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
+    assert [m["file"] for m in res.data["matches"]] == ["src/a.py"]
+    assert res.data["skipped"] == {"ignored": 1, "binary": 1, "oversized": 1}
+    assert "skipped: 1 ignored, 1 binary, 1 oversized" in res.text
+
+
+async def test_several_files_across_workers_in_file_order(run, files):
+    files({f"pkg/m{i:02}.py": f"x = {i}\nprint(x)\n" for i in range(24)})
+    res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python",
+                                      "path": "pkg"})
+    assert [m["file"] for m in res.data["matches"]] == [f"pkg/m{i:02}.py" for i in range(24)]
+
+
+async def test_language_errors_say_what_to_pass(run, files):
+    files({"a.py": "x\n", "notes.txt": "x\n"})
+    res = await run.call("ast_grep", {"pattern": "x"})
+    assert res.code == "invalid_arguments" and "`language` is required" in res.error["message"]
+    res = await run.call("ast_grep", {"pattern": "x", "language": "pyhton"})
+    assert res.code == "invalid_arguments" and "python" in res.error["message"]
+    res = await run.call("ast_grep", {"pattern": "x", "path": "notes.txt"})
+    assert res.code == "invalid_arguments" and "pass `language`" in res.error["message"]
+    res = await run.call("ast_grep", {"pattern": "x", "path": "../outside.py"})
+    assert res.code == "path_outside_root"
+    res = await run.call("ast_grep", {"pattern": "x", "path": "missing.py"})
+    assert res.code == "not_found"
+
+
+async def test_unparseable_pattern_is_never_searched(run, files):
+    files({"a.py": "print(1)\n"})
+    res = await run.call("ast_grep", {"pattern": "print($A", "path": "a.py"})
+    assert res.code == "unparseable_pattern"
+    assert "contexts tried: statement, expression" in res.error["message"]
+    assert res.data["contexts_tried"][0] == "statement"
+
+
+async def test_a_changed_file_is_parsed_again(run, files, root):
+    files({"a.py": "print(1)\n"})
+    first = await run.call("ast_grep", {"pattern": "print($A)", "path": "a.py"})
+    assert first.data["total"] == 1
+    (root / "a.py").write_text("print(1)\nprint(22)\n")
+    second = await run.call("ast_grep", {"pattern": "print($A)", "path": "a.py"})
+    assert [m["captures"]["A"] for m in second.data["matches"]] == ["1", "22"]
+
+
+async def test_readonly_surface_sees_ast_grep_but_not_the_writers(parser_runtime):
+    run = await parser_runtime.create_run(surface="readonly")
+    assert "ast_grep" in run.tool_names()
+    assert "ast_edit" not in run.tool_names() and "resolve" not in run.tool_names()

@@ -1,0 +1,74 @@
+"""The worker processes: sharding, the tree cache, and no process outliving the runtime."""
+
+from __future__ import annotations
+
+import os
+
+from jupyter_agent_tools import Runtime
+from jupyter_agent_tools.structural.cache import CachedFile, TreeCache
+from jupyter_agent_tools.structural.pool import WorkerPool
+
+PARSER = "jupyter_agent_tools.structural.provider:ParserProvider"
+
+
+def test_sharding_keeps_files_home_and_spreads_big_ones():
+    pool = WorkerPool(2, 2**20, 27.0, 10.0)
+    files = [(f"/r/f{i}.py", 100) for i in range(50)]
+    shards = pool.shard(files)
+    assert sorted(sum(shards, [])) == sorted(p for p, _ in files)
+    assert shards == pool.shard(files)  # same files, same workers: their caches stay warm
+    big = pool.shard([("/r/a.js", 9_000_000), ("/r/b.js", 6_000_000), ("/r/c.js", 10)])
+    assert all(big)  # the two huge files never share a worker
+    (alone,) = [shard for shard in pool.shard([("/r/f7.py", 100)]) if shard]
+    home = [i for i, shard in enumerate(shards) if "/r/f7.py" in shard]
+    assert pool.shard([("/r/f7.py", 100)])[home[0]] == alone
+
+
+def test_tree_cache_is_bounded_and_stamped():
+    cache = TreeCache(budget_bytes=10_000, tree_cost_factor=27.0)
+    entry = cache.put(("a", "python"), CachedFile((1, 100), b"x" * 100))
+    cache.set_tree(("a", "python"), entry, object())  # ~2.9 kB with its tree
+    assert cache.get(("a", "python"), (1, 100)) is entry
+    assert cache.get(("a", "python"), (2, 100)) is None  # changed on disk: dropped
+    for name in "bcdefgh":
+        e = cache.put((name, "python"), CachedFile((1, 100), b"x" * 100))
+        cache.set_tree((name, "python"), e, object())
+    assert cache.used_bytes <= 10_000 and cache.evictions > 0
+    assert cache.get(("h", "python"), (1, 100)) is not None  # the newest stays
+    huge = cache.put(("z", "python"), CachedFile((1, 1), b"x" * 20_000))
+    assert huge is not None and cache.get(("z", "python"), (1, 1)) is None  # never fits
+
+
+async def test_second_search_reuses_trees(run, files):
+    files({f"m{i}.py": f"print({i})\n" for i in range(10)})
+    args = {"pattern": "print($A)", "language": "python"}
+    await run.call("ast_grep", args)
+    provider = run.runtime.provider("parser")
+    first = provider.pool.cache_stats()
+    await run.call("ast_grep", args)
+    second = provider.pool.cache_stats()
+    assert sum(s["hits"] for s in second) - sum(s["hits"] for s in first) == 10
+
+
+async def test_no_worker_outlives_the_runtime(root, files):
+    files({"a.py": "print(1)\n"})
+    rt = Runtime(root_dir=str(root), resource_providers=[PARSER])
+    run = await rt.create_run()
+    assert (await run.call("ast_grep", {"pattern": "print($A)", "path": "a.py"})).ok
+    pids = [w.pid for w in rt.provider("parser").pool.workers]
+    assert all(pids)
+    await rt.shutdown()
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        raise AssertionError(f"worker {pid} is still alive")
+
+
+async def test_a_killed_worker_is_replaced(run, files):
+    files({f"m{i}.py": f"print({i})\n" for i in range(6)})
+    for worker in run.runtime.provider("parser").pool.workers:
+        worker.kill()
+    res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
+    assert res.ok and res.data["total"] == 6

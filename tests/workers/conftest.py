@@ -1,0 +1,80 @@
+"""Worker fixtures: a server whose workers run tests/workers/scripted_agent.py, and embedded
+runtimes whose workers are python callables."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from traitlets.config import Config
+
+from jupyter_agent_tools import Runtime
+
+AGENT = Path(__file__).with_name("scripted_agent.py")
+
+
+@pytest.fixture
+def pool_config() -> dict:
+    """Extra c.WorkerPool settings for the server under test (override per module/test)."""
+    return {}
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config, pool_config):
+    config = dict(jp_server_config)
+    config["WorkerPool"] = {"backend": "command", **pool_config}
+    config["CommandBackend"] = {
+        "argv": {"fast": [sys.executable, str(AGENT)], "good": [sys.executable, str(AGENT)]},
+        "kill_grace_seconds": 1.0,
+    }
+    return config
+
+
+@pytest.fixture
+def server_runtime(jp_serverapp) -> Runtime:
+    return jp_serverapp.web_app.settings["agent_tools_runtime"]
+
+
+@pytest.fixture
+def tool(api):
+    """`await tool(run_id, name, args)` → the result JSON (asserting HTTP 200)."""
+
+    async def call(run_id: str, name: str, args: dict | None = None) -> dict:
+        code, result = await api("POST", f"runs/{run_id}/calls", {"tool": name, "args": args or {}})
+        assert code == 200, result
+        return result
+
+    return call
+
+
+@pytest.fixture
+def make_runtime(root, jp_asyncio_loop):
+    """`make_runtime(agent, **worker_pool_settings)`: an embedded Runtime with python workers."""
+    made: list[Runtime] = []
+
+    def make(agent, **pool) -> Runtime:
+        config = Config()
+        config.WorkerPool.backend = "python"
+        for key, value in pool.items():
+            setattr(config.WorkerPool, key, value)
+        config.PythonBackend.agent = agent
+        runtime = Runtime(root_dir=str(root), config=config)
+        made.append(runtime)
+        return runtime
+
+    yield make
+    for runtime in made:
+        jp_asyncio_loop.run_until_complete(runtime.shutdown())
+
+
+@pytest.fixture
+def as_worker(jp_fetch):
+    """`await as_worker(token, method, path)` → status, sending only that token."""
+
+    async def call(token: str, method: str, path: str) -> int:
+        response = await jp_fetch("agent-tools", "api", *path.split("/"), method=method,
+                                  headers={"Authorization": f"token {token}"}, raise_error=False)
+        return response.code, response.body
+
+    return call
