@@ -44,6 +44,17 @@ def edit_diff(edit: dict[str, Any]) -> str:
     return "\n".join(str(f.get("diff", "")) for f in edit.get("files") or [] if isinstance(f, dict))
 
 
+def edit_summary(edit: dict[str, Any]) -> str:
+    """`pattern → rewrite · N replacements in M files`, from what the edit carries."""
+    parts = []
+    if edit.get("pattern"):
+        parts.append(f"{edit['pattern']} → {edit.get('rewrite', '')}")
+    files = edit.get("files")
+    if edit.get("replacements") is not None and files is not None:
+        parts.append(f"{edit['replacements']} replacements in {len(files)} files")
+    return " · ".join(parts)
+
+
 class StagedEditView(w.VBox):
     """One staged edit: its summary, its diff, and Accept / Discard."""
 
@@ -55,8 +66,7 @@ class StagedEditView(w.VBox):
         self.accept_button.on_click(lambda _: self._resolve("accept"))
         self.discard_button.on_click(lambda _: self._resolve("discard"))
         self.status = w.HTML()
-        summary = edit.get("summary") or edit.get("description") or ""
-        title = w.HTML(f"<b>edit {escape(self.id)}</b> {escape(str(summary))}")
+        title = w.HTML(f"<b>{escape(self.id)}</b> {escape(edit_summary(edit))}")
         super().__init__(
             [title, w.HTML(diff_html(edit_diff(edit))),
              w.HBox([self.accept_button, self.discard_button, self.status])],
