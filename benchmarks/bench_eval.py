@@ -1,0 +1,174 @@
+"""eval and its in-cell tool() bridge, against the real alternatives.
+
+1. Bridge round trip: `tool('read', ...)` from a Python cell (and a JavaScript cell) vs a
+   loopback HTTP POST of the same call to the server's calls route, on one server and run.
+2. eval `1+1` vs a bare jupyter_client execute on a kernel of our own.
+3. The first eval of a new run when the warm pool has a kernel ready.
+
+Run: python -m benchmarks.bench_eval [--calls N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from jupyter_client.manager import AsyncKernelManager
+from traitlets.config import Config
+
+from jupyter_agent_tools import Runtime
+
+from .server import jupyter_server
+from .stats import line, summarize
+
+DESCRIPTION = "measure the cost of one call"
+PY_LOOP = """
+import json, time
+samples = []
+for _ in range({calls}):
+    start = time.perf_counter()
+    tool('read', {{'path': 'small.py'}})
+    samples.append(time.perf_counter() - start)
+print(json.dumps(samples))
+"""
+JS_LOOP = """
+const samples = [];
+for (let i = 0; i < {calls}; i++) {{
+  const start = performance.now();
+  tool('read', {{path: 'small.py'}});
+  samples.push((performance.now() - start) / 1000);
+}}
+console.log(JSON.stringify(samples));
+"""
+
+
+def _bridge_vs_http(root: Path, calls: int) -> dict[str, dict[str, float]]:
+    with jupyter_server(root) as (url, token), httpx.Client(
+        base_url=url + "agent-tools/api/", headers={"Authorization": f"token {token}"},
+        timeout=300,
+    ) as client:
+        run_id = client.post("runs", json={}).json()["id"]
+
+        def call(tool: str, args: dict) -> dict:
+            return client.post(f"runs/{run_id}/calls", json={"tool": tool, "args": args}).json()
+
+        def in_cell(code: str, language: str) -> list[float]:
+            call("eval", {"code": code.format(calls=20), "description": DESCRIPTION,
+                          "language": language})  # warm up
+            result = call("eval", {"code": code.format(calls=calls), "description": DESCRIPTION,
+                                   "language": language})
+            assert result["ok"], result["text"]
+            return json.loads(result["text"].splitlines()[-1])
+
+        python = in_cell(PY_LOOP, "python")
+        javascript = in_cell(JS_LOOP, "javascript")
+        for _ in range(50):
+            call("read", {"path": "small.py"})
+        http = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            assert call("read", {"path": "small.py"})["ok"]
+            http.append(time.perf_counter() - start)
+    return {"tool('read') from a Python cell": summarize(python),
+            "tool('read') from a Deno cell": summarize(javascript),
+            "POST runs/{id}/calls (loopback HTTP)": summarize(http)}
+
+
+async def _eval_vs_bare(root: Path, calls: int) -> dict[str, dict[str, float]]:
+    runtime = Runtime(root_dir=str(root), config=Config({"KernelFactory": {"warm_pool": {}}}))
+    run = await runtime.create_run()
+    samples = []
+    for i in range(calls + 10):
+        start = time.perf_counter()
+        result = await run.call("eval", {"code": "1+1", "description": DESCRIPTION})
+        if i >= 10:
+            samples.append(time.perf_counter() - start)
+        assert result.text == "2"
+    await runtime.shutdown()
+
+    manager = AsyncKernelManager(kernel_name="python3")
+    await manager.start_kernel(cwd=str(root))
+    client = manager.client()
+    client.start_channels()
+    await client.wait_for_ready(timeout=60)
+    bare = []
+    for i in range(calls + 10):
+        start = time.perf_counter()
+        msg_id = client.execute("1+1")
+        while True:  # outputs until idle, as any client must
+            msg = await client.get_iopub_msg(timeout=30)
+            if (msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status"
+                    and msg["content"]["execution_state"] == "idle"):
+                break
+        while (await client.get_shell_msg(timeout=30))["parent_header"].get("msg_id") != msg_id:
+            pass
+        if i >= 10:
+            bare.append(time.perf_counter() - start)
+    client.stop_channels()
+    await manager.shutdown_kernel(now=True)
+    return {"bare jupyter_client execute 1+1": summarize(bare),
+            "Run.call('eval', 1+1)": summarize(samples)}
+
+
+async def _first_eval_warm(root: Path, trials: int) -> dict[str, dict[str, float]]:
+    runtime = Runtime(root_dir=str(root),
+                      config=Config({"KernelFactory": {"warm_pool": {"python": 1}}}))
+    factory = runtime.provider("kernels")
+    cold = []
+    warm = []
+    for _ in range(trials):
+        await factory.prewarm()
+        run = await runtime.create_run()
+        start = time.perf_counter()
+        assert (await run.call("eval", {"code": "1+1", "description": DESCRIPTION})).ok
+        warm.append(time.perf_counter() - start)
+        await runtime.close_run(run.id)
+    await runtime.shutdown()
+    for _ in range(max(2, trials // 3)):
+        runtime = Runtime(root_dir=str(root), config=Config({"KernelFactory": {"warm_pool": {}}}))
+        run = await runtime.create_run()
+        start = time.perf_counter()
+        assert (await run.call("eval", {"code": "1+1", "description": DESCRIPTION})).ok
+        cold.append(time.perf_counter() - start)
+        await runtime.shutdown()
+    return {"first eval, no pool (kernel start)": summarize(cold),
+            "first eval, warm pool": summarize(warm)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--trials", type=int, default=10)
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        (root / "small.py").write_text("".join(f"value_{i} = {i}\n" for i in range(40)))
+        bridge = _bridge_vs_http(root, options.calls)
+        execute = asyncio.run(_eval_vs_bare(root, min(options.calls, 300)))
+        first = asyncio.run(_first_eval_warm(root, options.trials))
+    print(f"1. the tool() bridge vs HTTP: `read` of a 40-line file, {options.calls} calls each")
+    for name, summary in bridge.items():
+        print(line(name, summary))
+    py, js, http = bridge.values()
+    print(f"   bridge p50 / HTTP p50: Python {py['p50_ms'] / http['p50_ms']:.2f}x, "
+          f"Deno {js['p50_ms'] / http['p50_ms']:.2f}x (target <= 1; >= 500 calls/s)")
+    print("2. eval 1+1 vs a bare jupyter_client execute")
+    for name, summary in execute.items():
+        print(line(name, summary))
+    bare, ours = execute.values()
+    print(f"   eval p50 / bare p50: {ours['p50_ms'] / bare['p50_ms']:.2f}x (target <= 1.2)")
+    print(f"3. the first eval of a new run, {options.trials} runs")
+    for name, summary in first.items():
+        print(line(name, summary))
+    cold, warm = first.values()
+    print(f"   warm p50 {warm['p50_ms'] / 1000:.3f} s (target <= 0.2 s), "
+          f"{cold['p50_ms'] / warm['p50_ms']:.0f}x faster than a kernel start")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""The kernel factory: the warm pool, missing kernelspecs, the Deno kernelspec installer."""
+
+from __future__ import annotations
+
+import json
+
+from jupyter_agent_tools.kernels import deno_spec
+
+
+def cell(code: str, **more: object) -> dict:
+    return {"code": code, "description": "look at the kernel from inside", **more}
+
+
+async def test_a_new_run_takes_a_warm_kernel_in_its_own_directory(make_runtime, root):
+    (root / "b").mkdir()
+    runtime = make_runtime(warm_pool={"python": 1})
+    factory = runtime.provider("kernels")
+    first = await runtime.create_run()
+    assert (await first.call("eval", cell("1"))).ok
+    await factory.prewarm()
+    assert (await factory.status())["warm"] == {"python": 1}
+    second = await runtime.create_run(cwd="b")
+    result = await second.call("eval", cell("import os; os.getcwd()"))
+    assert result.text.strip("'") == str(root / "b")
+    assert (await factory.status())["kernels"] == 3  # two runs' kernels and the refilled pool
+
+
+async def test_a_missing_kernelspec_is_unavailable_with_the_fix(make_runtime):
+    runtime = make_runtime(kernel_names={"python": "python3", "javascript": "no-such-spec"})
+    run = await runtime.create_run()
+    result = await run.call("eval", cell("1", language="javascript"))
+    assert result.code == "unavailable" and "deno_spec --install" in result.text
+    status = await runtime.provider("kernels").status()
+    assert status["languages"]["javascript"]["available"] is False
+
+
+def test_the_deno_kernelspec_installs_into_a_prefix(tmp_path):
+    assert deno_spec.main(["--install", "--prefix", str(tmp_path)]) == 0
+    spec = json.loads((tmp_path / "share/jupyter/kernels/deno/kernel.json").read_text())
+    assert spec["argv"][0] == deno_spec.deno_binary()
+    assert spec["argv"][1:] == ["jupyter", "--kernel", "--conn", "{connection_file}"]
+    assert spec["interrupt_mode"] == "message"
