@@ -3,11 +3,9 @@ and attach only the diagnostics that are new for this run."""
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
 from typing import Any
 
-from ..runtime import Resource, ToolError, ToolResult
+from ..runtime import Resource, ToolResult
 from ..runtime.tool import CallContext
 from ..runtime.wrappers import CallNext
 from .session import FileDiagnostics, LspSession
@@ -20,7 +18,7 @@ async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext)
     written = list(dict.fromkeys(p for p in ctx.written if p.is_file()))
     if session is None or not written or not result.ok:
         return result
-    reports = await asyncio.gather(*(_diagnose(session, path) for path in written))
+    reports = await session.diagnostics_many(written, save=True)
     lines, files, new_items = [], {}, []
     limit = session.supervisor.diagnostics_max
     for report in reports:
@@ -32,13 +30,6 @@ async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext)
     result.data["diagnostics"] = {"new": [d.to_json() for d in new_items[:limit]], "files": files}
     ctx.notes.append("\n".join(lines))
     return result
-
-
-async def _diagnose(session: LspSession, path: Path) -> FileDiagnostics:
-    try:
-        return await session.diagnostics(path, save=True)
-    except ToolError as error:  # an unreadable file: the write itself still succeeded
-        return FileDiagnostics(path, available=False, problems=[error.message])
 
 
 def _file_summary(report: FileDiagnostics, new: int) -> dict[str, Any]:

@@ -329,12 +329,20 @@ class LanguageServer:
         return False
 
     async def sync(self, path: Path, text: str, *, save: bool = False) -> tuple[str, int, bool]:
-        """Make the server see `text` for `path` (open or change); optionally save it.
-
-        Returns (uri, version, changed). `changed` is False when the server had it already.
-        """
+        """Start the server if needed, then `sync_now`."""
         await self.ensure_started()
-        assert self.connection is not None
+        return self.sync_now(path, text, save=save)
+
+    def sync_now(self, path: Path, text: str, *, save: bool = False) -> tuple[str, int, bool]:
+        """Make the running server see `text` for `path` (open or change); optionally save.
+
+        Returns (uri, version, changed); `changed` is False when the server had it already.
+        Synchronous on purpose: files synced back to back reach the server before it
+        analyses any of them, so cross-file diagnostics are not computed half-way.
+        """
+        if self.connection is None:
+            raise ServerUnavailable(f"{self.spec.name} is not running. Call lsp with "
+                                    "action=reload.")
         uri = from_fs_path(str(path))
         document = self._documents.get(uri)
         changed = True

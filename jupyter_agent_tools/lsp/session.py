@@ -126,32 +126,66 @@ class LspSession:
 
     async def diagnostics(self, path: Path, *, save: bool) -> FileDiagnostics:
         """The current diagnostics of `path` from every server that serves it."""
-        servers, reason = self.servers_for(path)
-        report = FileDiagnostics(path)
-        if not servers:
-            report.available = False
-            report.problems.append(reason)
-            return report
-        text = self.read(path)
-        rel = self.run.relpath(path)
+        return (await self.diagnostics_many([path], save=save))[0]
+
+    async def diagnostics_many(self, paths: list[Path], *, save: bool) -> list[FileDiagnostics]:
+        """Sync every path with its servers first, then collect each one's diagnostics.
+
+        All files reach a server before it analyses any, so a rename across files does not
+        report the half-way state of one file against the old text of another.
+        """
+        reports = [FileDiagnostics(path) for path in paths]
+        work: list[tuple[FileDiagnostics, LanguageServer, str]] = []
+        for report in reports:
+            servers, reason = self.servers_for(report.path)
+            if not servers:
+                report.available = False
+                report.problems.append(reason)
+                continue
+            try:
+                text = self.read(report.path)
+            except ToolError as error:
+                report.available = False
+                report.problems.append(error.message)
+                continue
+            work.extend((report, server, text) for server in servers)
+        servers = list({id(s): s for _, s, _ in work}.values())
+        outcomes = await asyncio.gather(*(s.ensure_started() for s in servers),
+                                        return_exceptions=True)
+        failed = {id(s): o for s, o in zip(servers, outcomes, strict=True)
+                  if isinstance(o, Exception)}
+        pending = []
+        for report, server, text in work:
+            if id(server) in failed:
+                report.problems.append(str(failed[id(server)]))
+                continue
+            try:
+                uri, version, changed = server.sync_now(report.path, text, save=save)
+            except ServerUnavailable as exc:
+                report.problems.append(str(exc))
+                continue
+            waiter = server.expect_publish(uri, version) if changed else None
+            pending.append((report, server, uri, version, changed, waiter))
         wait = self.supervisor.diagnostics_timeout
         least = SEVERITY_LEVELS[self.supervisor.diagnostics_min_severity]
 
-        async def one(server: LanguageServer) -> None:
+        async def collect(report: FileDiagnostics, server: LanguageServer, uri: str,
+                          version: int, changed: bool, waiter: asyncio.Future[None] | None) -> None:
             try:
-                uri, version, changed = await server.sync(path, text, save=save)
-                snapshot = await server.diagnostics(uri, version, changed, wait)
+                snapshot = await server.diagnostics(uri, version, changed, wait, waiter)
             except (ServerUnavailable, LspRequestError) as exc:
                 report.problems.append(str(exc))
                 return
             if snapshot.pending:
                 report.pending.append(server.spec.name)
+            rel = self.run.relpath(report.path)
             report.items.extend(FileDiagnostic.from_lsp(rel, d, server.spec.name)
                                 for d in snapshot.items if (d.severity or 1) <= least)
 
-        await asyncio.gather(*(one(server) for server in servers))
-        report.items.sort(key=lambda d: (d.line, d.column))
-        return report
+        await asyncio.gather(*(collect(*item) for item in pending))
+        for report in reports:
+            report.items.sort(key=lambda d: (d.line, d.column))
+        return reports
 
     # -- requests -------------------------------------------------------------------------
 

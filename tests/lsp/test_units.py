@@ -1,0 +1,114 @@
+"""The pieces without a server: specs, binary lookup, positions, the journal, workspace edits."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from jupyter_agent_tools.files import resolve_inside
+from jupyter_agent_tools.lsp.journal import DiagnosticsJournal, FileDiagnostic
+from jupyter_agent_tools.lsp.positions import locate_symbol, utf16_column
+from jupyter_agent_tools.lsp.specs import find_executable, load_specs
+from jupyter_agent_tools.lsp.workspace_edit import plan_workspace_edit
+from jupyter_agent_tools.runtime import ToolError
+
+LOG = logging.getLogger("test")
+
+
+def test_config_overrides_adds_and_disables_specs():
+    specs, errors = load_specs({
+        "clangd": {"enabled": False},
+        "basedpyright": {"settings": {"basedpyright.analysis": {"typeCheckingMode": "strict"}}},
+        "ocaml": {"extensions": {".ml": "ocaml"}, "root_markers": ["dune-project"],
+                  "command": ["ocamllsp"]},
+        "bad": {"colour": "red"},
+    }, LOG)
+    assert not specs["clangd"].serves(Path("a.c"))
+    assert specs["basedpyright"].settings["basedpyright.analysis"]["typeCheckingMode"] == "strict"
+    assert specs["basedpyright"].command[0] == "basedpyright-langserver"  # the rest kept
+    assert specs["ocaml"].serves(Path("x.ml")) and specs["ocaml"].root_markers == ("dune-project",)
+    assert "bad" not in specs and "colour" in errors["bad"]
+
+
+def test_versioned_binaries_pick_the_highest(tmp_path, monkeypatch):
+    for name in ("clangd-14", "clangd-19", "clangd-9"):
+        binary = tmp_path / name
+        binary.write_text("#!/bin/sh\n")
+        binary.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert find_executable(["clangd", "clangd-*"]) == str(tmp_path / "clangd-19")
+    assert find_executable(["surely-not-a-binary"]) is None
+
+
+def test_basedpyright_resolves_from_the_venv_without_path(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert find_executable(["basedpyright-langserver"]).endswith("/bin/basedpyright-langserver")
+
+
+def test_symbol_positions_whole_words_first_and_utf16():
+    text = "total = subtotal + total_tax + total\n"
+    found = locate_symbol(text, 1, "total", None, "hover")
+    assert found.position == types.Position(0, 0)
+    assert "occurs 2 times" in found.note and "occurrence" in found.note
+    assert locate_symbol(text, 1, "total", 2, "hover").position.character == 31
+    assert locate_symbol(text, 1, "sub", None, "hover").position.character == 8  # substring
+    emoji = "s = '😀😀'; name = 1\n"
+    position = locate_symbol(emoji, 1, "name", None, "hover").position
+    assert position.character == utf16_column(emoji, emoji.index("name")) == 12
+
+
+def test_symbol_errors_say_what_is_there():
+    with pytest.raises(ToolError) as missing:
+        locate_symbol("x = 1\n", 1, None, None, "definition")
+    assert missing.value.code.value == "missing_symbol"
+    with pytest.raises(ToolError) as absent:
+        locate_symbol("alpha = beta(gamma)\n", 1, "delta", None, "definition")
+    assert absent.value.code.value == "symbol_not_found"
+    assert absent.value.data["identifiers"] == ["alpha", "beta", "gamma"]
+
+
+def _diag(line: int, message: str, code: str = "E1") -> FileDiagnostic:
+    return FileDiagnostic("a.py", line, 1, "error", code, message, "test")
+
+
+def test_journal_ignores_moves_and_reports_new_repeats_and_returns():
+    journal = DiagnosticsJournal()
+    assert journal.observe("a.py", [_diag(3, "bad")]) == [_diag(3, "bad")]
+    assert journal.observe("a.py", [_diag(7, "bad")]) == []  # moved four lines: not new
+    new = journal.observe("a.py", [_diag(7, "bad"), _diag(9, "worse", "E2")])
+    assert [d.message for d in new] == ["worse"]
+    assert [d.line for d in journal.observe("a.py", [_diag(7, "bad"), _diag(9, "worse", "E2"),
+                                                      _diag(12, "bad")])] == [12]  # a second one
+    assert journal.observe("b.py", [_diag(7, "bad")]) != []  # per file
+    journal.observe("a.py", [])
+    assert journal.observe("a.py", [_diag(1, "bad")]) != []  # gone, then back: new again
+
+
+def test_workspace_edit_changes_and_document_changes(tmp_path):
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("x = 1\nprint(x)\n")
+    b.write_text("from a import x\n")
+
+    def resolve(path: str) -> Path:
+        return resolve_inside(tmp_path, tmp_path, path)
+
+    def edit(line: int, start: int, end: int) -> types.TextEdit:
+        return types.TextEdit(types.Range(types.Position(line, start), types.Position(line, end)), "y")
+
+    plan = plan_workspace_edit(types.WorkspaceEdit(changes={
+        a.as_uri(): [edit(0, 0, 1), edit(1, 6, 7)], b.as_uri(): [edit(0, 14, 15)],
+    }), resolve, 10_000)
+    assert plan.changes == {a: "y = 1\nprint(y)\n", b: "from a import y\n"}
+    assert plan.edit_counts == {a: 2, b: 1}
+    assert "-x = 1" in plan.diff(lambda p: p.name) and "+from a import y" in plan.diff(str)
+    documents = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+        types.OptionalVersionedTextDocumentIdentifier(uri=a.as_uri(), version=None),
+        [edit(0, 0, 1)])])
+    assert plan_workspace_edit(documents, resolve, 10_000).changes == {a: "y = 1\nprint(x)\n"}
+    outside = types.WorkspaceEdit(changes={Path("/etc/hosts").as_uri(): [edit(0, 0, 1)]})
+    with pytest.raises(ToolError) as refused:
+        plan_workspace_edit(outside, resolve, 10_000)
+    assert refused.value.code.value == "path_outside_root"
