@@ -24,7 +24,9 @@ if command -v npm >/dev/null 2>&1; then
 fi
 
 # Debian packages for the C/C++ language server and debugger (skipped when not root/apt).
-DEBIAN_PACKAGES=(clangd lldb gcc)
+# lldb-dap ships only in the versioned lldb-NN packages (bookworm's plain `lldb` is 14, without it).
+# Never add plain `lldb` too: its python3-lldb-14 conflicts, and apt would remove lldb-19.
+DEBIAN_PACKAGES=(clangd lldb-19 gcc)
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

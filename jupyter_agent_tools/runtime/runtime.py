@@ -32,6 +32,7 @@ BUILTIN_TOOLS = [
     "jupyter_agent_tools.tools.search:Glob",
     "jupyter_agent_tools.tools.search:Grep",
     "jupyter_agent_tools.tools.shell:Bash",
+    "jupyter_agent_tools.tools.debug:Debug",
     "jupyter_agent_tools.tools.vibe:VibeSpawn",
     "jupyter_agent_tools.tools.vibe:VibeSend",
     "jupyter_agent_tools.tools.vibe:VibeWait",
@@ -47,6 +48,7 @@ BUILTIN_TOOLS = [
 ]
 
 BUILTIN_PROVIDERS: list[str] = [
+    "jupyter_agent_tools.dap.supervisor:DebugSupervisor",
     "jupyter_agent_tools.workers.pool:WorkerPool",
     "jupyter_agent_tools.lsp.supervisor:LanguageServerSupervisor",
     "jupyter_agent_tools.structural.provider:ParserProvider",

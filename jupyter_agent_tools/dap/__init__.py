@@ -1,0 +1,6 @@
+"""Debug Adapter Protocol: adapters as data, a typed client, sessions and their supervisor."""
+
+from .adapters import BUILTIN_ADAPTERS, AdapterSpec
+from .supervisor import DebugSupervisor
+
+__all__ = ["BUILTIN_ADAPTERS", "AdapterSpec", "DebugSupervisor"]

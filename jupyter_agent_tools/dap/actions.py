@@ -1,0 +1,319 @@
+"""The `debug` tool's actions: each drives the supervisor or the live session and says, in
+text an agent reads and in JSON, what happened and where execution now stands."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from ..files import read_text
+from ..runtime import CallContext, ErrorCode, Resource, Run, ToolError, ToolResult
+from ..runtime.limits import bound_text
+from .adapters import AdapterSpec, availability
+from .client import AdapterGone, DapError, RequestTimeout
+from .protocol import StackFrame
+from .session import DebugSession, SessionFailed, StaleReference, State
+from .supervisor import DebugSupervisor
+
+RESUME_COMMANDS = {"continue": "continue", "step_over": "next", "step_in": "stepIn",
+                   "step_out": "stepOut"}
+# New output shown with a stop report; the whole (bounded) output is the `output` action.
+STOP_OUTPUT_CHARS = 2_000
+
+
+async def perform(ctx: CallContext, args: Any) -> ToolResult:
+    """Run one debug action; protocol failures become errors that say what to do next."""
+    supervisor: DebugSupervisor = ctx.run.resources[Resource.DEBUG]
+    action = ACTIONS[args.action]
+    try:
+        return await action(ctx.run, supervisor, args)
+    except StaleReference as exc:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{exc}.") from None
+    except SessionFailed as exc:
+        raise ToolError(ErrorCode.FAILED, f"{_capital(str(exc))}.") from None
+    except AdapterGone as exc:
+        await supervisor.fail(ctx.run, f"the debug adapter went away ({exc})")
+        raise ToolError(ErrorCode.NO_SESSION,
+                        f"The debug adapter went away ({exc}); the session has ended and its "
+                        "debuggee was stopped. Call launch to start again.") from None
+    except RequestTimeout as exc:
+        raise ToolError(ErrorCode.TIMEOUT,
+                        f"The debug adapter gave {args.action} {exc}. It may be stuck: call "
+                        "status, or terminate and launch again.") from None
+    except DapError as exc:
+        if exc.command == "evaluate":
+            reason = exc.message.strip().splitlines()[-1] if exc.message.strip() else "failed"
+            raise ToolError(ErrorCode.FAILED,
+                            f"Evaluating {args.expression!r} failed: {reason}. Fix the "
+                            "expression; it runs in the frame's scope.") from None
+        raise ToolError(ErrorCode.FAILED,
+                        f"The debug adapter refused {exc.command}: {exc.message}. Check the "
+                        "arguments (ids come from threads, stack and scopes).") from None
+
+
+# -- session lifecycle ---------------------------------------------------------------------
+
+
+async def adapters(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    rows, lines = [], []
+    for found in supervisor.availability(run):
+        rows.append({"name": found.spec.name, "usable": found.usable, "reason": found.reason,
+                     "markers": found.spec.markers,
+                     "project_root": run.relpath(found.project_root) if found.project_root
+                     else None})
+        lines.append(f"{found.spec.name}: " + ("usable" if found.usable
+                                               else f"unavailable — {found.reason}"))
+    return ToolResult.success("\n".join(lines), {"adapters": rows})
+
+
+async def status(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    session = supervisor.session(run)
+    text, data = _stop_report(run, session, with_output=False)
+    header = f"{session.spec.name} session on {session.program or 'an attached process'}"
+    return ToolResult.success(f"{header}: {text}",
+                              {**data, "adapter": session.spec.name, "program": session.program,
+                               "pid": session.debuggee_pid})
+
+
+async def breakpoints(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    if args.file is None or args.lines is None:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        "breakpoints needs file and lines (an empty list clears that file).")
+    path = run.resolve(args.file)
+    if not path.is_file():
+        raise ToolError(ErrorCode.NOT_FOUND, f"{args.file} is not a file. Check it with glob.")
+    lines = sorted(set(args.lines))
+    conversation = supervisor.conversation(run)
+    if lines:
+        conversation.breakpoints[path] = lines
+    else:
+        conversation.breakpoints.pop(path, None)
+    name = run.relpath(path)
+    session = conversation.session
+    if session is None or session.state is State.EXITED:
+        when = "set; they are sent when the program is launched" if lines else "cleared"
+        return ToolResult.success(f"Breakpoints for {name} {when}: {lines or 'none'}.",
+                                  {"file": name, "lines": lines, "sent": False})
+    verdicts = await session.set_breakpoints(path, lines)
+    shown = [{"line": v.line or line, "verified": v.verified, "message": v.message}
+             for line, v in zip(lines, verdicts, strict=False)]
+    unverified = [b["line"] for b in shown if not b["verified"]]
+    note = f" Not verified (no code there?): {unverified}." if unverified else ""
+    return ToolResult.success(f"Breakpoints for {name}: {lines or 'cleared'}.{note}",
+                              {"file": name, "lines": lines, "sent": True, "breakpoints": shown})
+
+
+async def launch(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    if not args.program:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS, "launch needs program (a path to run).")
+    program = run.resolve(args.program)
+    if not program.exists():
+        raise ToolError(ErrorCode.NOT_FOUND, f"{args.program} does not exist. Check the path "
+                        "(and build it first for compiled languages).")
+    spec = _choose(run, supervisor, args.adapter, program)
+    arguments = {**spec.launch_arguments, "program": str(program), "args": list(args.args or []),
+                 "cwd": str(run.cwd)}
+    session = await supervisor.start(run, spec, "launch", arguments, run.relpath(program))
+    text, data = _stop_report(run, session)
+    return ToolResult.success(f"Launched {run.relpath(program)} with {spec.name}. {text}",
+                              {**data, "adapter": spec.name, "pid": session.debuggee_pid})
+
+
+async def attach(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    if args.port is None:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        "attach needs port (where the debuggee's debug server listens).")
+    spec = _choose(run, supervisor, args.adapter, None)
+    arguments = _fill_port(spec.attach_arguments, args.port)
+    session = await supervisor.start(run, spec, "attach", arguments)
+    text, data = _stop_report(run, session)
+    return ToolResult.success(f"Attached with {spec.name} to port {args.port}. {text}",
+                              {**data, "adapter": spec.name})
+
+
+async def terminate(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    session = await supervisor.terminate(run)
+    output = session.output.take_new()
+    text = "Terminated the debuggee and the adapter; the session is over."
+    if output:
+        text += "\nOutput not shown before:\n" + bound_text(output, STOP_OUTPUT_CHARS)[0]
+    return ToolResult.success(text, {"state": "ended", "exit_code": session.exit_code})
+
+
+# -- execution -----------------------------------------------------------------------------
+
+
+async def resume(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    session = supervisor.session(run)
+    await session.resume(RESUME_COMMANDS[args.action], args.thread_id)
+    text, data = _stop_report(run, session)
+    return ToolResult.success(text, data)
+
+
+async def pause(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    session = supervisor.session(run)
+    await session.pause(args.thread_id)
+    text, data = _stop_report(run, session)
+    return ToolResult.success(text, data)
+
+
+# -- inspection ----------------------------------------------------------------------------
+
+
+async def threads(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    found = await supervisor.session(run).threads()
+    rows = [{"id": t.id, "name": t.name} for t in found]
+    return ToolResult.success("\n".join(f"thread {t.id}: {t.name}" for t in found)
+                              or "No threads.", {"threads": rows})
+
+
+async def stack(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    frames = await supervisor.session(run).stack(args.thread_id)
+    rows = [_frame_row(run, f) for f in frames]
+    text = "\n".join(f"frame {r['id']}: {r['name']} at {r['file'] or '?'}:{r['line']}"
+                     for r in rows)
+    return ToolResult.success(text or "No frames.", {"frames": rows})
+
+
+async def scopes(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    if args.frame_id is None:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS, "scopes needs frame_id (from stack).")
+    found = await supervisor.session(run).scopes(args.frame_id)
+    rows = [{"name": s.name, "reference": s.variables_reference} for s in found]
+    return ToolResult.success(
+        "\n".join(f"{s['name']}: reference {s['reference']}" for s in rows) or "No scopes.",
+        {"scopes": rows})
+
+
+async def variables(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    if args.reference is None:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        "variables needs reference (from scopes, variables or evaluate).")
+    found, more = await supervisor.session(run).variables(args.reference)
+    rows = [{"name": v.name, "value": v.value, "type": v.type,
+             "reference": v.variables_reference} for v in found]
+    lines = [f"{r['name']}" + (f": {r['type']}" if r["type"] else "") + f" = {r['value']}"
+             + (f"  [reference {r['reference']}]" if r["reference"] else "") for r in rows]
+    if more:
+        lines.append(f"[only the first {len(rows)} children are shown]")
+    return ToolResult.success("\n".join(lines) or "No variables.",
+                              {"variables": rows, "truncated": more})
+
+
+async def evaluate(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    if not args.expression:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS, "evaluate needs expression.")
+    result = await supervisor.session(run).evaluate(args.expression, args.frame_id)
+    text = f"{args.expression} = {result.result}"
+    if result.variables_reference:
+        text += f"  [reference {result.variables_reference}: expand with variables]"
+    return ToolResult.success(text, {"result": result.result, "type": result.type,
+                                     "reference": result.variables_reference})
+
+
+async def output(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+    session = supervisor.session(run)
+    buffer = session.output
+    buffer.take_new()
+    text = buffer.text()
+    note = f"[{buffer.dropped} earlier characters were dropped]\n" if buffer.dropped else ""
+    return ToolResult.success(note + text if text else "(no output yet)",
+                              {"output": text, "dropped_chars": buffer.dropped})
+
+
+ACTIONS: dict[str, Callable[[Run, DebugSupervisor, Any], Awaitable[ToolResult]]] = {
+    "adapters": adapters, "status": status, "breakpoints": breakpoints, "launch": launch,
+    "attach": attach, "terminate": terminate, "continue": resume, "step_over": resume,
+    "step_in": resume, "step_out": resume, "pause": pause, "threads": threads, "stack": stack,
+    "scopes": scopes, "variables": variables, "evaluate": evaluate, "output": output,
+}
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _choose(run: Run, supervisor: DebugSupervisor, name: str | None,
+            program: Path | None) -> AdapterSpec:
+    """The adapter named, else the one whose program suffix matches, else the first usable."""
+    if name is not None:
+        if name not in supervisor.specs:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"No adapter {name!r}. Known: {', '.join(supervisor.specs)}.")
+        return supervisor.specs[name]
+    if program is not None:
+        for spec in supervisor.specs.values():
+            if spec.matches_program(program):
+                return spec
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"No adapter debugs {program.name} by its suffix; pass adapter "
+                        f"({', '.join(supervisor.specs)}).")
+    for spec in supervisor.specs.values():
+        if availability(spec, run.cwd, supervisor.runtime.root_path).usable:
+            return spec
+    raise ToolError(ErrorCode.UNAVAILABLE,
+                    "No debug adapter can serve this directory; see debug action=adapters.")
+
+
+def _fill_port(template: Any, port: int) -> Any:
+    if template == "{port}":
+        return port
+    if isinstance(template, str):
+        return template.replace("{port}", str(port))
+    if isinstance(template, dict):
+        return {key: _fill_port(value, port) for key, value in template.items()}
+    if isinstance(template, list):
+        return [_fill_port(value, port) for value in template]
+    return template
+
+
+def _stop_report(run: Run, session: DebugSession, with_output: bool = True
+                 ) -> tuple[str, dict[str, Any]]:
+    """Where execution stands, in a sentence, plus the output it printed since last shown."""
+    data: dict[str, Any] = {"state": session.state.value}
+    if session.state is State.STOPPED and session.stop is not None:
+        stop = session.stop
+        where = ""
+        data.update(reason=stop.reason, thread_id=stop.thread_id, description=stop.description)
+        if stop.frame is not None:
+            row = _frame_row(run, stop.frame)
+            data["frame"] = row
+            where = f" at {row['file'] or '?'}:{row['line']} in {row['name']}"
+            if row.get("source_line") is not None:
+                where += f"\n  {row['line']} | {row['source_line']}"
+        text = f"Stopped ({stop.reason}) in thread {stop.thread_id}{where}"
+    elif session.state is State.EXITED:
+        data["exit_code"] = session.exit_code
+        code = "" if session.exit_code is None else f" with exit code {session.exit_code}"
+        text = f"The program finished{code}. Read output, or terminate to end the session"
+    else:
+        text = (f"Still running after {session.limits.stop_wait:g}s. Call pause to stop it, or "
+                "status to check again")
+    if with_output:
+        new = session.output.take_new()
+        if new:
+            shown = bound_text(new, STOP_OUTPUT_CHARS, what="output")[0]
+            text += f"\nOutput since last shown:\n{shown}"
+            data["new_output"] = shown
+    return text, data
+
+
+def _frame_row(run: Run, frame: StackFrame) -> dict[str, Any]:
+    path = frame.source.path if frame.source is not None else None
+    row: dict[str, Any] = {"id": frame.id, "name": frame.name, "line": frame.line,
+                           "file": run.relpath(Path(path)) if path else None}
+    if path and frame.line > 0:
+        row["source_line"] = _source_line(run, path, frame.line)
+    return row
+
+
+def _source_line(run: Run, path: str, line: int) -> str | None:
+    try:
+        lines = read_text(run.resolve(path), run.runtime.read_max_bytes).splitlines()
+    except ToolError:
+        return None  # outside the root, binary or missing: the location alone must do
+    return lines[line - 1].strip()[:200] if 0 < line <= len(lines) else None
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]

@@ -1,0 +1,209 @@
+"""Debug adapters as data: how to find and start each one, and what it needs from a checkout.
+
+An adapter can serve a run when both hold (the same intersection rule as language servers):
+one of its root markers is in the run's directory or above it (up to the server root), and
+its binary is found. `DebugSupervisor.adapters` (config) adds specs or overrides fields.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class AdapterSpec(BaseModel):
+    """One debug adapter. Placeholders in `command`: {binary}, {socket}."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    adapter_id: str = Field(description="The adapterID sent in `initialize`.")
+    binaries: list[str] = Field(
+        description="Candidates for {binary}: names on PATH, globs of names on PATH "
+        "(lldb-dap-*), or absolute globs (/usr/lib/llvm-*/bin/lldb-dap). Highest version wins."
+    )
+    command: list[str] = Field(description="argv of the adapter.")
+    markers: list[str] = Field(description="Root markers, any of which makes a project.")
+    program_suffixes: list[str] = Field(
+        default_factory=list,
+        description="Program suffixes that pick this adapter for `launch` ('' = no suffix).",
+    )
+    transport: Literal["stdio", "unix"] = Field(
+        "stdio", description="stdio, or a unix socket the adapter listens on at {socket}."
+    )
+    python: bool = Field(
+        False, description="The binary is a Python interpreter: the project's .venv/venv first."
+    )
+    launch_arguments: dict[str, Any] = Field(
+        default_factory=dict, description="Extra `launch` arguments besides program/args/cwd."
+    )
+    attach_arguments: dict[str, Any] = Field(
+        default_factory=dict, description="`attach` arguments; the string '{port}' is the port."
+    )
+    exception_filters: list[str] = Field(
+        default_factory=list,
+        description="Exception breakpoint filters to set (those the adapter advertises).",
+    )
+    evaluate_context: str = Field("repl", description="`evaluate` context for expressions.")
+
+    def matches_program(self, program: Path) -> bool:
+        return program.suffix in self.program_suffixes
+
+
+BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
+    spec.name: spec
+    for spec in (
+        AdapterSpec(
+            name="debugpy",
+            adapter_id="debugpy",
+            binaries=["python3", "python"],
+            python=True,
+            command=["{binary}", "-m", "debugpy.adapter"],
+            markers=["pyproject.toml", "setup.py", "requirements.txt"],
+            program_suffixes=[".py"],
+            launch_arguments={"console": "internalConsole", "justMyCode": True},
+            attach_arguments={"connect": {"host": "127.0.0.1", "port": "{port}"}},
+            exception_filters=["uncaught"],
+            evaluate_context="repl",
+        ),
+        AdapterSpec(
+            name="lldb",
+            adapter_id="lldb-dap",
+            binaries=["lldb-dap", "lldb-dap-*", "/usr/lib/llvm-*/bin/lldb-dap"],
+            command=["{binary}"],
+            markers=["Cargo.toml", "CMakeLists.txt"],
+            program_suffixes=["", ".out", ".exe"],
+            attach_arguments={"gdb-remote-port": "{port}"},
+            # lldb-dap's `repl` context runs lldb commands; `watch` gives clean values.
+            evaluate_context="watch",
+        ),
+        AdapterSpec(
+            name="delve",
+            adapter_id="go",
+            binaries=["dlv"],
+            # dlv dap has no stdio transport; a unix socket opens no port.
+            command=["{binary}", "dap", "--listen=unix:{socket}"],
+            transport="unix",
+            markers=["go.mod"],
+            program_suffixes=[".go"],
+            launch_arguments={"mode": "debug"},
+            attach_arguments={"mode": "remote", "port": "{port}", "host": "127.0.0.1"},
+            evaluate_context="repl",
+        ),
+        AdapterSpec(
+            name="dart",
+            adapter_id="dart",
+            binaries=["dart"],
+            command=["{binary}", "debug_adapter"],
+            markers=["pubspec.yaml"],
+            program_suffixes=[".dart"],
+            attach_arguments={"vmServiceUri": "http://127.0.0.1:{port}/"},
+            evaluate_context="repl",
+        ),
+    )
+}
+
+
+def merge_specs(overrides: dict[str, dict[str, Any]]) -> dict[str, AdapterSpec]:
+    """The built-in specs with config applied: a known name overrides fields, a new one adds."""
+    specs = dict(BUILTIN_ADAPTERS)
+    for name, fields in overrides.items():
+        base = specs[name].model_dump() if name in specs else {}
+        specs[name] = AdapterSpec.model_validate({**base, **fields, "name": name})
+    return specs
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether an adapter can serve a directory, and why not when it cannot."""
+
+    spec: AdapterSpec
+    project_root: Path | None
+    binary: str | None
+    reason: str | None
+
+    @property
+    def usable(self) -> bool:
+        return self.reason is None
+
+
+def find_marker(spec: AdapterSpec, start: Path, root: Path) -> Path | None:
+    """The nearest directory from `start` up to `root` holding one of the spec's markers."""
+    for directory in (start, *start.parents):
+        if any((directory / marker).exists() for marker in spec.markers):
+            return directory
+        if directory == root:
+            break
+    return None
+
+
+def project_python(*directories: Path) -> Path | None:
+    """The interpreter of the project's own virtualenv (.venv, then venv), if any."""
+    for directory in directories:
+        for venv in (".venv", "venv"):
+            candidate = directory / venv / "bin" / "python"
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate
+    return None
+
+
+def find_binary(spec: AdapterSpec, path_env: str | None = None) -> str | None:
+    """The first candidate binary found, the highest version when a glob matches several."""
+    for candidate in spec.binaries:
+        if os.path.isabs(candidate):
+            matches = [m for m in glob.glob(candidate) if os.access(m, os.X_OK)]
+        elif glob.has_magic(candidate):
+            matches = [
+                m for directory in (path_env or os.environ.get("PATH", "")).split(os.pathsep)
+                if directory for m in glob.glob(os.path.join(directory, candidate))
+                if os.access(m, os.X_OK)
+            ]
+        else:
+            found = shutil.which(candidate, path=path_env)
+            matches = [found] if found else []
+        if matches:
+            return max(matches, key=_version_key)
+    return None
+
+
+def _version_key(path: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", path))
+
+
+def has_debugpy(python: Path) -> bool:
+    """Whether a virtualenv interpreter can import debugpy (looked up on disk, no process)."""
+    venv = python.parent.parent
+    return any(glob.glob(str(venv / "lib" / "python*" / "site-packages" / "debugpy")))
+
+
+def availability(spec: AdapterSpec, cwd: Path, root: Path) -> Availability:
+    """Apply the marker-and-binary rule to one adapter for a run's directory."""
+    project = find_marker(spec, cwd, root)
+    if spec.python:
+        venv_python = project_python(*(d for d in (project, cwd) if d is not None))
+        binary = str(venv_python) if venv_python else find_binary(spec)
+    else:
+        binary = find_binary(spec)
+    reasons = []
+    if project is None:
+        reasons.append(f"no root marker ({', '.join(spec.markers)}) in the working directory "
+                       "or above it")
+    if binary is None:
+        reasons.append(f"no binary ({', '.join(spec.binaries)}) found on PATH")
+    return Availability(spec, project, binary, "; ".join(reasons) or None)
+
+
+def adapter_python(debuggee_python: str) -> str:
+    """The interpreter that runs debugpy's adapter: the project's own when it has debugpy,
+    else ours (debugpy is our dependency). The debuggee keeps the project's interpreter."""
+    if has_debugpy(Path(debuggee_python)):
+        return debuggee_python
+    return sys.executable

@@ -1,0 +1,520 @@
+"""One debug session: an adapter process, the DAP conversation with it, and the debuggee's state.
+
+The start follows what debugpy 1.8 and lldb-dap 19 need: initialize → launch/attach sent
+without waiting → `initialized` → breakpoints and exception filters → configurationDone →
+the launch response. Frame ids and variable references handed out are valid only until
+execution resumes; the session refuses stale ones instead of letting an adapter misbehave.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from .adapters import AdapterSpec
+from .client import AdapterGone, DapClient, DapError, RequestTimeout
+from .processes import ProcessTree
+from .protocol import (
+    Capabilities,
+    DapModel,
+    DisconnectArguments,
+    EvaluateArguments,
+    EvaluateResponseBody,
+    Event,
+    ExitedEventBody,
+    InitializeArguments,
+    OutputEventBody,
+    ProcessEventBody,
+    Scope,
+    ScopesArguments,
+    ScopesResponseBody,
+    SetBreakpointsArguments,
+    SetBreakpointsResponseBody,
+    SetExceptionBreakpointsArguments,
+    Source,
+    SourceBreakpoint,
+    StackFrame,
+    StackTraceArguments,
+    StackTraceResponseBody,
+    StoppedEventBody,
+    TerminateArguments,
+    Thread,
+    ThreadArguments,
+    ThreadsResponseBody,
+    Variable,
+    VariablesArguments,
+    VariablesResponseBody,
+)
+
+# Output categories that are the debuggee's own; telemetry and adapter chatter are dropped.
+DEBUGGEE_OUTPUT = frozenset({"stdout", "stderr"})
+
+
+class SessionFailed(Exception):
+    """The session cannot go on (the adapter refused, died or did not answer)."""
+
+
+class StaleReference(Exception):
+    """A frame id or variable reference from before execution last resumed."""
+
+
+class State(str, Enum):
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPED = "stopped"
+    EXITED = "exited"
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """The bounds a session works within (the supervisor's configuration)."""
+
+    request_timeout: float = 15.0
+    start_timeout: float = 30.0
+    stop_wait: float = 15.0
+    exit_grace: float = 1.0
+    max_output_chars: int = 20_000
+    max_frames: int = 30
+    max_variables: int = 50
+    max_value_chars: int = 400
+
+
+@dataclass
+class StopInfo:
+    """Where and why execution stopped."""
+
+    reason: str
+    thread_id: int | None
+    description: str | None = None
+    frame: StackFrame | None = None
+
+
+@dataclass
+class OutputBuffer:
+    """The debuggee's stdout/stderr, bounded: the oldest text goes first.
+
+    Each stream is kept whole-line: adapters forward writes as they come, and a partial line
+    of stdout would otherwise be split by a line of stderr ("totalto stderr 3").
+    """
+
+    max_chars: int
+    chunks: deque[str] = field(default_factory=deque)
+    partial: dict[str, str] = field(default_factory=dict)
+    size: int = 0
+    dropped: int = 0
+    unread_from: int = 0  # total characters written when output was last reported
+    written: int = 0
+
+    def append(self, stream: str, text: str) -> None:
+        head, newline, tail = (self.partial.pop(stream, "") + text).rpartition("\n")
+        if tail:
+            self.partial[stream] = tail
+        if newline:
+            self._keep(head + newline)
+
+    def text(self) -> str:
+        for stream in list(self.partial):
+            self._keep(self.partial.pop(stream))
+        return "".join(self.chunks)
+
+    def take_new(self) -> str:
+        """What was written since the last call (as much of it as is still kept)."""
+        text = self.text()
+        new = self.written - self.unread_from
+        self.unread_from = self.written
+        return text[-new:] if new else ""
+
+    def _keep(self, text: str) -> None:
+        self.chunks.append(text)
+        self.size += len(text)
+        self.written += len(text)
+        while self.size > self.max_chars and self.chunks:
+            head = self.chunks.popleft()
+            cut = min(len(head), self.size - self.max_chars)
+            if cut < len(head):
+                self.chunks.appendleft(head[cut:])
+            self.size -= cut
+            self.dropped += cut
+
+
+class DebugSession:
+    """A live adapter and the program it debugs. Create with `DebugSession.start`."""
+
+    def __init__(
+        self,
+        spec: AdapterSpec,
+        limits: SessionLimits,
+        log: logging.Logger,
+        on_gone: Callable[[DebugSession, str], None],
+    ) -> None:
+        self.spec = spec
+        self.limits = limits
+        self.log = log
+        self.on_gone = on_gone
+        self.state = State.STARTING
+        self.started_at = time.time()
+        self.program: str | None = None
+        self.debuggee_pid: int | None = None
+        self.exit_code: int | None = None
+        self.stop: StopInfo | None = None
+        self.output = OutputBuffer(limits.max_output_chars)
+        self.capabilities = Capabilities()
+        self.client: DapClient | None = None
+        self.processes: ProcessTree | None = None
+        self._socket_dir: str | None = None
+        self._initialized = asyncio.Event()
+        self._changed = asyncio.Event()
+        self._pause_requested = False
+        self._resumed_with: str | None = None
+        self._frames: dict[int, StackFrame] = {}
+        self._references: set[int] = set()
+        self._ending: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[None] | None = None
+
+    # -- start -----------------------------------------------------------------------------
+
+    async def open(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+        """Start the adapter process and connect to it."""
+        if self.spec.transport == "unix":
+            self._socket_dir = tempfile.mkdtemp(prefix="agent-dap-")
+            socket_path = os.path.join(self._socket_dir, "dap.sock")
+            argv = [part.replace("{socket}", socket_path) for part in argv]
+        stdio = self.spec.transport == "stdio"
+        pipe = asyncio.subprocess.PIPE if stdio else asyncio.subprocess.DEVNULL
+        process = await asyncio.create_subprocess_exec(
+            *argv, cwd=cwd, env=env, stdin=pipe, stdout=pipe,
+            stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.processes = ProcessTree(process)
+        if stdio:
+            assert process.stdout is not None and process.stdin is not None
+            reader, writer = process.stdout, process.stdin
+        else:
+            reader, writer = await self._connect_unix(socket_path)
+        self.client = DapClient(reader, writer, self._on_event, self.log)
+        self._watch = asyncio.create_task(self._watch_adapter())
+
+    async def _connect_unix(self, socket_path: str):
+        deadline = time.monotonic() + self.limits.start_timeout
+        while time.monotonic() < deadline:
+            assert self.processes is not None
+            if not self.processes.adapter_alive:
+                raise SessionFailed("the adapter exited before it opened its socket")
+            if os.path.exists(socket_path):
+                with contextlib.suppress(OSError):
+                    return await asyncio.open_unix_connection(socket_path)
+            await asyncio.sleep(0.05)
+        raise SessionFailed(
+            f"the adapter did not open its socket within {self.limits.start_timeout:g}s"
+        )
+
+    async def begin(
+        self, command: str, arguments: dict[str, Any], breakpoints: dict[Path, list[int]]
+    ) -> None:
+        """Run the start sequence for `launch` or `attach`, then wait for the first stop."""
+        client = self._client()
+        try:
+            self.capabilities = await client.request(
+                "initialize", InitializeArguments(adapter_id=self.spec.adapter_id), Capabilities,
+                self.limits.start_timeout,
+            )
+            started = client.send(command, _Raw.of(arguments))
+            initialized = asyncio.create_task(self._initialized.wait())
+            await asyncio.wait({started, initialized}, timeout=self.limits.start_timeout,
+                               return_when=asyncio.FIRST_COMPLETED)
+            initialized.cancel()
+            if started.done() and not self._initialized.is_set():
+                await client.wait(started, 0)  # it failed: raise the adapter's reason
+            if not self._initialized.is_set():
+                raise SessionFailed(f"the adapter sent no `initialized` event within "
+                                    f"{self.limits.start_timeout:g}s")
+            for path, lines in breakpoints.items():
+                await self.set_breakpoints(path, lines)
+            await self._set_exception_filters()
+            if self.capabilities.supports_configuration_done_request:
+                await client.request("configurationDone", None, _Raw, self.limits.request_timeout)
+            self.state = State.RUNNING
+            await client.wait(started, self.limits.start_timeout)
+        except DapError as exc:
+            raise SessionFailed(f"the adapter refused {exc.command}: {exc.message}") from None
+        except (AdapterGone, RequestTimeout) as exc:
+            raise SessionFailed(f"the adapter stopped answering ({exc})") from None
+
+    async def _set_exception_filters(self) -> None:
+        advertised = {f.filter for f in self.capabilities.exception_breakpoint_filters}
+        filters = [f for f in self.spec.exception_filters if f in advertised]
+        if advertised:
+            await self._client().request(
+                "setExceptionBreakpoints", SetExceptionBreakpointsArguments(filters=filters),
+                _Raw, self.limits.request_timeout,
+            )
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _on_event(self, event: Event) -> None:
+        body = event.body or {}
+        if event.event == "initialized":
+            self._initialized.set()
+        elif event.event == "stopped":
+            stopped = StoppedEventBody.model_validate(body)
+            reason = stopped.reason
+            # lldb-dap can repeat the last step's stop after a continue; a continue never
+            # ends in a step, so that one is stale.
+            if self._resumed_with == "continue" and reason == "step":
+                return
+            # lldb-dap reports a requested pause as an `exception` stop.
+            if self._pause_requested and reason == "exception":
+                reason = "pause"
+            self._pause_requested = False
+            self._resumed_with = None
+            self.stop = StopInfo(reason, stopped.thread_id, stopped.description or stopped.text)
+            self.state = State.STOPPED
+            if self.processes is not None:
+                self.processes.snapshot()
+            self._changed.set()
+        elif event.event in ("exited", "terminated"):
+            if event.event == "exited":
+                self.exit_code = ExitedEventBody.model_validate(body).exit_code
+            self.state = State.EXITED
+            self.stop = None
+            self._changed.set()
+        elif event.event == "output" and self._ending is None:
+            output = OutputEventBody.model_validate(body)
+            if output.category in DEBUGGEE_OUTPUT:
+                self.output.append(output.category, output.output.replace("\r\n", "\n"))
+        elif event.event == "process":
+            process = ProcessEventBody.model_validate(body)
+            if process.system_process_id and self.processes is not None:
+                self.debuggee_pid = process.system_process_id
+                self.processes.track(process.system_process_id)
+        # Everything else (thread, module, telemetry, debugpy's custom events) is not ours.
+
+    async def _watch_adapter(self) -> None:
+        assert self.processes is not None
+        code = await self.processes.process.wait()
+        if self._ending is None:
+            self.on_gone(self, f"the {self.spec.name} adapter exited unexpectedly "
+                               f"(status {code})")
+
+    # -- execution control -----------------------------------------------------------------
+
+    async def resume(self, command: str, thread_id: int | None) -> None:
+        """continue / next / stepIn / stepOut: references die, then wait for the next stop."""
+        self._require_stopped(command)
+        thread = self.thread_or_default(thread_id)
+        self._invalidate()
+        self.state = State.RUNNING
+        self.stop = None
+        self._resumed_with = command
+        self._changed.clear()
+        await self._call(command, ThreadArguments(thread_id=thread), _Raw)
+        await self.wait_for_change()
+
+    async def pause(self, thread_id: int | None) -> None:
+        if self.state is State.STOPPED:
+            return
+        self._require_live("pause")
+        self._pause_requested = True
+        self._changed.clear()
+        await self._call("pause", ThreadArguments(thread_id=thread_id or await self._any_thread()),
+                         _Raw)
+        await self.wait_for_change()
+
+    async def wait_for_change(self) -> None:
+        """Wait (bounded) until execution stops or the program ends; then locate the stop."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), self.limits.stop_wait)
+        if self.state is State.STOPPED and self.stop is not None and self.stop.frame is None:
+            await self._locate_stop()
+
+    async def _locate_stop(self) -> None:
+        assert self.stop is not None
+        with contextlib.suppress(DapError, RequestTimeout):
+            thread = self.stop.thread_id or await self._any_thread()
+            self.stop.thread_id = thread
+            frames = await self.stack(thread, levels=1)
+            self.stop.frame = frames[0] if frames else None
+
+    # -- inspection ------------------------------------------------------------------------
+
+    async def threads(self) -> list[Thread]:
+        self._require_live("threads")
+        return (await self._call("threads", None, ThreadsResponseBody)).threads
+
+    async def stack(self, thread_id: int | None, levels: int | None = None) -> list[StackFrame]:
+        self._require_stopped("stack")
+        body = await self._call(
+            "stackTrace",
+            StackTraceArguments(thread_id=self.thread_or_default(thread_id),
+                                levels=levels or self.limits.max_frames),
+            StackTraceResponseBody,
+        )
+        frames = body.stack_frames[: self.limits.max_frames]
+        self._frames.update((frame.id, frame) for frame in frames)
+        return frames
+
+    async def scopes(self, frame_id: int) -> list[Scope]:
+        self._require_stopped("scopes")
+        self._check_frame(frame_id)
+        scopes = (await self._call("scopes", ScopesArguments(frame_id=frame_id),
+                                   ScopesResponseBody)).scopes
+        self._references.update(s.variables_reference for s in scopes if s.variables_reference)
+        return scopes
+
+    async def variables(self, reference: int) -> tuple[list[Variable], bool]:
+        """Children of a scope or variable (bounded), and whether some were left out."""
+        self._require_stopped("variables")
+        if reference not in self._references:
+            raise StaleReference(
+                f"reference {reference} is not from the current stop (references die when "
+                "execution resumes); call scopes or evaluate again for fresh ones"
+            )
+        limit = self.limits.max_variables
+        body = await self._call(
+            "variables", VariablesArguments(variables_reference=reference, count=limit + 1),
+            VariablesResponseBody,
+        )
+        shown = [self._clip(v) for v in body.variables[:limit]]
+        self._references.update(v.variables_reference for v in shown if v.variables_reference)
+        return shown, len(body.variables) > limit
+
+    async def evaluate(self, expression: str, frame_id: int | None) -> EvaluateResponseBody:
+        self._require_stopped("evaluate")
+        if frame_id is None:
+            frames = await self.stack(None, levels=1)
+            frame_id = frames[0].id if frames else None
+        else:
+            self._check_frame(frame_id)
+        result = await self._call(
+            "evaluate",
+            EvaluateArguments(expression=expression, frame_id=frame_id,
+                              context=self.spec.evaluate_context),
+            EvaluateResponseBody,
+        )
+        if result.variables_reference:
+            self._references.add(result.variables_reference)
+        result.result = _clip_text(result.result, self.limits.max_value_chars)
+        return result
+
+    async def set_breakpoints(self, path: Path, lines: list[int]) -> list[Any]:
+        """Send one file's breakpoints (an empty list clears them); the adapter's verdicts."""
+        body = await self._call(
+            "setBreakpoints",
+            SetBreakpointsArguments(source=Source(name=path.name, path=str(path)),
+                                    breakpoints=[SourceBreakpoint(line=n) for n in lines]),
+            SetBreakpointsResponseBody,
+        )
+        return body.breakpoints
+
+    # -- end -------------------------------------------------------------------------------
+
+    async def end(self) -> None:
+        """Terminate the debuggee and the adapter; kill whatever does not exit in time.
+        Idempotent: every caller waits for the same ending."""
+        if self._ending is None:
+            self._ending = asyncio.create_task(self._end())
+        await asyncio.shield(self._ending)
+
+    async def _end(self) -> None:
+        client = self.client
+        if client is not None and not client.closed and self.processes is not None \
+                and self.processes.adapter_alive:
+            short = min(self.limits.request_timeout, 5.0)
+            with contextlib.suppress(DapError, AdapterGone, RequestTimeout):
+                # Only requests the adapter advertises: lldb-dap 19 crashes on `terminate`.
+                if self.capabilities.supports_terminate_request and self.state is not State.EXITED:
+                    self._changed.clear()
+                    await client.request("terminate", TerminateArguments(), _Raw, short)
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(self._changed.wait(), short)
+                await client.request("disconnect", DisconnectArguments(), _Raw, short)
+        if self.processes is not None:
+            # debugpy's adapter lingers after disconnect: the grace period bounds it.
+            await self.processes.stop(self.limits.exit_grace)
+        if client is not None:
+            await client.close()
+        if self._watch is not None:
+            self._watch.cancel()
+        if self._socket_dir is not None:
+            with contextlib.suppress(OSError):
+                for name in os.listdir(self._socket_dir):
+                    os.unlink(os.path.join(self._socket_dir, name))
+                os.rmdir(self._socket_dir)
+        self.state = State.EXITED
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def thread_or_default(self, thread_id: int | None) -> int:
+        if thread_id is not None:
+            return thread_id
+        if self.stop is not None and self.stop.thread_id is not None:
+            return self.stop.thread_id
+        raise SessionFailed("no thread is stopped; pass thread_id (see threads)")
+
+    async def _any_thread(self) -> int:
+        threads = await self.threads()
+        if not threads:
+            raise SessionFailed("the program has no threads")
+        return threads[0].id
+
+    def _client(self) -> DapClient:
+        assert self.client is not None
+        if self.client.closed:
+            raise AdapterGone(self.client.closed_reason or "closed")
+        return self.client
+
+    async def _call(self, command: str, arguments: DapModel | None, body_type):
+        return await self._client().request(command, arguments, body_type,
+                                            self.limits.request_timeout)
+
+    def _require_live(self, what: str) -> None:
+        if self.state is State.EXITED:
+            raise SessionFailed(f"the program has finished; {what} needs a running program. "
+                                "Read output, or terminate and launch again")
+
+    def _require_stopped(self, what: str) -> None:
+        self._require_live(what)
+        if self.state is not State.STOPPED:
+            raise SessionFailed(f"the program is running; {what} needs it stopped. Call pause "
+                                "or set a breakpoint, then try again")
+
+    def _check_frame(self, frame_id: int) -> None:
+        if frame_id not in self._frames:
+            raise StaleReference(
+                f"frame {frame_id} is not from the current stop (frames die when execution "
+                "resumes); call stack again for fresh frame ids"
+            )
+
+    def _invalidate(self) -> None:
+        self._frames.clear()
+        self._references.clear()
+
+    def _clip(self, variable: Variable) -> Variable:
+        variable.value = _clip_text(variable.value, self.limits.max_value_chars)
+        return variable
+
+
+class _Raw(DapModel):
+    """An untyped body: arguments assembled from adapter spec data, or a body we ignore."""
+
+    @classmethod
+    def of(cls, fields: dict[str, Any]) -> _Raw:
+        return cls.model_validate(fields)
+
+    def wire(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+def _clip_text(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,247 @@
+"""The debug supervisor: the `debug` resource. One session per conversation, with a hard TTL.
+
+Sessions are keyed by the run's conversation id; a second launch or attach while one is live
+is refused (`session_exists`), never a silent replacement. A session ends when it is
+terminated, when its TTL runs out, when its adapter dies, when the run that started it
+closes, or when the runtime shuts down; the next call says which, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+from traitlets import Dict, Float, Int, default
+
+from ..runtime.resources import ResourceProvider
+from ..runtime.results import ErrorCode, ToolError
+from ..runtime.tool import Resource
+from .adapters import (
+    AdapterSpec,
+    Availability,
+    adapter_python,
+    availability,
+    find_binary,
+    merge_specs,
+)
+from .session import DebugSession, SessionFailed, SessionLimits, State
+
+if TYPE_CHECKING:
+    from ..runtime.run import Run, RunOptions
+
+
+@dataclass
+class Conversation:
+    """What a conversation keeps between calls: breakpoints and at most one live session."""
+
+    breakpoints: dict[Path, list[int]] = field(default_factory=dict)
+    session: DebugSession | None = None
+    owner_run: str | None = None
+    expiry: asyncio.TimerHandle | None = None
+    ended_because: str | None = None  # told once, by the next call that finds no session
+    runs: set[str] = field(default_factory=set)
+
+
+class DebugSupervisor(ResourceProvider):
+    """Starts debug adapters for runs, keyed by conversation id, and ends them all."""
+
+    resource = Resource.DEBUG
+
+    session_ttl_seconds = Float(
+        1800.0, help="Hard lifetime of a debug session; at the end the debuggee and adapter are "
+        "ended and the next call says so."
+    ).tag(config=True)
+    adapters = Dict(
+        help="Add or override debug adapters: {name: {field: value}}. Fields: adapter_id, "
+        "binaries, command, markers, program_suffixes, transport, python, launch_arguments, "
+        "attach_arguments, exception_filters, evaluate_context. A known name overrides only "
+        "the fields given."
+    ).tag(config=True)
+    request_timeout_seconds = Float(
+        15.0, help="Longest wait for an adapter to answer one request."
+    ).tag(config=True)
+    start_timeout_seconds = Float(
+        30.0, help="Longest wait for an adapter to start and accept launch/attach."
+    ).tag(config=True)
+    stop_wait_seconds = Float(
+        15.0, help="How long launch, continue and steps wait for execution to stop or end "
+        "before answering that the program is still running."
+    ).tag(config=True)
+    exit_grace_seconds = Float(
+        1.0, help="How long an adapter may take to exit after disconnect before its process "
+        "groups are killed."
+    ).tag(config=True)
+    max_output_chars = Int(
+        20_000, help="Debuggee output kept per session (the newest is kept)."
+    ).tag(config=True)
+
+    @default("adapters")
+    def _default_adapters(self) -> dict[str, Any]:
+        return {}
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        try:
+            self.specs: dict[str, AdapterSpec] = merge_specs(dict(self.adapters))
+        except (ValidationError, KeyError, TypeError) as exc:
+            raise ValueError(f"DebugSupervisor.adapters is invalid: {exc}") from exc
+        self.conversations: dict[str, Conversation] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- resource provider -----------------------------------------------------------------
+
+    def attach(self, run: Run, options: RunOptions) -> DebugSupervisor | None:
+        if not options.conversation_id:
+            return None
+        self.conversations.setdefault(options.conversation_id, Conversation()).runs.add(run.id)
+        return self
+
+    async def release(self, run: Run, handle: Any) -> None:
+        conversation = self.conversations.get(run.conversation_id or "")
+        if conversation is None:
+            return
+        conversation.runs.discard(run.id)
+        if conversation.owner_run == run.id:
+            await self._end(conversation, "the run that started it closed")
+        if not conversation.runs:
+            self.conversations.pop(run.conversation_id or "", None)
+
+    async def shutdown(self) -> None:
+        for conversation in list(self.conversations.values()):
+            await self._end(conversation, "the server shut down")
+        self.conversations.clear()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def status(self) -> dict[str, Any]:
+        """Which adapters' binaries are found (markers depend on each run's directory)."""
+        adapters = {}
+        for name, spec in self.specs.items():
+            found = find_binary(spec) is not None or spec.python
+            adapters[name] = {
+                "available": found,
+                "markers": spec.markers,
+                "reason": None if found else f"no binary ({', '.join(spec.binaries)}) on PATH",
+            }
+        live = sum(1 for c in self.conversations.values() if c.session is not None)
+        return {"adapters": adapters, "sessions": live,
+                "session_ttl_seconds": self.session_ttl_seconds}
+
+    # -- what the debug tool uses ----------------------------------------------------------
+
+    def availability(self, run: Run) -> list[Availability]:
+        """Every adapter, usable for this run's directory or not, and why."""
+        return [availability(spec, run.cwd, self.runtime.root_path) for spec in self.specs.values()]
+
+    def conversation(self, run: Run) -> Conversation:
+        return self.conversations.setdefault(run.conversation_id or "", Conversation())
+
+    def session(self, run: Run) -> DebugSession:
+        """The conversation's live session, or `no_session` saying why there is none."""
+        conversation = self.conversation(run)
+        if conversation.session is None:
+            why, conversation.ended_because = conversation.ended_because, None
+            detail = f"The last session ended: {why}. " if why else ""
+            raise ToolError(ErrorCode.NO_SESSION,
+                            f"{detail}No debug session is live in this conversation; call "
+                            "debug with action=launch (or attach) first.")
+        return conversation.session
+
+    async def start(
+        self, run: Run, spec: AdapterSpec, command: str, arguments: dict[str, Any],
+        program: str | None = None,
+    ) -> DebugSession:
+        """Start `spec`'s adapter and launch or attach; the session answers the conversation."""
+        conversation = self.conversation(run)
+        if conversation.session is not None and conversation.session.state is State.EXITED:
+            await self._end(conversation, None)  # its program finished: nothing is replaced
+        if conversation.session is not None:
+            raise ToolError(ErrorCode.SESSION_EXISTS,
+                            f"A debug session ({conversation.session.spec.name}, "
+                            f"{conversation.session.state.value}) is already live in this "
+                            "conversation. Use it, or call terminate first.")
+        found = availability(spec, run.cwd, self.runtime.root_path)
+        if not found.usable:
+            raise ToolError(ErrorCode.UNAVAILABLE,
+                            f"The {spec.name} adapter cannot serve {run.relpath(run.cwd) or '.'}: "
+                            f"{found.reason}. See debug action=adapters.")
+        assert found.binary is not None
+        binary = found.binary
+        if spec.python:
+            arguments = {**arguments, "python": [found.binary]}
+            binary = adapter_python(found.binary)
+        argv = [part.replace("{binary}", binary) for part in spec.command]
+        session = DebugSession(spec, self._limits(), self.log, self._adapter_gone)
+        session.program = program
+        conversation.ended_because = None
+        conversation.session, conversation.owner_run = session, run.id
+        try:
+            await session.open(argv, found.project_root or run.cwd, env=dict(os.environ))
+            await session.begin(command, arguments, dict(conversation.breakpoints))
+            await session.wait_for_change()
+        except (SessionFailed, OSError) as exc:
+            await self._end(conversation, None)
+            raise ToolError(ErrorCode.FAILED,
+                            f"Could not {command} with {spec.name}: {exc}. Check the program "
+                            "path and arguments, then call launch again.",
+                            text=session.output.text() or None) from None
+        ttl = self.session_ttl_seconds
+        reason = f"it reached its {_minutes(ttl)} time limit (hard TTL)"
+        conversation.expiry = asyncio.get_running_loop().call_later(
+            ttl, lambda: self._spawn(self._end(conversation, reason, expected=session))
+        )
+        return session
+
+    async def terminate(self, run: Run) -> DebugSession:
+        """End the conversation's session (the debuggee and the adapter)."""
+        conversation = self.conversation(run)
+        session = self.session(run)
+        await self._end(conversation, None)
+        return session
+
+    async def fail(self, run: Run, reason: str) -> None:
+        """End a session that cannot go on, so the next call says `reason`."""
+        await self._end(self.conversation(run), reason)
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _limits(self) -> SessionLimits:
+        return SessionLimits(
+            request_timeout=self.request_timeout_seconds,
+            start_timeout=self.start_timeout_seconds,
+            stop_wait=self.stop_wait_seconds,
+            exit_grace=self.exit_grace_seconds,
+            max_output_chars=self.max_output_chars,
+        )
+
+    async def _end(
+        self, conversation: Conversation, reason: str | None,
+        expected: DebugSession | None = None,
+    ) -> None:
+        session = conversation.session
+        if session is None or (expected is not None and session is not expected):
+            return
+        conversation.session, conversation.owner_run = None, None
+        if conversation.expiry is not None:
+            conversation.expiry.cancel()
+            conversation.expiry = None
+        conversation.ended_because = reason
+        await session.end()
+
+    def _adapter_gone(self, session: DebugSession, reason: str) -> None:
+        for conversation in self.conversations.values():
+            if conversation.session is session:
+                self._spawn(self._end(conversation, f"{reason}; its debuggee was ended",
+                                      expected=session))
+
+    def _spawn(self, coroutine) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:g}-minute" if seconds >= 60 else f"{seconds:g}-second"

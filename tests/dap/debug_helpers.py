@@ -1,0 +1,103 @@
+"""Shared pieces of the debug tests: programs to debug, and helpers to call `debug`."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+
+import psutil
+
+from jupyter_agent_tools.dap.adapters import BUILTIN_ADAPTERS, find_binary
+
+PYTHON_PROGRAM = textwrap.dedent(
+    """\
+    import sys
+
+
+    def add(a, b):
+        c = a + b
+        return c
+
+
+    def main():
+        total = 0
+        for i in range(3):
+            total = add(total, i)
+        print("total", total)
+        print("to stderr", file=sys.stderr)
+        print("python", sys.executable)
+
+
+    main()
+    """
+)
+# Lines of PYTHON_PROGRAM the tests stop at.
+LINE_IN_ADD = 5
+LINE_CALL_ADD = 12
+LINE_PRINT_TOTAL = 13
+
+C_PROGRAM = textwrap.dedent(
+    """\
+    #include <stdio.h>
+    #include <unistd.h>
+
+    int add(int a, int b) {
+        int c = a + b;
+        return c;
+    }
+
+    int main(int argc, char **argv) {
+        int total = 0;
+        for (int i = 0; i < 3; i++) {
+            total = add(total, i);
+        }
+        printf("total %d\\n", total);
+        fflush(stdout);
+        if (argc > 1) {
+            for (;;) {
+                sleep(1);
+            }
+        }
+        return 0;
+    }
+    """
+)
+C_LINE_IN_ADD = 5
+C_LINE_CALL_ADD = 12
+
+
+def lldb_dap_binary() -> str | None:
+    return find_binary(BUILTIN_ADAPTERS["lldb"])
+
+
+async def debug(run, action: str, **arguments):
+    """Call the debug tool and return its result."""
+    return await run.call("debug", {"action": action, **arguments})
+
+
+async def ok(run, action: str, **arguments):
+    """Call the debug tool and require success."""
+    result = await debug(run, action, **arguments)
+    assert result.ok, result.text
+    return result
+
+
+def session_of(runtime, conversation_id: str):
+    """The live session object of a conversation (to find its adapter's pid)."""
+    return runtime.provider("debug").conversations[conversation_id].session
+
+
+def ended(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+async def wait_ended(*pids: int, bound: float = 20.0) -> list[int]:
+    """Poll until every pid has ended (bounded); the ones still alive."""
+    for _ in range(int(bound / 0.1)):
+        if all(ended(pid) for pid in pids):
+            break
+        await asyncio.sleep(0.1)
+    return [pid for pid in pids if not ended(pid)]
