@@ -110,7 +110,8 @@ class QuestionPort(ResourceProvider):
         raise ToolError(ErrorCode.NOT_FOUND,
                         f"No card {card_id!r} in space {space!r}. List the pending cards.")
 
-    def _publish(self, type_: str, card: Card, run: Run) -> None:
+    def publish_card(self, type_: str, card: Card, run: Run) -> None:
+        """Announce a card on its run's stream and its space's, and wake the space's humans."""
         payload = card.to_json()
         run.events.publish(type_, run_id=card.run_id, space=card.space, card=payload)
         self.runtime.space_bus(card.space).publish(type_, run_id=card.run_id, space=card.space,
@@ -177,7 +178,7 @@ class RunQuestions:
         self._count += 1
         card = Card(number=self._count, run_id=self.run.id, space=self.space, kind=kind, **fields)
         self.pending[card.id] = card
-        self.port._publish("question_asked", card, self.run)
+        self.port.publish_card("question_asked", card, self.run)
         timeout = self.port.timeout_seconds
         try:
             await asyncio.wait_for(card.closed.wait(), timeout)
@@ -187,7 +188,7 @@ class RunQuestions:
             card.close(CardStatus.CANCELLED)  # no-op unless the wait itself was cancelled
             self.pending.pop(card.id, None)
             self._closed.append(card)
-            self.port._publish("question_closed", card, self.run)
+            self.port.publish_card("question_closed", card, self.run)
         if card.status is CardStatus.TIMED_OUT:
             raise ToolError(
                 ErrorCode.TIMEOUT,
