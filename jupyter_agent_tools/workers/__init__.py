@@ -2,10 +2,10 @@
 
 from .backends import WorkerBackend, WorkerFailed, WorkerJob
 from .pool import RunWorkers, WorkerPool
-from .python_backend import WorkerRun
+from .python_backend import WorkerRun, WorkerStopped
 from .worker import Worker, WorkerStatus
 
 __all__ = [
     "RunWorkers", "Worker", "WorkerBackend", "WorkerFailed", "WorkerJob", "WorkerPool",
-    "WorkerRun", "WorkerStatus",
+    "WorkerRun", "WorkerStatus", "WorkerStopped",
 ]

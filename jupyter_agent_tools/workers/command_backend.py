@@ -15,9 +15,11 @@ The tail of its standard output is the worker's last result.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
 import shutil
 import signal
+import sys
 from typing import Any
 
 from traitlets import Dict, Float, List, Unicode
@@ -30,6 +32,7 @@ _CHUNK = 65536
 # A pipe still open after the group is dead belongs to a process that left the group.
 _READERS_SECONDS = 5.0
 _EXIT_POLL_SECONDS = 0.05
+_PR_SET_PDEATHSIG = 1
 
 
 class CommandBackend(WorkerBackend):
@@ -92,6 +95,7 @@ class CommandBackend(WorkerBackend):
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         keep = job.max_result_chars * 4  # bytes: enough for max_result_chars of UTF-8
         out, err = bytearray(), bytearray()
@@ -135,6 +139,13 @@ class CommandBackend(WorkerBackend):
         if not await _exited(process, self.kill_grace_seconds):
             _signal_group(process.pid, signal.SIGKILL)
             await _exited(process)
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: on Linux, die if the server dies without cleaning up."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 async def _exited(process: asyncio.subprocess.Process, timeout: float | None = None) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import defaultdict
 
 import pytest
@@ -10,6 +11,7 @@ from worker_helpers import until
 
 from jupyter_agent_tools.runtime import Resource
 from jupyter_agent_tools.workers import WorkerRun
+from jupyter_agent_tools.workers.python_backend import WorkerStopped
 
 
 class Gated:
@@ -222,3 +224,35 @@ async def test_results_and_worker_counts_are_bounded(make_runtime):
     await busy.call("vibe_spawn", {"brief": "a", "label": "a"})
     refused = await busy.call("vibe_spawn", {"brief": "b", "label": "b"})
     assert refused.code == "unavailable" and "vibe_kill" in refused.error["message"]
+
+
+async def test_a_killed_sync_agent_is_refused_further_calls(make_runtime):
+    release = threading.Event()
+    outcome: list[str] = []
+
+    def agent(brief: str, run: WorkerRun) -> str:
+        release.wait(60)
+        try:
+            run.call_sync("read", {"path": "."})
+        except WorkerStopped as stopped:
+            outcome.append(str(stopped))
+        return "late"
+
+    runtime = make_runtime(agent)
+    parent = await runtime.create_run(vibe=True)
+    await parent.call("vibe_spawn", {"brief": "x", "label": "x"})
+    await until(lambda: parent.resources[Resource.WORKERS].get("w1").status.value == "running")
+    killed = await parent.call("vibe_kill", {"worker_id": "w1"})
+    assert killed.data["status"] == "killed"
+    release.set()
+    await until(lambda: outcome)
+    assert "was stopped" in outcome[0]
+    assert (await parent.call("vibe_list", {})).data["workers"][0]["status"] == "killed"
+
+
+async def test_plug_in_backend_by_module_and_class(make_runtime):
+    runtime = make_runtime(None, backend="worker_helpers:EchoBackend")
+    parent = await runtime.create_run(vibe=True)
+    await parent.call("vibe_spawn", {"brief": "hello", "label": "x", "tier": "good"})
+    waited = await parent.call("vibe_wait", {"worker_id": "w1"})
+    assert waited.data["result"] == "good: hello"

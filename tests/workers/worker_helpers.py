@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from jupyter_agent_tools.workers import WorkerBackend, WorkerJob
+
 
 def alive(pid: int) -> bool:
     """Whether process `pid` still runs (a zombie nobody reaped yet counts as gone)."""
@@ -31,3 +33,12 @@ async def until(predicate, attempts: int = 600) -> None:
             return
         await asyncio.sleep(0.01)
     raise AssertionError("condition never held")
+
+
+class EchoBackend(WorkerBackend):
+    """A plug-in backend (loaded as 'worker_helpers:EchoBackend'): the result is the brief."""
+
+    name = "echo"
+
+    async def run(self, job: WorkerJob) -> str:
+        return f"{job.tier}: {job.brief}"
