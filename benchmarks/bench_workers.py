@@ -66,7 +66,7 @@ def _server_benchmarks(root: Path, calls: int, trials: int) -> dict[str, dict[st
             return result
 
         def worker(brief: str) -> str:
-            worker_id = tool("vibe_spawn", {"brief": brief, "label": "bench"})["data"]["id"]
+            worker_id = tool("vibe_spawn", {"brief": brief, "label": "bench"})["data"]["worker_id"]
             waited = tool("vibe_wait", {"worker_id": worker_id, "timeout_seconds": 600})
             assert waited["data"]["status"] == "done", waited["text"]
             return waited["data"]["result"]
@@ -111,7 +111,7 @@ async def _embedded(root: Path, trials: int) -> dict[str, dict[str, float]]:
     for _ in range(trials):
         start = time.perf_counter()
         spawned = await parent.call("vibe_spawn", {"brief": "x", "label": "bench"})
-        waited = await parent.call("vibe_wait", {"worker_id": spawned.data["id"]})
+        waited = await parent.call("vibe_wait", {"worker_id": spawned.data["worker_id"]})
         assert waited.data["status"] == "done", waited.text
         pooled.append(time.perf_counter() - start)
         start = time.perf_counter()

@@ -62,7 +62,7 @@ class Worker:
     def describe(self, max_result_chars: int | None = None) -> dict[str, Any]:
         result = self.result if max_result_chars is None else tail(self.result, max_result_chars)
         return {
-            "id": self.id,
+            "worker_id": self.id,
             "label": self.label,
             "tier": self.tier,
             "status": self.status.value,
@@ -74,7 +74,7 @@ class Worker:
 
     def _set(self, status: WorkerStatus) -> None:
         self.status = status
-        self.parent.events.publish("worker_state", run_id=self.parent.id, worker_id=self.id,
+        self.parent.events.publish("worker_state", run_id=self.parent.id,
                                    **self.describe(self.pool.event_result_chars))
 
     def _finish(self, status: WorkerStatus, result: str) -> None:

@@ -35,7 +35,7 @@ async def test_worker_calls_its_tools_and_a_readonly_surface_refuses_writes(api,
         f"get runs/{parent}",
         "echo bye",
     )})
-    assert spawned["ok"] and spawned["data"]["id"] == "w1" and spawned["data"]["tier"] == "fast"
+    assert spawned["ok"] and spawned["data"]["worker_id"] == "w1" and spawned["data"]["tier"] == "fast"
     waited = await tool(parent, "vibe_wait", {"worker_id": "w1", "timeout_seconds": 120})
     assert waited["data"]["finished"] and waited["data"]["status"] == "done"
     result = waited["data"]["result"]
@@ -52,7 +52,7 @@ async def test_worker_calls_its_tools_and_a_readonly_surface_refuses_writes(api,
     assert [(e["tool"], e["origin"]) for e in transcript] == [("read", "worker"), ("write", "worker")]
 
     listed = await tool(parent, "vibe_list")
-    assert [(w["id"], w["status"], w["tier"]) for w in listed["data"]["workers"]] == [
+    assert [(w["worker_id"], w["status"], w["tier"]) for w in listed["data"]["workers"]] == [
         ("w1", "done", "fast")]
     assert "w1 [fast] look: done" in listed["text"]
 

@@ -213,10 +213,10 @@ async def test_results_and_worker_counts_are_bounded(make_runtime):
     parent = await runtime.create_run(vibe=True)
     for _ in range(3):  # the third forgets the oldest finished worker
         spawned = await parent.call("vibe_spawn", {"brief": "x", "label": "x"})
-        waited = await parent.call("vibe_wait", {"worker_id": spawned.data["id"]})
+        waited = await parent.call("vibe_wait", {"worker_id": spawned.data["worker_id"]})
         assert len(waited.data["result"]) < 1100 and waited.data["result"].endswith("END")
     listed = await parent.call("vibe_list", {})
-    assert [w["id"] for w in listed.data["workers"]] == ["w2", "w3"]
+    assert [w["worker_id"] for w in listed.data["workers"]] == ["w2", "w3"]
     assert all(len(w["result"]) < 600 for w in listed.data["workers"])
 
     gated = Gated()
@@ -256,3 +256,19 @@ async def test_plug_in_backend_by_module_and_class(make_runtime):
     await parent.call("vibe_spawn", {"brief": "hello", "label": "x", "tier": "good"})
     waited = await parent.call("vibe_wait", {"worker_id": "w1"})
     assert waited.data["result"] == "good: hello"
+
+
+async def test_the_scripted_agent_runs_the_calls_in_its_brief(make_runtime, root):
+    (root / "a.py").write_text("x = 1\n")
+    runtime = make_runtime("jupyter_agent_tools.workers.scripted:scripted_agent")
+    parent = await runtime.create_run(vibe=True)
+    brief = "\n".join([
+        "Count the Python files, then try to change one.",
+        '{"tool": "glob", "args": {"pattern": "*.py"}}',
+        '{"tool": "write", "args": {"path": "a.py", "content": ""}}',
+    ])
+    await parent.call("vibe_spawn", {"brief": brief, "label": "script"})
+    waited = await parent.call("vibe_wait", {"worker_id": "w1"})
+    glob, write = waited.data["result"].splitlines()
+    assert glob == "glob: ok — a.py" and write.startswith("write: unknown_tool — ")
+    assert (root / "a.py").read_text() == "x = 1\n"
