@@ -74,6 +74,14 @@ class RunInterpreters:
         reason = session.death_reason or "it died"
         self.lost[language] = reason
         await self.discard(language)
+        if end is CellEnd.TIMEOUT:
+            raise ToolError(
+                ErrorCode.TIMEOUT,
+                f"The cell produced no output for {self.factory.idle_timeout_seconds:g}s and did "
+                "not stop when interrupted, so its kernel was shut down; what it produced is "
+                "above. The next eval starts a fresh interpreter: variables and imports are gone.",
+                text=text or None, data=data, blocks=blocks,
+            )
         raise ToolError(
             ErrorCode.KERNEL_DIED,
             f"The {language} kernel stopped while running the cell ({reason}); what it produced "

@@ -151,6 +151,7 @@ class KernelSession:
 
     async def shutdown(self) -> None:
         """Stop the readers and the kernel; bounded, and never raises."""
+        polite = not self.dead  # a dead or stuck kernel would not answer a shutdown request
         self.dead = True
         self.run = None
         for task in [*self._readers, *self._calls]:
@@ -162,7 +163,9 @@ class KernelSession:
             self.log.debug("stopping the channels of kernel %s failed", self.kernel_id, exc_info=True)
         manager = self.handle.manager
         try:
-            await asyncio.wait_for(ensure_async(manager.shutdown_kernel(self.kernel_id)), 10)
+            await asyncio.wait_for(
+                ensure_async(manager.shutdown_kernel(self.kernel_id, now=not polite)), 10
+            )
         except Exception:
             try:
                 await ensure_async(manager.shutdown_kernel(self.kernel_id, now=True))

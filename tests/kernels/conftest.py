@@ -7,6 +7,7 @@ from traitlets.config import Config
 
 from jupyter_agent_tools import Runtime
 
+
 @pytest.fixture
 def make_runtime(root, jp_asyncio_loop):
     """`make_runtime(**KernelFactory config)` → an embedded Runtime, shut down after the test."""

@@ -8,7 +8,6 @@ import os
 import pytest
 
 
-
 def cell(code: str, description: str = "run a small test cell here", **more: object) -> dict:
     """The arguments of an eval call."""
     return {"code": code, "description": description, **more}
@@ -132,6 +131,14 @@ async def test_a_quiet_cell_is_interrupted_after_the_idle_budget(make_runtime):
     assert result.code == "timeout" and "started" in result.text
     assert "KeyboardInterrupt" in result.text
     assert (await run.call("eval", cell("kept"))).text == "1"  # interrupted, not restarted
+
+
+async def test_a_busy_javascript_cell_is_interrupted(make_runtime):
+    run = await make_runtime(idle_timeout_seconds=1.0).create_run()
+    result = await run.call("eval", cell("var kept = 7; console.log('spinning'); while (true) {}",
+                                         language="javascript"))
+    assert result.code == "timeout" and "spinning" in result.text
+    assert (await run.call("eval", cell("kept", language="javascript"))).text == "7"
 
 
 async def test_a_killed_kernel_is_kernel_died_then_a_fresh_interpreter(kernels_runtime):

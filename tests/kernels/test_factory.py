@@ -40,3 +40,18 @@ def test_the_deno_kernelspec_installs_into_a_prefix(tmp_path):
     assert spec["argv"][0] == deno_spec.deno_binary()
     assert spec["argv"][1:] == ["jupyter", "--kernel", "--conn", "{connection_file}"]
     assert spec["interrupt_mode"] == "message"
+
+
+async def test_runtime_shutdown_leaves_no_kernel_process(make_runtime):
+    runtime = make_runtime(warm_pool={"python": 1})
+    factory = runtime.provider("kernels")
+    run = await runtime.create_run()
+    assert (await run.call("eval", cell("console.log(1)", language="javascript"))).ok
+    await factory.prewarm()
+    processes = [
+        session.handle.manager.get_kernel(session.kernel_id).provisioner.process
+        for session in factory._sessions
+    ]
+    assert len(processes) == 2  # the run's Deno kernel and a warm Python kernel
+    await runtime.shutdown()
+    assert all(process.poll() is not None for process in processes)
