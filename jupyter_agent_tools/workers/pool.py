@@ -95,9 +95,9 @@ class WorkerPool(ResourceProvider):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.backend_error: str | None = None
-        self._backend: WorkerBackend | None = None
+        self.worker_backend: WorkerBackend | None = None
         try:
-            self._backend = load_backend_class(self.backend)(parent=self, log=self.log)
+            self.worker_backend = load_backend_class(self.backend)(parent=self, log=self.log)
         except Exception as exc:  # contained: spawns say why, the rest of the runtime works
             self.log.exception("could not load worker backend %s", self.backend)
             self.backend_error = f"{type(exc).__name__}: {exc}"
@@ -130,8 +130,7 @@ class WorkerPool(ResourceProvider):
         return {
             "backend": self.backend,
             "backend_error": self.backend_error,
-            "tiers": {tier: {"available": self.unavailable(tier) is None,
-                             "reason": self.unavailable(tier)} for tier in TIERS},
+            "tiers": {tier: _availability(self.unavailable(tier)) for tier in TIERS},
             "max_running": self.max_running,
             "running": sum(w.status is WorkerStatus.RUNNING for w in workers),
             "queued": sum(w.status is WorkerStatus.QUEUED for w in workers),
@@ -141,10 +140,10 @@ class WorkerPool(ResourceProvider):
 
     def unavailable(self, tier: str) -> str | None:
         """Why a worker of `tier` cannot be started here, or None."""
-        if self._backend is None:
+        if self.worker_backend is None:
             return (f"The worker backend {self.backend!r} could not be loaded "
                     f"({self.backend_error}); ask the user to fix c.WorkerPool.backend.")
-        return self._backend.unavailable(tier)
+        return self.worker_backend.unavailable(tier)
 
     def child_options(self, parent: Run, tier: str) -> tuple[str, str]:
         """The child run's (surface, approvals): the tier's, capped by the parent's."""
@@ -154,6 +153,10 @@ class WorkerPool(ResourceProvider):
         approvals = max(Approvals(getattr(self, f"{tier}_approvals")), parent.gate.policy,
                         key=_STRICTNESS.index)
         return surface.value, approvals.value
+
+
+def _availability(reason: str | None) -> dict[str, Any]:
+    return {"available": reason is None, "reason": reason}
 
 
 class RunWorkers:
@@ -189,8 +192,8 @@ class RunWorkers:
         cwd = self.parent.cwd.relative_to(runtime.root_path).as_posix() or "."
         child = await runtime.create_run(cwd=cwd, surface=surface, approvals=approvals,
                                          space=self.parent.space, parent_id=self.parent.id)
-        backend = self.pool._backend
-        assert backend is not None
+        backend = self.pool.worker_backend
+        assert backend is not None  # unavailable() said so otherwise
         token = runtime.run_tokens.issue(child.id) if backend.uses_http else None
         self._count += 1
         worker = Worker(self.pool, backend, self.parent, worker_id=f"w{self._count}",

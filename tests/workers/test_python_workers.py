@@ -272,3 +272,15 @@ async def test_the_scripted_agent_runs_the_calls_in_its_brief(make_runtime, root
     glob, write = waited.data["result"].splitlines()
     assert glob == "glob: ok — a.py" and write.startswith("write: unknown_tool — ")
     assert (root / "a.py").read_text() == "x = 1\n"
+
+
+async def test_plug_in_backend_from_the_entry_point_group(make_runtime, tmp_path, monkeypatch):
+    dist = tmp_path / "site" / "echo_backend-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-backend\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[jupyter_agent_tools.worker_backends]\necho = worker_helpers:EchoBackend\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    parent = await make_runtime(None, backend="echo").create_run(vibe=True)
+    await parent.call("vibe_spawn", {"brief": "hi", "label": "x"})
+    assert (await parent.call("vibe_wait", {"worker_id": "w1"})).data["result"] == "fast: hi"
