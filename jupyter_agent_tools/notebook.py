@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from .client import AgentToolsClient, RemoteRun
-from .runtime import ToolResult
+from .runtime import Run, Runtime, ToolResult
+from .widgets.embedded import EmbeddedLink
 from .widgets.link import ServerLink
 from .widgets.panel import AgentPanel
 
@@ -116,6 +117,21 @@ def open_panel(
                            f"{CONNECT_TIMEOUT_SECONDS:g} s; check the server is running and "
                            "the agent-tools extension is enabled (jupyter server extension list).")
     return AgentSession(client, run, link)
+
+
+async def open_embedded_panel(runtime: Runtime, run: Run, space: str | None = None,
+                              display: bool = True) -> EmbeddedLink:
+    """The panel for a Runtime living in this kernel (no server): await it, then run the
+    agent as a task (`asyncio.ensure_future(...)`) so the cell returns and clicks get in."""
+    space = space or run.space
+    if not space:
+        raise ValueError("The run has no space; create it with create_run(space=...).")
+    link = await EmbeddedLink(runtime, space, run).start()
+    if display:
+        from IPython.display import display as show
+
+        show(link.panel)
+    return link
 
 
 def default_space(client: AgentToolsClient) -> str:

@@ -4,9 +4,10 @@
 clicks back. Notebook users call `jupyter_agent_tools.notebook.open_panel()`.
 """
 
+from .actions import Outcome, PanelActions
 from .cards import CardView
 from .edits import StagedEditView, diff_html
-from .panel import AgentPanel, PanelActions
+from .panel import AgentPanel
 from .transcript import TranscriptView
 
-__all__ = ["AgentPanel", "CardView", "PanelActions", "StagedEditView", "TranscriptView", "diff_html"]
+__all__ = ["AgentPanel", "CardView", "Outcome", "PanelActions", "StagedEditView", "TranscriptView", "diff_html"]

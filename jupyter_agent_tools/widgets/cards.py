@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from concurrent.futures import Future
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
 from ..questions.cards import CardJSON
+from .actions import outcome_error
 
 if TYPE_CHECKING:
-    from .panel import PanelActions
+    from .actions import Outcome, PanelActions
 
 _PERMISSION_STYLES = {"allow_once": "success", "allow_run": "warning", "deny": "danger"}
 
@@ -85,13 +85,13 @@ class CardView(w.VBox):
             chosen = None
         self._send(self._actions.answer(self.card, chosen, self.text.value or None))
 
-    def _send(self, future: Future) -> None:
+    def _send(self, future: Outcome) -> None:
         self._set_enabled(False)
         self.status.value = "<i>sending…</i>"
         future.add_done_callback(self._sent)
 
-    def _sent(self, future: Future) -> None:
-        error = future.exception()
+    def _sent(self, future: Outcome) -> None:
+        error = outcome_error(future)
         if error is None:
             self.status.value = "<i>sent</i>"
             return
@@ -112,3 +112,4 @@ def _args_view(card: CardJSON) -> w.HTML:
         f"<pre style='max-height:20em;overflow:auto;background:#f6f6f6;padding:4px;"
         f"margin:2px 0'>{escape(shown)}</pre>"
     )
+

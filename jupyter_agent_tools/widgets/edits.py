@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
+from .actions import outcome_error
+
 if TYPE_CHECKING:
-    from .panel import PanelActions
+    from .actions import Outcome, PanelActions
 
 _LINE_STYLES = (
     ("+++", "font-weight:bold"),
@@ -82,8 +83,8 @@ class StagedEditView(w.VBox):
         self.status.value = f"<i>{action}ing…</i>"
         self._actions.resolve(self.id, action).add_done_callback(self._resolved)
 
-    def _resolved(self, future: Future) -> None:
-        error = future.exception()
+    def _resolved(self, future: Outcome) -> None:
+        error = outcome_error(future)
         result = None if error else future.result()
         if error is None and getattr(result, "ok", True):
             self.status.value = "<i>done</i>"
@@ -91,3 +92,4 @@ class StagedEditView(w.VBox):
         self.accept_button.disabled = self.discard_button.disabled = False
         message = str(error) if error else getattr(result, "text", "")
         self.status.value = f"<span style='color:#b00'>{escape(message)}</span>"
+

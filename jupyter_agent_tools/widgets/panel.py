@@ -3,26 +3,16 @@
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future
 from html import escape
-from typing import Any, Protocol
+from typing import Any
 
 import ipywidgets as w
 
 from ..questions.cards import CardJSON
+from .actions import PanelActions
 from .cards import CardView
 from .edits import StagedEditView, edit_id
 from .transcript import TranscriptView
-
-
-class PanelActions(Protocol):
-    """What the panel's buttons do; each returns a Future resolved when the server answered."""
-
-    def answer(self, card: CardJSON, answer: Any, text: str | None) -> Future: ...
-
-    def skip(self, card: CardJSON) -> Future: ...
-
-    def resolve(self, edit_id: str, action: str) -> Future: ...
 
 
 class AgentPanel(w.VBox):
