@@ -1,0 +1,170 @@
+"""Structural search against the ast-grep CLI: wall time cold and warm, and match sets.
+
+    python -m benchmarks.bench_structural [--repeat N]
+
+Corpora (copied to a temporary root so both tools see exactly the same files):
+  (a) the standard library of the running Python (site-packages left out);
+  (b) the JavaScript files of the `typescript` npm package's lib/ (installed under
+      .tools/node by scripts/setup.sh).
+
+cold = a fresh Runtime (worker processes started, caches empty) + its first query;
+warm = the same query again in that runtime, files unchanged. ast-grep has no cache: its
+time is the best of `--repeat` runs. Ratios are ours / ast-grep (lower is better).
+Matches are compared as (file, start line, start column, end line, end column).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+from jupyter_agent_tools import Resource, Runtime
+
+ROOT = Path(__file__).resolve().parent.parent
+TYPESCRIPT_LIB = ROOT / ".tools" / "node" / "node_modules" / "typescript" / "lib"
+PATTERNS = {
+    "python": ["print($A)", "$A == $A", "isinstance($X, $$$T)"],
+    "javascript": ["Debug.assert($$$ARGS)", "$X.kind === $K"],
+}
+# Measured: ast-grep 0.51 reports nothing in a file of more than 200,000 lines
+# (typescript.js has 201,040; its first 200,000 lines match, one character more does not).
+# We search such files; it skips them.
+AST_GREP_MAX_LINES = 200_000
+CACHE_MB = 2048  # both corpora's trees fit: ~31 MB + ~15 MB of source at ~27x
+
+Match = tuple[str, int, int, int, int]
+
+
+def ast_grep_binary() -> str:
+    found = shutil.which("ast-grep", path=str(Path(sys.executable).parent)) or shutil.which(
+        "ast-grep")
+    if not found:
+        sys.exit("ast-grep not found: pip install ast-grep-cli (the `bench` extra)")
+    return found
+
+
+def copy_corpora(into: Path) -> dict[str, Path]:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    python = into / "stdlib"
+    shutil.copytree(stdlib, python, ignore=shutil.ignore_patterns(
+        "site-packages", "__pycache__", ".*"), symlinks=True)
+    corpora = {"python": python}
+    if TYPESCRIPT_LIB.is_dir():
+        javascript = into / "typescript-lib"
+        javascript.mkdir()
+        for path in sorted(TYPESCRIPT_LIB.glob("*.js")):
+            with path.open("rb") as handle:
+                lines = sum(1 for _ in handle)
+            if lines > AST_GREP_MAX_LINES:
+                print(f"(leaving out {path.name}: {lines} lines; ast-grep silently finds nothing "
+                      f"in files over {AST_GREP_MAX_LINES} lines, so times would not compare)")
+                continue
+            shutil.copy2(path, javascript / path.name)
+        corpora["javascript"] = javascript
+    else:
+        print(f"(skipping the JavaScript corpus: {TYPESCRIPT_LIB} is missing; "
+              "run scripts/setup.sh)")
+    return corpora
+
+
+def run_ast_grep(binary: str, pattern: str, language: str, folder: Path,
+                 repeat: int) -> tuple[float, set[Match]]:
+    best = float("inf")
+    matches: set[Match] = set()
+    for _ in range(repeat):
+        started = time.perf_counter()
+        done = subprocess.run([binary, "run", "-p", pattern, "-l", language, "--json=stream", "."],
+                              cwd=folder, capture_output=True, text=True, check=False)
+        best = min(best, time.perf_counter() - started)
+        if done.returncode not in (0, 1):
+            sys.exit(f"ast-grep failed: {done.stderr}")
+        matches = set()
+        for line in done.stdout.splitlines():
+            item = json.loads(line)
+            start, end = item["range"]["start"], item["range"]["end"]
+            matches.add((item["file"], start["line"] + 1, start["column"] + 1,
+                         end["line"] + 1, end["column"] + 1))
+    return best, matches
+
+
+async def run_ours(folder: Path, pattern: str, language: str) -> dict:
+    started = time.perf_counter()
+    runtime = Runtime(root_dir=str(folder), resource_providers=[
+        "jupyter_agent_tools.structural.provider:ParserProvider"],
+        read_max_bytes=100_000_000)  # ast-grep has no size limit: search the same files
+    runtime.provider(Resource.PARSER).pool  # noqa: B018 - workers start with the provider
+    run = await runtime.create_run()
+    session = run.resources[Resource.PARSER]
+    figures = {}
+    try:
+        outcome = await session.search(pattern, ".", language, limit=10**7)
+        figures["cold"] = time.perf_counter() - started
+        started = time.perf_counter()
+        outcome = await session.search(pattern, ".", language, limit=10**7)
+        figures["warm"] = time.perf_counter() - started
+    finally:
+        await runtime.shutdown()
+    answer = outcome.answer
+    figures["matches"] = {
+        (run.relpath(Path(m["file"])), *m["start"], *m["end"]) for m in answer["matches"]}
+    figures["parse_errors"] = {run.relpath(Path(p)) for p in answer["parse_errors"]}
+    figures["files"] = outcome.files_searched
+    return figures
+
+
+def explain(only_theirs: set[Match], only_ours: set[Match], parse_errors: set[str]) -> list[str]:
+    notes = []
+    for label, items in (("only ast-grep", only_theirs), ("only ours", only_ours)):
+        for item in sorted(items)[:6]:
+            where = " (file has syntax errors for tree-sitter)" if item[0] in parse_errors else ""
+            notes.append(f"    {label}: {item[0]}:{item[1]}:{item[2]}{where}")
+        if len(items) > 6:
+            notes.append(f"    {label}: ... {len(items) - 6} more")
+    return notes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=2, help="ast-grep runs per query (best)")
+    options = parser.parse_args()
+    binary = ast_grep_binary()
+    version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+    from jupyter_agent_tools.structural.provider import ParserProvider
+
+    ParserProvider.tree_cache_mb.default_value = CACHE_MB
+    print(f"{version}; ours: tree cache {CACHE_MB} MiB, workers = CPU cores")
+    header = (f"{'corpus':<11} {'pattern':<24} {'ast-grep':>9} {'cold':>7} {'ratio':>6} "
+              f"{'warm':>7} {'ratio':>6} {'matches a-g/ours/common':>24}")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-structural-") as scratch:
+        corpora = copy_corpora(Path(scratch))
+        print(header)
+        for language, folder in corpora.items():
+            for pattern in PATTERNS[language]:
+                theirs_s, theirs = run_ast_grep(binary, pattern, language, folder, options.repeat)
+                ours = asyncio.run(run_ours(folder, pattern, language))
+                common = theirs & ours["matches"]
+                rows.append((language, pattern, theirs_s, ours, theirs, common))
+                print(f"{language:<11} {pattern:<24} {theirs_s:>8.2f}s {ours['cold']:>6.2f}s "
+                      f"{ours['cold'] / theirs_s:>5.2f}x {ours['warm']:>6.2f}s "
+                      f"{ours['warm'] / theirs_s:>5.2f}x "
+                      f"{len(theirs):>8}/{len(ours['matches'])}/{len(common)}", flush=True)
+                for note in explain(theirs - ours["matches"], ours["matches"] - theirs,
+                                    ours["parse_errors"]):
+                    print(note)
+    cold = [ours["cold"] / theirs_s for _, _, theirs_s, ours, _, _ in rows]
+    warm = [ours["warm"] / theirs_s for _, _, theirs_s, ours, _, _ in rows]
+    print(f"cold ratio: max {max(cold):.2f}x, mean {sum(cold) / len(cold):.2f}x (target <= 1.0x)")
+    print(f"warm ratio: max {max(warm):.2f}x, mean {sum(warm) / len(warm):.2f}x (target <= 0.25x)")
+
+
+if __name__ == "__main__":
+    main()
