@@ -3,6 +3,7 @@ with the run token their environment gives them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -159,3 +160,24 @@ async def test_vibe_tools_only_in_vibe_mode(api):
     assert not any(name.startswith("vibe_") for name in plain["tools"])
     _, readonly = await api("POST", "runs", {"vibe": True, "surface": "readonly"})
     assert {"vibe_spawn", "vibe_send", "vibe_wait", "vibe_kill", "vibe_list"} <= set(readonly["tools"])
+
+
+async def test_worker_states_go_out_on_the_parents_event_stream(api, tool, jp_ws_fetch):
+    parent = await vibe_run(api)
+    socket = await jp_ws_fetch("agent-tools", "api", "runs", parent, "events")
+    for _ in range(20):  # the stream is live once a call's events arrive
+        await tool(parent, "vibe_list")
+        try:
+            await asyncio.wait_for(socket.read_message(), 1)
+            break
+        except asyncio.TimeoutError:
+            continue
+    await tool(parent, "vibe_spawn", {"label": "quick", "brief": "echo hi"})
+    states = []
+    while not states or states[-1] != "done":
+        event = json.loads(await socket.read_message())
+        if event["type"] == "worker_state":
+            assert event["run_id"] == parent and event["worker_id"] == "w1"
+            states.append(event["status"])
+    assert states == ["queued", "running", "done"]
+    socket.close()
