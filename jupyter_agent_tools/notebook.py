@@ -29,6 +29,9 @@ from .widgets.panel import AgentPanel
 
 CONNECT_TIMEOUT_SECONDS = 30.0
 
+# The panel this kernel shows per space: opening another one for the space replaces it.
+_open_links: dict[str, ServerLink] = {}
+
 
 class AgentSession:
     """What `open_panel` returns: the client, the run, the panel, and ways to drive the run
@@ -78,6 +81,8 @@ class AgentSession:
     def close(self, close_run: bool = False) -> None:
         """Disconnect the panel (and delete the run when `close_run`)."""
         self.link.close()
+        if _open_links.get(self.space) is self.link:
+            del _open_links[self.space]
         if close_run:
             self.run.close()
 
@@ -106,6 +111,9 @@ def open_panel(
     else:
         space = space or default_space(client)
         run = client.create_run(space=space, **run_options)
+    previous = _open_links.pop(space, None)
+    if previous is not None:  # re-running the cell replaces the panel instead of adding a human
+        previous.close()
     link = ServerLink(client, space, run).start()
     if display:
         from IPython.display import display as show
@@ -114,8 +122,10 @@ def open_panel(
     if not link.connected.wait(CONNECT_TIMEOUT_SECONDS):
         link.close()
         raise RuntimeError(f"Could not connect the panel to {client.url} within "
-                           f"{CONNECT_TIMEOUT_SECONDS:g} s; check the server is running and "
-                           "the agent-tools extension is enabled (jupyter server extension list).")
+                           f"{CONNECT_TIMEOUT_SECONDS:g} s ({link.last_error or 'no answer'}); "
+                           "check the server is running, the token, and that the agent-tools "
+                           "extension is enabled (jupyter server extension list).")
+    _open_links[space] = link
     return AgentSession(client, run, link)
 
 

@@ -67,7 +67,7 @@ PATHS: dict[str, dict[str, Any]] = {
         "get": _op("Pending question cards", {"200": _json("Cards", {"type": "array"}), "404": _ERROR}, params=[_RUN_ID]),
     },
     "/agent-tools/api/runs/{id}/questions/{qid}": {
-        "post": _op("Answer or skip a card", {"200": _json("The card, answered"), "404": _ERROR, "409": _ERROR},
+        "post": _op("Answer or skip a card", {"200": _json("The card, answered"), "400": _ERROR, "404": _ERROR, "409": _ERROR},
                     params=[_RUN_ID, {"name": "qid", "in": "path", "required": True, "schema": {"type": "string"}}],
                     body={"type": "object", "properties": {"answer": {}, "text": {"type": "string"}, "skip": {"type": "boolean"}}}),
     },

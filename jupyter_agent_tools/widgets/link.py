@@ -38,6 +38,8 @@ class ServerLink:
         self.panel = AgentPanel(self, space, run.id if run else None)
         #: Set once the server counts this link as a human of the space.
         self.connected = threading.Event()
+        #: Why the last connection attempt failed, if it did.
+        self.last_error: str | None = None
         self._loop = asyncio.new_event_loop()
         self._stopping: asyncio.Event | None = None
         self._thread = threading.Thread(target=self._main, name=f"agent-panel-{space}", daemon=True)
@@ -109,7 +111,8 @@ class ServerLink:
             try:
                 ws = await websocket_connect(HTTPRequest(url, headers=headers, connect_timeout=30))
             except Exception as exc:  # the server restarts, the network blips: retry
-                self.panel.set_status(f"reconnecting ({type(exc).__name__})…")
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                self.panel.set_status(f"reconnecting ({self.last_error})…")
                 await asyncio.sleep(RECONNECT_SECONDS)
                 continue
             try:

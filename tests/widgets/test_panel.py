@@ -130,3 +130,19 @@ def test_diff_html_colors_lines():
     html = diff_html("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old <tag>\n+new\n same\n")
     assert "background:#ffebe9" in html and "background:#e6ffec" in html
     assert "&lt;tag&gt;" in html and "color:#06c" in html
+
+
+async def test_opening_the_panel_again_replaces_it(api, panel_session):
+    first = await panel_session(space="lab")
+    second = await panel_session(space="lab")
+    assert not first.link.connected.is_set() and second.link.connected.is_set()
+
+    async def humans():
+        _, status = await api("GET", "status")
+        return status["resources"]["questions"]["humans"].get("lab")
+
+    async def settled():
+        while await humans() != 1:
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(settled(), WAIT)
