@@ -115,3 +115,26 @@ async def test_spaceless_runs_have_no_cards(api):
     _, run = await api("POST", "runs", {})
     assert "ask_user" not in run["tools"]
     assert await api("GET", f"runs/{run['id']}/questions") == (200, [])
+
+
+async def test_a_run_token_reads_its_cards_but_cannot_answer_them(api, jp_ws_fetch, jp_fetch,
+                                                                   jp_serverapp):
+    _, run = await api("POST", "runs", {"space": "lab"})
+    runtime = jp_serverapp.web_app.settings["agent_tools_runtime"]
+    headers = {"Authorization": f"token {runtime.run_tokens.issue(run['id'])}"}
+    ws = await join(jp_ws_fetch)
+    pending = call(api, run["id"], "ask_user", {"question": "Self-approve?"})
+    card = (await next_event(ws, "question_asked"))["card"]
+
+    async def as_worker(method, *path, body=None):
+        response = await jp_fetch("agent-tools", "api", "runs", run["id"], "questions", *path,
+                                  method=method, headers=headers, raise_error=False,
+                                  body=None if body is None else json.dumps(body))
+        return response.code
+
+    assert await as_worker("GET") == 200
+    assert await as_worker("POST", card["id"], body={"text": "yes"}) == 403
+    code, _ = await api("POST", f"runs/{run['id']}/questions/{card['id']}", {"text": "no"})
+    assert code == 200
+    assert (await asyncio.wait_for(pending, WAIT))[1]["data"]["text"] == "no"
+    ws.close()
