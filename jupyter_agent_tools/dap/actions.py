@@ -71,9 +71,12 @@ async def status(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
     session = supervisor.session(run)
     text, data = _stop_report(run, session, with_output=False)
     header = f"{session.spec.name} session on {session.program or 'an attached process'}"
+    left = supervisor.expires_in(run)
+    if left is not None:
+        text += f"\n(The session ends in {left / 60:.0f} min, at its time limit.)"
     return ToolResult.success(f"{header}: {text}",
                               {**data, "adapter": session.spec.name, "program": session.program,
-                               "pid": session.debuggee_pid})
+                               "pid": session.debuggee_pid, "expires_in_seconds": left})
 
 
 async def breakpoints(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
@@ -126,7 +129,7 @@ async def attach(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
                         "attach needs port (where the debuggee's debug server listens).")
     spec = _choose(run, supervisor, args.adapter, None)
     arguments = _fill_port(spec.attach_arguments, args.port)
-    session = await supervisor.start(run, spec, "attach", arguments)
+    session = await supervisor.start(run, spec, "attach", arguments, port=args.port)
     text, data = _stop_report(run, session)
     return ToolResult.success(f"Attached with {spec.name} to port {args.port}. {text}",
                               {**data, "adapter": spec.name})
@@ -135,7 +138,9 @@ async def attach(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
 async def terminate(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     session = await supervisor.terminate(run)
     output = session.output.take_new()
-    text = "Terminated the debuggee and the adapter; the session is over."
+    text = ("Detached from the process (it keeps running) and ended the adapter."
+            if session.attached else
+            "Terminated the debuggee and the adapter; the session is over.")
     if output:
         text += "\nOutput not shown before:\n" + bound_text(output, STOP_OUTPUT_CHARS)[0]
     return ToolResult.success(text, {"state": "ended", "exit_code": session.exit_code})

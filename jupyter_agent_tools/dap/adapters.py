@@ -48,6 +48,10 @@ class AdapterSpec(BaseModel):
     attach_arguments: dict[str, Any] = Field(
         default_factory=dict, description="`attach` arguments; the string '{port}' is the port."
     )
+    attach_transport: Literal["adapter", "tcp"] = Field(
+        "adapter", description="attach through our adapter process, or (tcp) talk DAP straight "
+        "to the debuggee's own adapter listening on 127.0.0.1:{port}."
+    )
     exception_filters: list[str] = Field(
         default_factory=list,
         description="Exception breakpoint filters to set (those the adapter advertises).",
@@ -70,7 +74,9 @@ BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
             markers=["pyproject.toml", "setup.py", "requirements.txt"],
             program_suffixes=[".py"],
             launch_arguments={"console": "internalConsole", "justMyCode": True},
-            attach_arguments={"connect": {"host": "127.0.0.1", "port": "{port}"}},
+            # `debugpy --listen` runs its own adapter: the client connects to it directly.
+            attach_transport="tcp",
+            attach_arguments={"justMyCode": True},
             exception_filters=["uncaught"],
             evaluate_context="repl",
         ),

@@ -63,6 +63,11 @@ class DapClient:
     def closed(self) -> bool:
         return self.closed_reason is not None
 
+    async def wait_closed(self) -> str:
+        """Wait until the stream ends; why it ended."""
+        await asyncio.gather(self._reader_task, return_exceptions=True)
+        return self.closed_reason or "the stream ended"
+
     def send(self, command: str, arguments: DapModel | None = None) -> asyncio.Future[Response]:
         """Send a request now; the returned future resolves with its response.
 

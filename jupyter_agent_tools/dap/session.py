@@ -164,6 +164,8 @@ class DebugSession:
         self.state = State.STARTING
         self.started_at = time.time()
         self.program: str | None = None
+        # An attached debuggee is not ours: it is detached from, never terminated or killed.
+        self.attached = False
         self.debuggee_pid: int | None = None
         self.exit_code: int | None = None
         self.stop: StopInfo | None = None
@@ -205,6 +207,17 @@ class DebugSession:
         self.client = DapClient(reader, writer, self._on_event, self.log)
         self._watch = asyncio.create_task(self._watch_adapter())
 
+    async def connect(self, host: str, port: int) -> None:
+        """Talk DAP straight to a debuggee's own listening adapter (no process of ours)."""
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port),
+                                                    self.limits.start_timeout)
+        except (OSError, asyncio.TimeoutError) as exc:
+            raise SessionFailed(f"nothing answered on {host}:{port} ({exc}); start the "
+                                "program with its debug server listening there first") from None
+        self.client = DapClient(reader, writer, self._on_event, self.log)
+        self._watch = asyncio.create_task(self._watch_adapter())
+
     async def _connect_unix(self, socket_path: str):
         deadline = time.monotonic() + self.limits.start_timeout
         while time.monotonic() < deadline:
@@ -224,6 +237,7 @@ class DebugSession:
     ) -> None:
         """Run the start sequence for `launch` or `attach`, then wait for the first stop."""
         client = self._client()
+        self.attached = command == "attach"
         try:
             self.capabilities = await client.request(
                 "initialize", InitializeArguments(adapter_id=self.spec.adapter_id), Capabilities,
@@ -295,17 +309,20 @@ class DebugSession:
                 self.output.append(output.category, output.output.replace("\r\n", "\n"))
         elif event.event == "process":
             process = ProcessEventBody.model_validate(body)
-            if process.system_process_id and self.processes is not None:
-                self.debuggee_pid = process.system_process_id
+            self.debuggee_pid = process.system_process_id
+            if process.system_process_id and self.processes is not None and not self.attached:
                 self.processes.track(process.system_process_id)
         # Everything else (thread, module, telemetry, debugpy's custom events) is not ours.
 
     async def _watch_adapter(self) -> None:
-        assert self.processes is not None
-        code = await self.processes.process.wait()
+        if self.processes is not None:
+            code = await self.processes.process.wait()
+            why = f"the {self.spec.name} adapter exited unexpectedly (status {code})"
+        else:
+            assert self.client is not None
+            why = f"the debuggee's adapter closed the connection ({await self.client.wait_closed()})"
         if self._ending is None:
-            self.on_gone(self, f"the {self.spec.name} adapter exited unexpectedly "
-                               f"(status {code})")
+            self.on_gone(self, why)
 
     # -- execution control -----------------------------------------------------------------
 
@@ -428,22 +445,26 @@ class DebugSession:
 
     async def _end(self) -> None:
         client = self.client
-        if client is not None and not client.closed and self.processes is not None \
-                and self.processes.adapter_alive:
+        adapter_alive = self.processes is None or self.processes.adapter_alive
+        if client is not None and not client.closed and adapter_alive:
             short = min(self.limits.request_timeout, 5.0)
             with contextlib.suppress(DapError, AdapterGone, RequestTimeout):
                 # Only requests the adapter advertises: lldb-dap 19 crashes on `terminate`.
-                if self.capabilities.supports_terminate_request and self.state is not State.EXITED:
+                if self.capabilities.supports_terminate_request and not self.attached \
+                        and self.state is not State.EXITED:
                     self._changed.clear()
                     await client.request("terminate", TerminateArguments(), _Raw, short)
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(self._changed.wait(), short)
-                await client.request("disconnect", DisconnectArguments(), _Raw, short)
+                await client.request(
+                    "disconnect", DisconnectArguments(terminate_debuggee=not self.attached),
+                    _Raw, short,
+                )
+        if client is not None:
+            await client.close()  # end of input: the cue for an adapter to exit
         if self.processes is not None:
             # debugpy's adapter lingers after disconnect: the grace period bounds it.
             await self.processes.stop(self.limits.exit_grace)
-        if client is not None:
-            await client.close()
         if self._watch is not None:
             self._watch.cancel()
         if self._socket_dir is not None:

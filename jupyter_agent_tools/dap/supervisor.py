@@ -152,7 +152,7 @@ class DebugSupervisor(ResourceProvider):
 
     async def start(
         self, run: Run, spec: AdapterSpec, command: str, arguments: dict[str, Any],
-        program: str | None = None,
+        program: str | None = None, port: int | None = None,
     ) -> DebugSession:
         """Start `spec`'s adapter and launch or attach; the session answers the conversation."""
         conversation = self.conversation(run)
@@ -171,15 +171,20 @@ class DebugSupervisor(ResourceProvider):
         assert found.binary is not None
         binary = found.binary
         if spec.python:
-            arguments = {**arguments, "python": [found.binary]}
             binary = adapter_python(found.binary)
+            if command == "launch":
+                arguments = {**arguments, "python": [found.binary]}
         argv = [part.replace("{binary}", binary) for part in spec.command]
         session = DebugSession(spec, self._limits(), self.log, self._adapter_gone)
         session.program = program
         conversation.ended_because = None
         conversation.session, conversation.owner_run = session, run.id
         try:
-            await session.open(argv, found.project_root or run.cwd, env=dict(os.environ))
+            if command == "attach" and spec.attach_transport == "tcp":
+                assert port is not None
+                await session.connect("127.0.0.1", port)
+            else:
+                await session.open(argv, found.project_root or run.cwd, env=dict(os.environ))
             await session.begin(command, arguments, dict(conversation.breakpoints))
             await session.wait_for_change()
         except (SessionFailed, OSError) as exc:
@@ -194,6 +199,13 @@ class DebugSupervisor(ResourceProvider):
             ttl, lambda: self._spawn(self._end(conversation, reason, expected=session))
         )
         return session
+
+    def expires_in(self, run: Run) -> float | None:
+        """Seconds left before the conversation's session reaches its hard TTL."""
+        expiry = self.conversation(run).expiry
+        if expiry is None:
+            return None
+        return max(0.0, expiry.when() - asyncio.get_running_loop().time())
 
     async def terminate(self, run: Run) -> DebugSession:
         """End the conversation's session (the debuggee and the adapter)."""

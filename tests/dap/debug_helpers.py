@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import textwrap
 
 import psutil
@@ -101,3 +102,19 @@ async def wait_ended(*pids: int, bound: float = 20.0) -> list[int]:
             break
         await asyncio.sleep(0.1)
     return [pid for pid in pids if not ended(pid)]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def wait_listening(port: int, bound: float = 30.0) -> bool:
+    """Poll (bounded) until something listens on `port`, without connecting to it."""
+    for _ in range(int(bound / 0.1)):
+        if any(c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN
+               for c in psutil.net_connections(kind="tcp")):
+            return True
+        await asyncio.sleep(0.1)
+    return False

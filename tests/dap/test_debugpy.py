@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import subprocess
+import sys
 
 from debug_helpers import (
     LINE_CALL_ADD,
     LINE_IN_ADD,
     LINE_PRINT_TOTAL,
     debug,
+    free_port,
     ok,
     session_of,
     wait_ended,
+    wait_listening,
 )
 from traitlets.config import Config
 
@@ -172,3 +177,28 @@ async def test_closing_the_run_and_shutdown_end_sessions(runtime, python_project
     adapter = session_of(runtime, "shutdown").processes.pid
     await runtime.shutdown()
     assert await wait_ended(launched.data["pid"], adapter) == []
+
+
+async def test_attach_to_a_listening_debuggee_and_detach(runtime, python_project):
+    port = free_port()
+    debuggee = subprocess.Popen(
+        [sys.executable, "-m", "debugpy", "--listen", f"127.0.0.1:{port}", "--wait-for-client",
+         "app.py"], cwd=python_project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        assert await wait_listening(port)
+        run = await runtime.create_run(conversation_id="attach")
+        await ok(run, "breakpoints", file="app.py", lines=[LINE_IN_ADD])
+        attached = await ok(run, "attach", port=port, adapter="debugpy")
+        assert attached.data["reason"] == "breakpoint"
+        assert attached.data["frame"]["line"] == LINE_IN_ADD
+        await ok(run, "breakpoints", file="app.py", lines=[])
+        detached = await ok(run, "terminate")
+        assert "keeps running" in detached.text
+        # not ours: it was detached from, not killed, and finishes on its own
+        assert await asyncio.to_thread(debuggee.wait, 60) == 0
+    finally:
+        if debuggee.poll() is None:
+            os.killpg(debuggee.pid, signal.SIGKILL)
+        debuggee.wait()
