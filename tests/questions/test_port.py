@@ -192,3 +192,18 @@ async def test_permission_without_a_human_is_no_human(runtime, root):
     run = await runtime.create_run(space="lab", approvals="ask")
     result = await run.call("write", {"path": "a.txt", "content": "x"})
     assert result.code == "no_human" and not (root / "a.txt").exists()
+
+
+async def test_a_cancelled_call_withdraws_its_card(runtime):
+    run = await runtime.create_run(space="lab")
+    async with runtime.space_bus("lab").subscribe() as events, \
+            await runtime.connect_human("lab") as human:
+        call = ask(run)
+        card = await human.next_card(timeout=WAIT)
+        call.cancel()
+        await asyncio.gather(call, return_exceptions=True)
+        assert human.pending() == []
+        closed = [e for e in _drain(events) if e["type"] == "question_closed"]
+        assert [(e["card"]["id"], e["card"]["status"]) for e in closed] == [(card["id"], "cancelled")]
+        with pytest.raises(Exception, match="already cancelled"):
+            await human.answer(card["id"], answer="red")
