@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from traitlets.config import Config
+
 from ..runtime import Run, Runtime, ToolResult
 
 SAMPLE_PROJECT = Path(__file__).parent / "sample_project"
@@ -88,8 +90,11 @@ STEPS: list[Step] = [
          {"question": "Ship the flushed prints?", "context": "The rewrite touched the report.",
           "options": [{"label": "ship", "description": "keep the change"},
                       {"label": "revert"}]}),
-    Step("Spawn a background worker", "vibe_spawn",
-         {"brief": "Count the Python files in the project.", "label": "counter"}, key="spawned"),
+    Step("Spawn a background worker (a scripted agent: no model needed)", "vibe_spawn",
+         {"brief": "List the Python files, then find the prints.\n"
+                   '{"tool": "glob", "args": {"pattern": "*.py"}}\n'
+                   '{"tool": "ast_grep", "args": {"pattern": "print($$$A)", "language": "python"}}',
+          "label": "surveyor"}, key="spawned"),
     Step("Wait for the worker", "vibe_wait", {"timeout_seconds": 60}, bind=_worker_id),
     Step("Run the program", "bash", {"command": "python main.py"}),
 ]
@@ -100,6 +105,14 @@ def _indent(text: str, max_lines: int = 25) -> str:
     if len(lines) > max_lines:
         lines = lines[:max_lines] + [f"... ({len(lines) - max_lines} more lines)"]
     return textwrap.indent("\n".join(lines), "    ")
+
+
+def _demo_config() -> Config:
+    """Workers driven by the scripted agent, so the tour needs no model and no API key."""
+    config = Config()
+    config.WorkerPool.backend = "python"
+    config.PythonBackend.agent = "jupyter_agent_tools.workers.scripted:scripted_agent"
+    return config
 
 
 async def _answer_cards(human: Any) -> None:
@@ -120,7 +133,7 @@ async def run_demo(out: Callable[[str], None] = print, workdir: Path | None = No
         root = Path(workdir or scratch)
         project = root / "sample_project"
         shutil.copytree(SAMPLE_PROJECT, project, ignore=shutil.ignore_patterns("__pycache__"))
-        runtime = Runtime(root_dir=str(root))
+        runtime = Runtime(root_dir=str(root), config=_demo_config())
         human_task = None
         try:
             run = await runtime.create_run(cwd="sample_project", conversation_id="demo",

@@ -1,0 +1,19 @@
+"""The README's main job: `jupyter agent-tools demo` runs every step of the tour."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_the_demo_runs_every_step(tmp_path):
+    demo = subprocess.run([str(Path(sys.executable).parent / "jupyter"), "agent-tools", "demo"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=280)
+    assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
+    summary = demo.stdout.strip().splitlines()[-1]
+    assert summary.endswith("0 failed, 0 skipped."), demo.stdout[-3000:]
+    for shown in ["(proposed) 2 replacements", "New diagnostics in inventory/broken.py",
+                  "Stopped (breakpoint)", "stock.stock_value() = 9.0", "The user chose: ship",
+                  "quantity  value"]:
+        assert shown in demo.stdout, shown
