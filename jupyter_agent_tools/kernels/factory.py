@@ -114,7 +114,8 @@ class KernelFactory(ResourceProvider):
             "hosted": self.runtime.kernel_manager is not None,
             "languages": languages,
             "kernels": len(self._sessions),
-            "warm": {lang: sum(t.done() and not t.exception() for t in tasks)
+            "warm": {lang: sum(t.done() and not t.cancelled() and t.exception() is None
+                               for t in tasks)
                      for lang, tasks in self._pool.items()},
         }
 
@@ -130,7 +131,6 @@ class KernelFactory(ResourceProvider):
                 session = await task
             except Exception:
                 self.log.warning("a warm %s kernel failed to start", language, exc_info=True)
-        self._refill(language)
         if session is not None and session.dead:
             await self.stop(session)
             session = None
@@ -138,7 +138,13 @@ class KernelFactory(ResourceProvider):
             session = await self._start(language, run.cwd)
             session.run = run
         else:
-            await session.bind(run, self.start_timeout_seconds)
+            try:
+                await session.bind(run, self.start_timeout_seconds)
+            except BaseException:
+                await self.stop(session)
+                raise
+        # Refill only now: on two cores a second kernel starting beside this one slows it.
+        self._refill(language)
         return session
 
     async def prewarm(self) -> None:

@@ -208,6 +208,7 @@ class KernelSession:
         cell = self._cells[msg_id] = _Cell(output)
         reply = self._expect_reply(msg_id)
         self.client.shell_channel.send(msg)
+        abandoned = False
         try:
             end = await self._wait(cell, reply, idle_timeout)
             if end is CellEnd.OK and self.language != "python":
@@ -217,9 +218,26 @@ class KernelSession:
             elif end is CellEnd.OK and reply.result()["content"].get("status") != "ok":
                 end = CellEnd.ERROR
             return end
+        except asyncio.CancelledError:
+            # The caller gave up (a bridge timeout): stop the cell, or the next one queues.
+            abandoned = True
+            task = asyncio.ensure_future(self._stop_abandoned(msg_id, cell, reply))
+            self._calls.add(task)
+            task.add_done_callback(self._calls.discard)
+            raise
         finally:
-            self._cells.pop(msg_id, None)
-            self._replies.pop(msg_id, None)
+            if not abandoned:
+                self._forget(msg_id)
+
+    def _forget(self, msg_id: str) -> None:
+        self._cells.pop(msg_id, None)
+        self._replies.pop(msg_id, None)
+
+    async def _stop_abandoned(self, msg_id: str, cell: _Cell, reply: asyncio.Future) -> None:
+        try:
+            await self._interrupt(cell, reply)
+        finally:
+            self._forget(msg_id)
 
     async def _wait(self, cell: _Cell, reply: asyncio.Future, idle_timeout: float) -> CellEnd:
         while not (cell.idle.is_set() and reply.done()):
@@ -253,8 +271,7 @@ class KernelSession:
         except asyncio.TimeoutError:
             self.log.debug("kernel %s: no IOPub barrier status", self.kernel_id)
         finally:
-            self._cells.pop(msg_id, None)
-            self._replies.pop(msg_id, None)
+            self._forget(msg_id)
 
     async def _interrupt(self, cell: _Cell, reply: asyncio.Future) -> None:
         try:

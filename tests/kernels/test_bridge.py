@@ -124,3 +124,17 @@ async def test_a_plan_run_cannot_reach_eval_or_write_tools(kernels_runtime):
     plan = await kernels_runtime.create_run(surface="plan")
     assert "eval" not in plan.tool_names() and "write" not in plan.tool_names()
     assert (await plan.call("eval", cell("tool('write', {})"))).code == "unknown_tool"
+
+
+async def test_a_bridge_call_past_its_timeout_stops_the_inner_cell(make_runtime):
+    run = await make_runtime(bridge_timeout_seconds=1.0).create_run()
+    assert (await run.call("eval", cell("var j = 3", language="javascript"))).ok
+    code = (
+        "try:\n    tool('eval', {'language': 'javascript', 'code': 'while (true) {}',\n"
+        "                  'description': 'spin forever in the other kernel'})\n"
+        "except ToolError as e:\n    print('inner', e.code)\n"
+    )
+    result = await run.call("eval", cell(code))
+    assert result.text == "inner timeout", result.text
+    # The abandoned cell was interrupted: the JavaScript interpreter is usable, state kept.
+    assert (await run.call("eval", cell("j", language="javascript"))).text == "3"

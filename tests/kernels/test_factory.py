@@ -22,6 +22,7 @@ async def test_a_new_run_takes_a_warm_kernel_in_its_own_directory(make_runtime, 
     second = await runtime.create_run(cwd="b")
     result = await second.call("eval", cell("import os; os.getcwd()"))
     assert result.text.strip("'") == str(root / "b")
+    await factory.prewarm()
     assert (await factory.status())["kernels"] == 3  # two runs' kernels and the refilled pool
 
 

@@ -56,3 +56,14 @@ async def test_status_reports_the_kernels(api, jp_data_dir):
     assert kernels["languages"]["python"] == {"available": True, "kernel_name": "python3",
                                               "where": "host"}
     assert kernels["languages"]["javascript"]["kernel_name"] == "deno"
+
+
+async def test_a_killed_hosted_kernel_is_kernel_died_even_if_the_server_restarts_it(api):
+    _, run = await api("POST", "runs", {"cwd": "."})
+    calls = f"runs/{run['id']}/calls"
+    assert (await api("POST", calls, cell("kept = 1")))[1]["ok"]
+    kill = "import os, signal\nprint('going', flush=True)\nos.kill(os.getpid(), signal.SIGKILL)"
+    _, died = await api("POST", calls, cell(kill))
+    assert died["error"]["code"] == "kernel_died", died
+    _, after = await api("POST", calls, cell("kept"))
+    assert after["error"]["code"] == "failed" and "state lost" in after["text"]
