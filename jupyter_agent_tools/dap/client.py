@@ -165,7 +165,11 @@ class DapClient:
                 if future is not None and not future.done():
                     future.set_result(response)
             elif kind == "event":
-                self._on_event(Event.model_validate(message))
+                event = Event.model_validate(message)
+                try:
+                    self._on_event(event)
+                except Exception:  # contained: one bad event must not end the session
+                    self._log.exception("handling DAP event %s failed", event.event)
             elif kind == "request":
                 self._decline(Request.model_validate(message))
         except ValidationError as exc:

@@ -181,6 +181,7 @@ class DebugSession:
         self._frames: dict[int, StackFrame] = {}
         self._references: set[int] = set()
         self._ending: asyncio.Task[None] | None = None
+        self.gone: str | None = None  # why the adapter went away on its own, if it did
         self._watch: asyncio.Task[None] | None = None
 
     # -- start -----------------------------------------------------------------------------
@@ -256,9 +257,10 @@ class DebugSession:
             for path, lines in breakpoints.items():
                 await self.set_breakpoints(path, lines)
             await self._set_exception_filters()
+            # Running from here: the events that follow (even before the answer) win.
+            self.state = State.RUNNING
             if self.capabilities.supports_configuration_done_request:
                 await client.request("configurationDone", None, _Raw, self.limits.request_timeout)
-            self.state = State.RUNNING
             await client.wait(started, self.limits.start_timeout)
         except DapError as exc:
             raise SessionFailed(f"the adapter refused {exc.command}: {exc.message}") from None
@@ -322,6 +324,8 @@ class DebugSession:
             assert self.client is not None
             why = f"the debuggee's adapter closed the connection ({await self.client.wait_closed()})"
         if self._ending is None:
+            self.gone = why
+            self._changed.set()  # wake a call waiting for a stop that will never come
             self.on_gone(self, why)
 
     # -- execution control -----------------------------------------------------------------
@@ -352,6 +356,8 @@ class DebugSession:
         """Wait (bounded) until execution stops or the program ends; then locate the stop."""
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._changed.wait(), self.limits.stop_wait)
+        if self.gone is not None:
+            raise AdapterGone(self.gone)
         if self.state is State.STOPPED and self.stop is not None and self.stop.frame is None:
             await self._locate_stop()
 
