@@ -39,6 +39,14 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--json", action="store_true", help="print the whole result as JSON")
 
     commands.add_parser("demo", help="the tour of every tool on a bundled sample project")
+
+    replay = commands.add_parser("replay", help="re-issue a transcript's calls; exit 1 on any "
+                                 "changed result (ok, error code or text)")
+    replay.add_argument("transcript", help="JSON from GET agent-tools/api/runs/{id}/transcript")
+    replay.add_argument("--cwd", default=".", help="the fresh run's working directory, inside the root")
+    replay.add_argument("--surface", default="full", choices=["full", "plan", "readonly"])
+    replay.add_argument("--json", action="store_true", help="print the report as JSON")
+    replay.add_argument("--save", metavar="PATH", help="also write the new transcript here")
     return parser
 
 
@@ -56,6 +64,10 @@ async def _dispatch(options: argparse.Namespace) -> int:
         from .demo.tour import run_demo
 
         return EXIT_TOOL_ERROR if await run_demo() else EXIT_OK
+    if options.command == "replay":
+        from .testing.replay import replay_command
+
+        return await replay_command(options)
     runtime = Runtime(root_dir=options.root)
     try:
         if options.command == "status":

@@ -1,0 +1,28 @@
+"""notebooks/regression passes through the plugin, and covers every tool of this install."""
+
+from __future__ import annotations
+
+import pytest
+from regression_helpers import SUITE
+
+pytestmark = pytest.mark.timeout(900)  # the shared plugin run executes the whole suite
+
+
+def test_every_tool_is_exercised_by_a_regression_notebook(runtime):
+    sources = "\n".join(path.read_text() for path in SUITE.glob("*.ipynb"))
+    missing = [tool.name for tool in runtime.registry if f'\\"{tool.name}\\"' not in sources]
+    assert not missing, f"no notebook in {SUITE} calls {missing}: add one for their family"
+
+
+def test_the_regression_suite_passes_through_the_plugin(plugin_run):
+    notebooks = sorted(path.name for path in SUITE.glob("*.ipynb"))
+    ran = {notebook: plugin_run.of(notebook) for notebook in notebooks}
+    assert all(ran.values()), f"not collected: {[n for n, items in ran.items() if not items]}"
+    failed = {f"{notebook}::{item}": message
+              for notebook, items in ran.items() for item, (status, message) in items.items()
+              if status == "failed"}
+    assert not failed, "\n\n".join(f"{name}\n{message}" for name, message in failed.items())
+    skipped = {f"{notebook}::{item}": message
+               for notebook, items in ran.items() for item, (status, message) in items.items()
+               if status == "skipped"}
+    assert not skipped, f"every tool family of this install must run, not skip: {skipped}"
