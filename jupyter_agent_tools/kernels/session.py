@@ -240,20 +240,22 @@ class KernelSession:
             self._forget(msg_id)
 
     async def _wait(self, cell: _Cell, reply: asyncio.Future, idle_timeout: float) -> CellEnd:
-        while not (cell.idle.is_set() and reply.done()):
-            waiters = [asyncio.ensure_future(cell.idle.wait()), reply]
-            done, _ = await asyncio.wait(waiters, timeout=_ALIVE_POLL_SECONDS,
-                                         return_when=asyncio.FIRST_COMPLETED)
-            waiters[0].cancel()
-            if self.dead or not (reply.done() or await self.is_alive()):
-                return CellEnd.DIED
-            if self._calls_in_flight:  # the budget's clock stands still during tool() calls
-                continue
-            quiet_since = max(cell.last_activity, self._calls_touched)
-            if time.monotonic() - quiet_since > idle_timeout and not (cell.idle.is_set()
-                                                                       and reply.done()):
-                return CellEnd.TIMEOUT
-        return CellEnd.OK
+        idle = asyncio.ensure_future(cell.idle.wait())
+        try:
+            while not (idle.done() and reply.done()):
+                done, _ = await asyncio.wait([f for f in (idle, reply) if not f.done()],
+                                             timeout=_ALIVE_POLL_SECONDS,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if self.dead or not (done or await self.is_alive()):
+                    return CellEnd.DIED
+                if done or self._calls_in_flight:  # the clock stands still during tool()
+                    continue
+                quiet_since = max(cell.last_activity, self._calls_touched)
+                if time.monotonic() - quiet_since > idle_timeout:
+                    return CellEnd.TIMEOUT
+            return CellEnd.DIED if self.dead else CellEnd.OK
+        finally:
+            idle.cancel()
 
     async def _iopub_barrier(self) -> None:
         """Wait until IOPub output the kernel sent so far has arrived.
@@ -294,9 +296,12 @@ class KernelSession:
     # -- channels -------------------------------------------------------------------------
 
     async def _read(self, channel: Any, handle: Callable[[dict[str, Any]], None]) -> None:
+        session = self.client.session
         while True:
             try:
-                msg = await channel.get_msg()
+                # Straight from the socket: `get_msg` polls first, one more wake-up per message.
+                _, frames = session.feed_identities(await channel.socket.recv_multipart())
+                msg = session.deserialize(frames)
             except asyncio.CancelledError:
                 raise
             except Exception:  # closed socket at shutdown, or a malformed message
