@@ -80,10 +80,6 @@ class TreeCache:
                 "budget_bytes": self.budget_bytes, "hits": self.hits, "misses": self.misses,
                 "evictions": self.evictions}
 
-    def clear(self) -> None:
-        self._entries.clear()
-        self.used_bytes = 0
-
     def _cost(self, entry: CachedFile) -> int:
         size = len(entry.source)
         return size + (int(size * self.tree_cost_factor) if entry.tree is not None else 0) + 200

@@ -7,7 +7,7 @@ works offline. This module imports nothing of the runtime: search workers load i
 from __future__ import annotations
 
 import difflib
-from functools import lru_cache
+from functools import cache
 from pathlib import PurePath
 from typing import get_args
 
@@ -75,7 +75,7 @@ def close_ids(name: str, limit: int = 5) -> list[str]:
     return (close + prefixed)[:limit]
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_language(language: str) -> Language:
     """The tree-sitter Language for a grammar id (raises LookupError when unknown)."""
     if language not in GRAMMAR_IDS:

@@ -124,6 +124,9 @@ class WorkerPool:
         self.timeout = timeout
         self.workers = [WorkerProcess(budget_bytes // size, tree_cost_factor)
                         for _ in range(size)]
+        # Queue on the event loop, not in threads: a busy worker must not pin threads of
+        # the server's default executor.
+        self._turns = [asyncio.Lock() for _ in range(size)]
 
     def start(self) -> None:
         for worker in self.workers:
@@ -148,18 +151,15 @@ class WorkerPool:
     async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]:
         """Run `job` over `files` on every worker and merge the answers in file order."""
         shards = self.shard(files)
-        calls = [(worker, replace(job, files=shard))
-                 for worker, shard in zip(self.workers, shards) if shard]
+        calls = [(index, replace(job, files=shard)) for index, shard in enumerate(shards) if shard]
         try:
-            answers = await asyncio.gather(
-                *(asyncio.to_thread(worker.request, sub, self.timeout) for worker, sub in calls)
-            )
+            answers = await asyncio.gather(*(self._ask(index, sub) for index, sub in calls))
         except asyncio.CancelledError:
-            for worker, _ in calls:  # a cancelled search must not keep a core busy
-                worker.kill()
+            for index, _ in calls:  # a cancelled search must not keep a core busy
+                self.workers[index].kill()
             raise
-        for (worker, _), answer in zip(calls, answers):
-            worker.last_cache = answer["cache"]
+        for (index, _), answer in zip(calls, answers, strict=True):
+            self.workers[index].last_cache = answer["cache"]
         order = {path: index for index, (path, _) in enumerate(files)}
         merged: dict[str, Any] = {"matches": [], "total": 0, "files_with_matches": 0,
                                   "counts": {}, "parse_errors": [], "hashes": {}}
@@ -176,9 +176,9 @@ class WorkerPool:
         merged["parse_errors"].sort(key=order.__getitem__)
         return merged
 
-    async def clear(self) -> None:
-        await asyncio.gather(*(asyncio.to_thread(w.request, "clear", self.timeout)
-                               for w in self.workers if w.alive()))
+    async def _ask(self, index: int, message: Any) -> Any:
+        async with self._turns[index]:
+            return await asyncio.to_thread(self.workers[index].request, message, self.timeout)
 
     def cache_stats(self) -> list[dict[str, int]]:
         return [worker.last_cache for worker in self.workers]

@@ -181,9 +181,6 @@ def main(argv: list[str]) -> None:
         try:
             if request == "ping":
                 answer: Any = "pong"
-            elif request == "clear":
-                engine.cache.clear()
-                answer = "cleared"
             else:
                 answer = engine.run(request)
         except Exception as exc:  # answer the failure; the worker stays usable
