@@ -56,3 +56,14 @@ async def test_runtime_shutdown_leaves_no_kernel_process(make_runtime):
     assert len(processes) == 2  # the run's Deno kernel and a warm Python kernel
     await runtime.shutdown()
     assert all(process.poll() is not None for process in processes)
+
+
+async def test_where_a_cell_runs_is_reported(make_runtime):
+    # A kernelspec named as the sandbox's is used (and said) when installed; here python3
+    # stands in for one, as a provisioner attaching to a running sandbox would be.
+    sandboxed = await make_runtime(sandbox_kernel_names={"python": "python3"}).create_run()
+    assert (await sandboxed.call("eval", cell("1"))).data["where"] == "sandbox"
+    # A sandbox spec that is not installed is never booted: the host kernel runs the cell.
+    runtime = make_runtime(sandbox_kernel_names={"python": "no-such-sandbox"})
+    status = await runtime.provider("kernels").status()
+    assert status["languages"]["python"]["where"] == "host"
