@@ -29,6 +29,7 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageS
 logger = logging.getLogger(__name__)
 
 _STDERR_LINES = 40
+_STDERR_LINE_CHARS = 500
 
 
 class LspRequestError(Exception):
@@ -111,8 +112,14 @@ class ServerConnection(LanguageClient):
         ])
 
     async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
-        while line := await stream.readline():
-            self.stderr_tail.append(line.decode("utf-8", errors="replace").rstrip())
+        # Chunks, not lines: one huge line must not stop the draining (readline has a limit).
+        partial = ""
+        while chunk := await stream.read(65536):
+            *lines, partial = (partial + chunk.decode("utf-8", errors="replace")).split("\n")
+            partial = partial[-_STDERR_LINE_CHARS:]
+            self.stderr_tail.extend(line[-_STDERR_LINE_CHARS:].rstrip() for line in lines)
+        if partial:
+            self.stderr_tail.append(partial.rstrip())
 
     async def server_exit(self, server: asyncio.subprocess.Process) -> None:
         self.exit_reason = f"{self.server_name} exited with status {server.returncode}"

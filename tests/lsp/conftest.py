@@ -44,3 +44,12 @@ def lsp_runtime(root: Path, jp_asyncio_loop):
     yield make
     for runtime in made:
         jp_asyncio_loop.run_until_complete(runtime.shutdown())
+
+
+@pytest.fixture
+def runtime_without_lsp(root: Path, jp_asyncio_loop):
+    """A Runtime with the `lsp` resource disabled."""
+    runtime = Runtime(root_dir=str(root), resource_providers=[SUPERVISOR],
+                      disabled_resources=["lsp"])
+    yield runtime
+    jp_asyncio_loop.run_until_complete(runtime.shutdown())
