@@ -69,6 +69,7 @@ async def adapters(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResu
 
 async def status(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     session = supervisor.session(run)
+    await session.locate_stop()
     text, data = _stop_report(run, session, with_output=False)
     header = f"{session.spec.name} session on {session.program or 'an attached process'}"
     left = supervisor.expires_in(run)

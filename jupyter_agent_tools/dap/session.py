@@ -148,7 +148,7 @@ class OutputBuffer:
 
 
 class DebugSession:
-    """A live adapter and the program it debugs. Create with `DebugSession.start`."""
+    """A live adapter and the program it debugs: `open` (or `connect`), then `begin`."""
 
     def __init__(
         self,
@@ -162,7 +162,6 @@ class DebugSession:
         self.log = log
         self.on_gone = on_gone
         self.state = State.STARTING
-        self.started_at = time.time()
         self.program: str | None = None
         # An attached debuggee is not ours: it is detached from, never terminated or killed.
         self.attached = False
@@ -236,7 +235,7 @@ class DebugSession:
     async def begin(
         self, command: str, arguments: dict[str, Any], breakpoints: dict[Path, list[int]]
     ) -> None:
-        """Run the start sequence for `launch` or `attach`, then wait for the first stop."""
+        """Run the start sequence for `launch` or `attach`, up to the adapter's answer."""
         client = self._client()
         self.attached = command == "attach"
         try:
@@ -246,11 +245,17 @@ class DebugSession:
             )
             started = client.send(command, _Raw.of(arguments))
             initialized = asyncio.create_task(self._initialized.wait())
-            await asyncio.wait({started, initialized}, timeout=self.limits.start_timeout,
-                               return_when=asyncio.FIRST_COMPLETED)
-            initialized.cancel()
-            if started.done() and not self._initialized.is_set():
-                await client.wait(started, 0)  # it failed: raise the adapter's reason
+            try:
+                await asyncio.wait({started, initialized}, timeout=self.limits.start_timeout,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                if started.done() and not initialized.done():
+                    await client.wait(started, 0)  # raises the adapter's reason if it failed
+                    # an early success is allowed: `initialized` may still come
+                    await asyncio.wait_for(asyncio.shield(initialized), self.limits.start_timeout)
+            except asyncio.TimeoutError:
+                pass
+            finally:
+                initialized.cancel()
             if not self._initialized.is_set():
                 raise SessionFailed(f"the adapter sent no `initialized` event within "
                                     f"{self.limits.start_timeout:g}s")
@@ -358,11 +363,12 @@ class DebugSession:
             await asyncio.wait_for(self._changed.wait(), self.limits.stop_wait)
         if self.gone is not None:
             raise AdapterGone(self.gone)
-        if self.state is State.STOPPED and self.stop is not None and self.stop.frame is None:
-            await self._locate_stop()
+        await self.locate_stop()
 
-    async def _locate_stop(self) -> None:
-        assert self.stop is not None
+    async def locate_stop(self) -> None:
+        """Find the frame of a stop not located yet (one that came after a call answered)."""
+        if self.state is not State.STOPPED or self.stop is None or self.stop.frame is not None:
+            return
         with contextlib.suppress(DapError, RequestTimeout):
             thread = self.stop.thread_id or await self._any_thread()
             self.stop.thread_id = thread
