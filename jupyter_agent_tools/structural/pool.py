@@ -23,7 +23,9 @@ from .worker import SearchJob
 # Started with `python -c` so the worker imports only the structural modules it needs,
 # not the package's heavy __init__ (the runtime, pydantic, traitlets): it starts in ~0.1 s.
 _BOOTSTRAP = (
-    "import sys, types\n"
+    "import sys\n"
+    "sys.path[:] = [p for p in sys.path if p not in ('', '.')]\n"  # no module from the cwd
+    "import types\n"
     "package = types.ModuleType('jupyter_agent_tools')\n"
     "package.__path__ = [sys.argv[1]]\n"
     "sys.modules['jupyter_agent_tools'] = package\n"
@@ -73,7 +75,7 @@ class WorkerProcess:
                 [sys.executable, "-c", _BOOTSTRAP, _PACKAGE_DIR, str(os.getpid()),
                  str(to_child_r), str(to_parent_w), str(self.budget_bytes),
                  str(self.tree_cost_factor)],
-                pass_fds=(to_child_r, to_parent_w), stdin=subprocess.DEVNULL,
+                pass_fds=(to_child_r, to_parent_w), stdin=subprocess.DEVNULL, cwd="/",
             )
         finally:
             os.close(to_child_r)

@@ -81,7 +81,7 @@ class ParserProvider(ResourceProvider):
     async def status(self) -> dict[str, Any]:
         return {
             "available": True,
-            "grammars": len(GRAMMAR_IDS),
+            "languages": list(GRAMMAR_IDS),
             "workers": [{"alive": w.alive(), "cache": w.last_cache} for w in self.pool.workers],
             "tree_cache_mb": self.tree_cache_mb,
         }

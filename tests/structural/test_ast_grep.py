@@ -140,3 +140,22 @@ async def test_readonly_surface_sees_ast_grep_but_not_the_writers(parser_runtime
     run = await parser_runtime.create_run(surface="readonly")
     assert "ast_grep" in run.tool_names()
     assert "ast_edit" not in run.tool_names() and "resolve" not in run.tool_names()
+
+
+async def test_strings_and_comments_never_match_in_javascript(run, files):
+    files({"s.js": (
+        'const a = "foo(1)";\n'
+        "const b = `foo(2) ${foo(3)}`;\n"
+        "// foo(4)\n"
+        "/* foo(5) */\n"
+        "foo(/* inside */ 6);\n"
+    )})
+    res = await run.call("ast_grep", {"pattern": "foo($X)", "path": "s.js"})
+    # Only real calls: the one inside the template substitution is code, not text.
+    assert [m["captures"]["X"] for m in res.data["matches"]] == ["3", "6"]
+
+
+async def test_status_lists_the_grammars(parser_runtime):
+    status = await parser_runtime.status()
+    parser = status["resources"]["parser"]
+    assert {"python", "dart", "tsx"} <= set(parser["languages"]) and parser["available"]
