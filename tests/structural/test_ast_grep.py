@@ -159,3 +159,10 @@ async def test_status_lists_the_grammars(parser_runtime):
     status = await parser_runtime.status()
     parser = status["resources"]["parser"]
     assert {"python", "dart", "tsx"} <= set(parser["languages"]) and parser["available"]
+
+
+async def test_pattern_without_a_literal_token_still_searches(run, files):
+    files({"s.go": "package p\n\ntype S struct {\n\tA int\n\tB string\n}\n"})
+    res = await run.call("ast_grep", {"pattern": "$F $T", "path": "s.go"})
+    assert res.data["context"] == "struct field"
+    assert [m["text"] for m in res.data["matches"]] == ["A int", "B string"]
