@@ -22,6 +22,10 @@ async def test_state_persists_and_the_last_value_comes_back(kernels_runtime):
     assert second.data["where"] == "host" and second.data["language"] == "python"
     entry = run.transcript.entries()[-1]
     assert entry.label == "add one to the stored value" and entry.origin == "api"
+    mixed = await run.call("eval", cell(
+        "import sys\nprint('out')\nprint('err', file=sys.stderr)\ndisplay({'shown': 1})\n'last'"))
+    lines = mixed.text.splitlines()
+    assert sorted(lines[:2]) == ["err", "out"] and lines[2:] == ["{'shown': 1}", "'last'"], lines
 
 
 @pytest.mark.parametrize("description", ["too short", "one two three four five six seven eight nine ten eleven"])
