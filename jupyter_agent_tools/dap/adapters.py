@@ -101,7 +101,9 @@ BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
             markers=["go.mod"],
             program_suffixes=[".go"],
             launch_arguments={"mode": "debug"},
-            attach_arguments={"mode": "remote", "port": "{port}", "host": "127.0.0.1"},
+            # a `dlv --headless --accept-multiclient` server speaks DAP itself
+            attach_transport="tcp",
+            attach_arguments={"mode": "remote"},
             evaluate_context="repl",
         ),
         AdapterSpec(
