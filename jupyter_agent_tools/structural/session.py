@@ -6,6 +6,7 @@ a message that says what to do next; it knows nothing of HTTP.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -102,7 +103,8 @@ class StructuralSession:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             f"No file extensions are known for {language!r}; pass a file path.")
         compiled = self.compile(pattern, language)
-        files, skipped = self._files(base, language)
+        # A big tree takes a while to walk: not on the server's event loop.
+        files, skipped = await asyncio.to_thread(self._files, base, language)
         job = SearchJob(pattern=pattern, language=language, files=[], limit=limit,
                         max_text=self.provider.max_match_chars, with_ranges=with_ranges)
         answer = await self.provider.search(job, files)
