@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from jupyter_agent_tools import Runtime
 from jupyter_agent_tools.structural.cache import CachedFile, TreeCache
@@ -61,9 +62,11 @@ async def test_no_worker_outlives_the_runtime(root, files):
     for pid in pids:
         try:
             os.kill(pid, 0)
-        except ProcessLookupError:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (ProcessLookupError, FileNotFoundError):
             continue
-        raise AssertionError(f"worker {pid} is still alive")
+        # A reused pid belongs to someone else; ours would still run our worker.
+        assert b"structural.worker" not in cmdline, f"worker {pid} is still alive"
 
 
 async def test_a_killed_worker_is_replaced(run, files):
@@ -72,3 +75,22 @@ async def test_a_killed_worker_is_replaced(run, files):
         worker.kill()
     res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
     assert res.ok and res.data["total"] == 6
+
+
+async def test_cache_budget_is_configured_on_the_provider(root, files):
+    from traitlets.config import Config
+
+    files({f"m{i}.py": f"print({i})\n" for i in range(4)})
+    config = Config()
+    config.ParserProvider.tree_cache_mb = 0  # no memory for trees: every search parses
+    config.ParserProvider.workers = 1
+    rt = Runtime(root_dir=str(root), resource_providers=[PARSER], config=config)
+    try:
+        run = await rt.create_run()
+        for _ in range(2):
+            res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
+            assert res.data["total"] == 4
+        (stats,) = rt.provider("parser").pool.cache_stats()
+        assert stats["budget_bytes"] == 0 and stats["hits"] == 0 and stats["entries"] == 0
+    finally:
+        await rt.shutdown()
