@@ -179,8 +179,21 @@ class KernelFactory(ResourceProvider):
             raise ToolError(ErrorCode.UNAVAILABLE,
                             f"The {language} kernel ({kernel_name}) did not start: {exc}. "
                             f"{_INSTALL_HINT.get(language, '')}") from None
+        kernel = manager.get_kernel(kernel_id)
+        ready = getattr(kernel, "ready", None)
+        if isinstance(ready, asyncio.Future) and not ready.done():
+            try:  # a server with pending kernels answers before the kernel is up
+                await asyncio.wait_for(asyncio.shield(ready), self.start_timeout_seconds)
+            except BaseException as exc:
+                with contextlib.suppress(Exception):
+                    await ensure_async(manager.shutdown_kernel(kernel_id, now=True))
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                raise ToolError(ErrorCode.UNAVAILABLE,
+                                f"The {language} kernel ({kernel_name}) did not start: {exc!r}. "
+                                f"{_INSTALL_HINT.get(language, '')}") from None
         handle = KernelHandle(manager, kernel_id, kernel_name, language, where)
-        client = manager.get_kernel(kernel_id).client()
+        client = kernel.client()
         session = KernelSession(handle, client, bridge_timeout=self.bridge_timeout_seconds,
                                 log=self.log)
         self._sessions.add(session)
