@@ -88,8 +88,9 @@ async def test_a_javascript_cell_calls_tools(kernels_runtime, root):
 
 
 async def test_a_slow_bridge_call_stops_the_idle_clock(make_runtime):
-    run = await make_runtime(idle_timeout_seconds=1.0).create_run()
-    code = "r = tool('bash', {'command': 'sleep 2.5; echo slept'})\nr.text"
+    run = await make_runtime(idle_timeout_seconds=1.5).create_run()
+    assert (await run.call("eval", cell("'warm'"))).ok  # the kernel is up before the clock matters
+    code = "r = tool('bash', {'command': 'sleep 3.5; echo slept'})\nr.text"
     result = await run.call("eval", cell(code))
     assert result.ok, result.text
     assert "slept" in result.text
