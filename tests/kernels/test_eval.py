@@ -131,7 +131,8 @@ async def test_pip_install_evicts_the_modules_it_touched(kernels_runtime, tmp_pa
 
 async def test_a_quiet_cell_is_interrupted_after_the_idle_budget(make_runtime):
     run = await make_runtime(idle_timeout_seconds=1.0).create_run()
-    result = await run.call("eval", cell("kept = 1\nprint('started', flush=True)\nimport time; time.sleep(60)"))
+    assert (await run.call("eval", cell("kept = 1"))).ok  # the kernel is up before the clock matters
+    result = await run.call("eval", cell("print('started', flush=True)\nimport time; time.sleep(60)"))
     assert result.code == "timeout" and "started" in result.text
     assert "KeyboardInterrupt" in result.text
     assert (await run.call("eval", cell("kept"))).text == "1"  # interrupted, not restarted
@@ -139,7 +140,8 @@ async def test_a_quiet_cell_is_interrupted_after_the_idle_budget(make_runtime):
 
 async def test_a_busy_javascript_cell_is_interrupted(make_runtime):
     run = await make_runtime(idle_timeout_seconds=1.0).create_run()
-    result = await run.call("eval", cell("var kept = 7; console.log('spinning'); while (true) {}",
+    assert (await run.call("eval", cell("var kept = 7", language="javascript"))).ok
+    result = await run.call("eval", cell("console.log('spinning'); while (true) {}",
                                          language="javascript"))
     assert result.code == "timeout" and "spinning" in result.text
     assert (await run.call("eval", cell("kept", language="javascript"))).text == "7"
