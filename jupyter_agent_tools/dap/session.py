@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from .adapters import AdapterSpec
-from .client import AdapterGone, DapClient, DapError, RequestTimeout
+from .client import AdapterGone, BodyT, DapClient, DapError, RequestTimeout
 from .processes import ProcessTree
 from .protocol import (
+    Breakpoint,
     Capabilities,
     DapModel,
     DisconnectArguments,
@@ -218,7 +219,9 @@ class DebugSession:
         self.client = DapClient(reader, writer, self._on_event, self.log)
         self._watch = asyncio.create_task(self._watch_adapter())
 
-    async def _connect_unix(self, socket_path: str):
+    async def _connect_unix(
+        self, socket_path: str
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         deadline = time.monotonic() + self.limits.start_timeout
         while time.monotonic() < deadline:
             assert self.processes is not None
@@ -436,7 +439,7 @@ class DebugSession:
         result.result = _clip_text(result.result, self.limits.max_value_chars)
         return result
 
-    async def set_breakpoints(self, path: Path, lines: list[int]) -> list[Any]:
+    async def set_breakpoints(self, path: Path, lines: list[int]) -> list[Breakpoint]:
         """Send one file's breakpoints (an empty list clears them); the adapter's verdicts."""
         body = await self._call(
             "setBreakpoints",
@@ -507,7 +510,8 @@ class DebugSession:
             raise AdapterGone(self.client.closed_reason or "closed")
         return self.client
 
-    async def _call(self, command: str, arguments: DapModel | None, body_type):
+    async def _call(self, command: str, arguments: DapModel | None, body_type: type[BodyT]
+                    ) -> BodyT:
         return await self._client().request(command, arguments, body_type,
                                             self.limits.request_timeout)
 

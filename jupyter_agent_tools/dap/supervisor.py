@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -188,11 +189,16 @@ class DebugSupervisor(ResourceProvider):
             await session.begin(command, arguments, dict(conversation.breakpoints))
             await session.wait_for_change()
         except (SessionFailed, OSError) as exc:
-            await self._end(conversation, None)
+            await self._end(conversation, None, expected=session)
+            what = "the program path and arguments" if command == "launch" else "the port"
             raise ToolError(ErrorCode.FAILED,
-                            f"Could not {command} with {spec.name}: {exc}. Check the program "
-                            "path and arguments, then call launch again.",
+                            f"Could not {command} with {spec.name}: {exc}. Check {what}, then "
+                            f"call {command} again.",
                             text=session.output.text() or None) from None
+        except BaseException:  # cancelled mid-start: nothing may outlive the call
+            await asyncio.shield(self._end(conversation, None, expected=session))
+            raise
+        # Every step of the start is bounded; the hard TTL counts from a working session.
         ttl = self.session_ttl_seconds
         reason = f"it reached its {_minutes(ttl)} time limit (hard TTL)"
         conversation.expiry = asyncio.get_running_loop().call_later(
@@ -249,7 +255,7 @@ class DebugSupervisor(ResourceProvider):
                 self._spawn(self._end(conversation, f"{reason}; its debuggee was ended",
                                       expected=session))
 
-    def _spawn(self, coroutine) -> None:
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

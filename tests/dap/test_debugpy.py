@@ -202,3 +202,10 @@ async def test_attach_to_a_listening_debuggee_and_detach(runtime, python_project
         if debuggee.poll() is None:
             os.killpg(debuggee.pid, signal.SIGKILL)
         debuggee.wait()
+
+
+async def test_attach_where_nothing_listens(runtime, python_project):
+    run = await runtime.create_run(conversation_id="attach-nothing")
+    failed = await debug(run, "attach", port=free_port(), adapter="debugpy")
+    assert failed.code == "failed" and "nothing answered" in failed.error["message"]
+    assert (await debug(run, "status")).code == "no_session"
