@@ -10,6 +10,10 @@ the length the transcript kept). Two kinds of volatility are not differences:
   arguments and texts, so `ast_edit` → `resolve {edit_id}` replays;
 - measured durations ("12.5 ms", "0.31 s").
 
+Texts that depend on timing are differences too (a language server that had not reported
+yet when a write returned): replay on a machine that serves the same tools, and read a text
+difference before calling it a regression.
+
 Calls made from inside an `eval` cell (origin "cell") are not re-issued: replaying their cell
 makes them again. Replay a transcript against the same files it was recorded on (a fresh copy
 of the project); differences are what the tools now answer differently.
