@@ -74,10 +74,12 @@ class LspSession:
     def availability(self, path: Path) -> list[Availability]:
         """For every enabled spec serving `path`'s extension: marker and binary, or what lacks."""
         found = []
+        suffix = path.suffix.lower()
+        stop = self._stop_dir(path)
         for spec in self.supervisor.specs.values():
-            if not spec.serves(path):
+            if not spec.enabled or suffix not in spec.extensions:
                 continue
-            root = spec.find_root(path, self._stop_dir(path))
+            root = self.supervisor.find_root(spec, path, stop)
             found.append(Availability(spec, root[0] if root else None, root[1] if root else None,
                                       self.supervisor.binary(spec)))
         return found

@@ -9,6 +9,7 @@ server's binary — both, or no server and a reason.
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,8 @@ class LanguageServerSupervisor(ResourceProvider):
         super().__init__(**kwargs)
         self.specs, self.spec_errors = load_specs(self.language_servers, self.log)
         self._servers: dict[tuple[Path, str], LanguageServer] = {}
-        self._binaries: dict[str, str | None] = {}
+        self._roots: dict[tuple[tuple[str, ...], Path, Path], tuple[Path, str]] = {}
+        self._binaries: dict[tuple[tuple[str, ...], str], str | None] = {}
 
     @property
     def timeouts(self) -> Timeouts:
@@ -72,8 +74,29 @@ class LanguageServerSupervisor(ResourceProvider):
                         shutdown=self.shutdown_timeout, max_restarts=self.max_restarts)
 
     def binary(self, spec: ServerSpec) -> str | None:
-        """Where the spec's binary is (checked at call time, so an install is picked up)."""
-        return find_executable(spec.executables or spec.command[:1])
+        """Where the spec's binary is, checked at call time so an install or removal shows.
+
+        A found binary is remembered and re-checked with one stat; a missing one is
+        looked up again on every call (the slow path is only for what is absent).
+        """
+        names = spec.executables or spec.command[:1]
+        key = (names, os.environ.get("PATH", ""))
+        known = self._binaries.get(key)
+        if known and os.access(known, os.X_OK):
+            return known
+        found = self._binaries[key] = find_executable(names)
+        return found
+
+    def find_root(self, spec: ServerSpec, path: Path, stop: Path) -> tuple[Path, str] | None:
+        """`spec.find_root`, remembering hits: a remembered marker is re-checked with one stat."""
+        key = (spec.root_markers, path.parent, stop)
+        known = self._roots.get(key)
+        if known is not None and (known[0] / known[1]).exists():
+            return known
+        found = spec.find_root(path, stop)
+        if found is not None:
+            self._roots[key] = found
+        return found
 
     def server(self, spec: ServerSpec, root: Path, binary: str) -> LanguageServer:
         """The (not necessarily started) server for (root, spec), created on first request."""

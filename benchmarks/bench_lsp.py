@@ -1,0 +1,129 @@
+"""Language-server tools vs the same requests sent straight to the server.
+
+    python -m benchmarks.bench_lsp [--rounds N]
+
+- hover / definition through `run.call("lsp", ...)` vs the same typed request sent on the
+  server's connection directly (same process, same open document), interleaved;
+- `write` + new diagnostics vs the server's own publish time (didChange → publishDiagnostics
+  for that version), on the same alternating contents;
+- and that the server was started once for all of it.
+Targets (issue #4): tool ≤ 1.1 × direct + 2 ms; write ≤ publish + 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from jupyter_agent_tools import Runtime
+from jupyter_agent_tools.runtime import Resource
+
+SUPERVISOR = "jupyter_agent_tools.lsp.supervisor:LanguageServerSupervisor"
+SHAPES = (
+    "class Square:\n"
+    "    def __init__(self, side: float) -> None:\n"
+    "        self.side = side\n"
+    "\n"
+    "    def area(self) -> float:\n"
+    "        return self.side * self.side\n"
+)
+MAIN = "from shapes import Square\n\nsquare = Square(2.0)\nprint(square.area())\n"
+VARIANTS = [MAIN.replace("2.0", "'two'"), MAIN.replace("area()", "perimeter()")]
+
+
+def _median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+async def _timed(coroutine) -> float:
+    started = time.perf_counter()
+    await coroutine
+    return time.perf_counter() - started
+
+
+async def bench(rounds: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp) / "proj"
+        project.mkdir()
+        (project / "pyproject.toml").write_text("[project]\nname = 'bench'\nversion = '0'\n")
+        (project / "shapes.py").write_text(SHAPES)
+        (project / "main.py").write_text(MAIN)
+        runtime = Runtime(root_dir=tmp, resource_providers=[SUPERVISOR])
+        # basedpyright alone: the write comparison is against its publish time.
+        supervisor = runtime.providers[Resource.LSP]
+        supervisor.specs = {name: spec for name, spec in supervisor.specs.items()
+                            if name == "basedpyright"}
+        run = await runtime.create_run(cwd="proj")
+        hover_args = {"action": "hover", "file": "main.py", "line": 3, "symbol": "Square"}
+        definition_args = {"action": "definition", "file": "main.py", "line": 4, "symbol": "area"}
+        warm = await run.call("lsp", hover_args)
+        assert warm.ok, warm.text
+        server = supervisor.existing((project.resolve(), "basedpyright"))
+        connection = server.connection
+        uri = from_fs_path(str(project / "main.py"))
+        document = types.TextDocumentIdentifier(uri)
+        hover_params = types.HoverParams(document, types.Position(2, 9))
+        definition_params = types.DefinitionParams(document, types.Position(3, 13))
+
+        results: dict[str, list[float]] = {k: [] for k in (
+            "hover_tool", "hover_direct", "definition_tool", "definition_direct",
+            "write_tool", "publish_direct")}
+        for _ in range(rounds):
+            results["hover_tool"].append(await _timed(run.call("lsp", hover_args)))
+            results["hover_direct"].append(await _timed(
+                connection.protocol.send_request_async(types.TEXT_DOCUMENT_HOVER, hover_params)))
+            results["definition_tool"].append(await _timed(run.call("lsp", definition_args)))
+            results["definition_direct"].append(await _timed(connection.protocol.send_request_async(
+                types.TEXT_DOCUMENT_DEFINITION, definition_params)))
+
+        for index in range(rounds):
+            content = VARIANTS[index % 2]
+            started = time.perf_counter()
+            result = await run.call("write", {"path": "main.py", "content": content})
+            results["write_tool"].append(time.perf_counter() - started)
+            assert result.data["diagnostics"]["files"]["main.py"]["status"] == "ok", result.text
+            # The same change sent straight to the server, timed to its publication.
+            other = VARIANTS[(index + 1) % 2]
+            started = time.perf_counter()
+            _, version, _ = server.sync_now(project / "main.py", other)
+            await server.expect_publish(uri, version)
+            results["publish_direct"].append(time.perf_counter() - started)
+            server.sync_now(project / "main.py", content)  # back to what is on disk
+            await server.expect_publish(uri, version + 1)
+
+        status = await runtime.status()
+        starts = sum(s["starts"] for s in status["resources"]["lsp"]["running"])
+        await runtime.shutdown()
+    figures = {name: _median_ms(samples) for name, samples in results.items()}
+    figures.update({f"{name}_min": min(samples) * 1000 for name, samples in results.items()})
+    figures["server_starts"] = starts
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    figures = asyncio.run(bench(parser.parse_args().rounds))
+    print("lsp benchmark (medians, ms)")
+    for action in ("hover", "definition"):
+        tool, direct = figures[f"{action}_tool"], figures[f"{action}_direct"]
+        budget = 1.1 * direct + 2
+        print(f"  {action:<10} tool {tool:7.2f}  direct {direct:7.2f}  ratio {tool / direct:5.2f}x"
+              f"  budget {budget:6.2f}  {'OK' if tool <= budget else 'OVER'}"
+              f"  (min: tool {figures[f'{action}_tool_min']:.2f}, "
+              f"direct {figures[f'{action}_direct_min']:.2f})")
+    write, publish = figures["write_tool"], figures["publish_direct"]
+    print(f"  write+diag tool {write:7.2f}  publish {publish:7.2f}  overhead {write - publish:+7.2f}"
+          f"  budget +50  {'OK' if write - publish <= 50 else 'OVER'}")
+    print(f"  server starts: {figures['server_starts']:.0f}")
+
+
+if __name__ == "__main__":
+    main()
