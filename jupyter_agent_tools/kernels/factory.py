@@ -16,7 +16,7 @@ from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from jupyter_client.multikernelmanager import AsyncMultiKernelManager
 from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_core.utils import ensure_async
-from traitlets import Dict, Float, Int, Unicode
+from traitlets import Dict, Enum, Float, Int
 from traitlets.config import Config
 
 from ..runtime import ErrorCode, Resource, ToolError
@@ -67,8 +67,11 @@ class KernelFactory(ResourceProvider):
         60.0, help="Longest a kernel may take to start and answer.",
     ).tag(config=True)
     max_images = Int(8, help="Most images one eval result carries.").tag(config=True)
-    embedded_python_transport = Unicode(
-        "ipc", help="ZeroMQ transport of Python kernels started embedded: 'ipc' (no ports) or "
+    max_kernels = Int(
+        32, help="Most kernels alive at once (warm ones included); starting one more is refused.",
+    ).tag(config=True)
+    embedded_python_transport = Enum(
+        ["ipc", "tcp"], "ipc", help="ZeroMQ transport of Python kernels started embedded: 'ipc' (no ports) or "
         "'tcp'. Deno's kernel supports only tcp.",
     ).tag(config=True)
 
@@ -156,7 +159,8 @@ class KernelFactory(ResourceProvider):
 
     def _refill(self, language: str) -> None:
         pool = self._pool.setdefault(language, [])
-        while not self._closing and len(pool) < int(self.warm_pool.get(language, 0)):
+        while (not self._closing and len(pool) < int(self.warm_pool.get(language, 0))
+               and len(self._sessions) + sum(not t.done() for t in pool) < self.max_kernels):
             pool.append(asyncio.ensure_future(self._start(language, self.runtime.root_path)))
 
     async def stop(self, session: KernelSession) -> None:
@@ -165,6 +169,10 @@ class KernelFactory(ResourceProvider):
         await session.shutdown()
 
     async def _start(self, language: str, cwd: Any) -> KernelSession:
+        if len(self._sessions) >= self.max_kernels:
+            raise ToolError(ErrorCode.UNAVAILABLE,
+                            f"{self.max_kernels} kernels are running already. Close runs you no "
+                            "longer need, then call eval again.")
         kernel_name, where = await self._placement(language)
         manager = self._manager(language)
         kwargs: dict[str, Any] = {"kernel_name": kernel_name}

@@ -35,6 +35,13 @@ async def test_a_missing_kernelspec_is_unavailable_with_the_fix(make_runtime):
     assert status["languages"]["javascript"]["available"] is False
 
 
+async def test_kernels_are_bounded(make_runtime):
+    run = await make_runtime(max_kernels=1, warm_pool={"python": 1}).create_run()
+    assert (await run.call("eval", cell("1"))).ok
+    refused = await run.call("eval", cell("1", language="javascript"))
+    assert refused.code == "unavailable" and "1 kernels are running" in refused.text
+
+
 def test_the_deno_kernelspec_installs_into_a_prefix(tmp_path):
     assert deno_spec.main(["--install", "--prefix", str(tmp_path)]) == 0
     spec = json.loads((tmp_path / "share/jupyter/kernels/deno/kernel.json").read_text())
