@@ -1,8 +1,7 @@
-"""The worker pool: search processes, files sharded among them, answers merged.
+"""The worker pool: search processes, files spread among them, answers merged.
 
-Each worker keeps its own tree cache, so a file should go to the same worker every
-time: it has a home worker (a hash of its path), and leaves it only when that worker
-would otherwise carry far more than its share of bytes (a few huge files).
+Each worker keeps its own tree cache, so a file goes back to the worker that read it
+first; files no worker has read yet are handed out in batches to whichever is idle.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ import os
 import subprocess
 import sys
 import threading
-import zlib
+from collections import deque
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -35,6 +34,9 @@ _BOOTSTRAP = (
     "main(sys.argv[2:])\n"
 )
 _PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
+_MIN_BATCH_BYTES = 64 * 1024
+_BATCHES_PER_WORKER = 16  # small enough a last batch, large enough a per-request cost
+_MAX_HOMES = 1_000_000
 
 
 class WorkerFailed(Exception):
@@ -129,39 +131,63 @@ class WorkerPool:
         # Queue on the event loop, not in threads: a busy worker must not pin threads of
         # the server's default executor.
         self._turns = [asyncio.Lock() for _ in range(size)]
+        self._homes: dict[str, int] = {}  # path -> the worker whose cache holds it
 
     def start(self) -> None:
         for worker in self.workers:
             worker.start()
 
-    def shard(self, files: list[tuple[str, int]]) -> list[list[str]]:
-        """Split (path, size) pairs among the workers: home worker unless overloaded."""
-        count = len(self.workers)
-        shards: list[list[str]] = [[] for _ in range(count)]
-        loads = [0] * count
-        share = sum(size for _, size in files) / count * 1.05 + 1
-        for path, size in sorted(files, key=lambda item: -item[1]):
-            home = zlib.crc32(path.encode()) % count
-            lightest = min(range(count), key=loads.__getitem__)
-            chosen = home if loads[home] + size <= share or loads[home] == loads[lightest] \
-                else lightest
-            shards[chosen].append(path)
-            loads[chosen] += size
-        order = {path: index for index, (path, _) in enumerate(files)}
-        return [sorted(shard, key=order.__getitem__) for shard in shards]
+    def plan(self, files: list[tuple[str, int]]) -> tuple[list[list[str]], list[list[str]]]:
+        """Split (path, size) pairs into each worker's own files and batches for anyone.
+
+        A file a worker has read before goes back to it (its cache holds the tree). The
+        rest is cut into batches, largest files first, that idle workers take in turn, so
+        both cores stay busy to the end whatever the prefilter leaves in each batch.
+        """
+        homed: list[list[str]] = [[] for _ in self.workers]
+        free = []
+        for path, size in files:
+            home = self._homes.get(path)
+            if home is None:
+                free.append((path, size))
+            else:
+                homed[home].append(path)
+        target = max(_MIN_BATCH_BYTES,
+                     sum(size for _, size in free) // (len(self.workers) * _BATCHES_PER_WORKER))
+        batches: list[list[str]] = []
+        batch: list[str] = []
+        filled = 0
+        for path, size in sorted(free, key=lambda item: -item[1]):
+            batch.append(path)
+            filled += size
+            if filled >= target:
+                batches.append(batch)
+                batch, filled = [], 0
+        if batch:
+            batches.append(batch)
+        return homed, batches
 
     async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]:
         """Run `job` over `files` on every worker and merge the answers in file order."""
-        shards = self.shard(files)
-        calls = [(index, replace(job, files=shard)) for index, shard in enumerate(shards) if shard]
+        homed, batches = self.plan(files)
+        pending = deque(batches)
+        answers: list[dict[str, Any]] = []
+
+        async def drive(index: int) -> None:
+            if homed[index]:
+                answers.append(await self._ask(index, replace(job, files=homed[index])))
+            while pending:
+                batch = pending.popleft()
+                answers.append(await self._ask(index, replace(job, files=batch)))
+                self._remember(batch, index)
+
+        busy = [index for index in range(len(self.workers)) if homed[index] or pending]
         try:
-            answers = await asyncio.gather(*(self._ask(index, sub) for index, sub in calls))
+            await asyncio.gather(*(drive(index) for index in busy))
         except asyncio.CancelledError:
-            for index, _ in calls:  # a cancelled search must not keep a core busy
+            for index in busy:  # a cancelled search must not keep a core busy
                 self.workers[index].kill()
             raise
-        for (index, _), answer in zip(calls, answers, strict=True):
-            self.workers[index].last_cache = answer["cache"]
         order = {path: index for index, (path, _) in enumerate(files)}
         merged: dict[str, Any] = {"matches": [], "total": 0, "files_with_matches": 0,
                                   "counts": {}, "parse_errors": [], "hashes": {}}
@@ -178,9 +204,18 @@ class WorkerPool:
         merged["parse_errors"].sort(key=order.__getitem__)
         return merged
 
+    def _remember(self, paths: list[str], index: int) -> None:
+        if len(self._homes) + len(paths) > _MAX_HOMES:
+            self._homes.clear()  # forgetting only costs a parse in another worker
+        self._homes.update(dict.fromkeys(paths, index))
+
     async def _ask(self, index: int, message: Any) -> Any:
         async with self._turns[index]:
-            return await asyncio.to_thread(self.workers[index].request, message, self.timeout)
+            worker = self.workers[index]
+            answer = await asyncio.to_thread(worker.request, message, self.timeout)
+        if isinstance(answer, dict) and "cache" in answer:
+            worker.last_cache = answer["cache"]
+        return answer
 
     def cache_stats(self) -> list[dict[str, int]]:
         return [worker.last_cache for worker in self.workers]

@@ -99,7 +99,8 @@ async def test_ignored_binary_and_oversized_files_are_skipped_and_counted(run, f
 
 
 async def test_several_files_across_workers_in_file_order(run, files):
-    files({f"pkg/m{i:02}.py": f"x = {i}\nprint(x)\n" for i in range(24)})
+    padding = "# " + "-" * 8000 + "\n"  # 24 x 8 kB: several batches, so both workers search
+    files({f"pkg/m{i:02}.py": f"{padding}x = {i}\nprint(x)\n" for i in range(24)})
     res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python",
                                       "path": "pkg"})
     assert [m["file"] for m in res.data["matches"]] == [f"pkg/m{i:02}.py" for i in range(24)]

@@ -12,17 +12,18 @@ from jupyter_agent_tools.structural.pool import WorkerPool
 PARSER = "jupyter_agent_tools.structural.provider:ParserProvider"
 
 
-def test_sharding_keeps_files_home_and_spreads_big_ones():
+def test_unread_files_go_in_batches_and_read_ones_go_home():
     pool = WorkerPool(2, 2**20, 27.0, 10.0)
-    files = [(f"/r/f{i}.py", 100) for i in range(50)]
-    shards = pool.shard(files)
-    assert sorted(sum(shards, [])) == sorted(p for p, _ in files)
-    assert shards == pool.shard(files)  # same files, same workers: their caches stay warm
-    big = pool.shard([("/r/a.js", 9_000_000), ("/r/b.js", 6_000_000), ("/r/c.js", 10)])
-    assert all(big)  # the two huge files never share a worker
-    (alone,) = [shard for shard in pool.shard([("/r/f7.py", 100)]) if shard]
-    home = [i for i, shard in enumerate(shards) if "/r/f7.py" in shard]
-    assert pool.shard([("/r/f7.py", 100)])[home[0]] == alone
+    files = [(f"/r/f{i}.py", 100_000) for i in range(50)] + [("/r/big.js", 9_000_000)]
+    homed, batches = pool.plan(files)
+    assert homed == [[], []]
+    assert batches[0] == ["/r/big.js"]  # largest first: it must not be the last to start
+    assert sorted(sum(batches, [])) == sorted(p for p, _ in files)
+    assert len(batches) > 2  # idle workers keep taking batches until none is left
+    pool._remember(["/r/f1.py", "/r/big.js"], 1)
+    homed, batches = pool.plan(files)
+    assert homed == [[], ["/r/f1.py", "/r/big.js"]]
+    assert "/r/f1.py" not in sum(batches, [])
 
 
 def test_tree_cache_is_bounded_and_stamped():
@@ -48,7 +49,7 @@ async def test_second_search_reuses_trees(run, files):
     first = provider.pool.cache_stats()
     await run.call("ast_grep", args)
     second = provider.pool.cache_stats()
-    assert sum(s["hits"] for s in second) - sum(s["hits"] for s in first) == 10
+    assert sum(s.get("hits", 0) for s in second) - sum(s.get("hits", 0) for s in first) == 10
 
 
 async def test_no_worker_outlives_the_runtime(root, files):
