@@ -22,6 +22,8 @@ class RunInterpreters:
         self.sessions: dict[str, KernelSession] = {}
         # Languages whose interpreter was lost since the agent last used it, and why.
         self.lost: dict[str, str] = {}
+        # Languages whose interpreter is running a cell right now.
+        self.running: set[str] = set()
 
     async def execute(self, language: str, code: str, *, reset: bool = False) -> ToolResult:
         """Run a cell in the run's interpreter for `language`; fail with a ToolError."""
@@ -44,7 +46,11 @@ class RunInterpreters:
                              "you need]")
         output = CellOutput(max_chars=self.run.runtime.max_output_chars,
                             max_images=self.factory.max_images)
-        end = await session.execute(code, output, self.factory.idle_timeout_seconds)
+        self.running.add(language)
+        try:
+            end = await session.execute(code, output, self.factory.idle_timeout_seconds)
+        finally:
+            self.running.discard(language)
         text, blocks, data = output.render()
         if notes:
             text = "\n".join([*notes, text]) if text else "\n".join(notes)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from jupyter_core.utils import ensure_async
 
-from ..runtime import ErrorCode, Origin, ToolError
+from ..runtime import ErrorCode, Origin, Resource, ToolError
 from .inkernel import source
 from .outputs import CellOutput
 from .protocol import COMM_TARGET, STDIN_PREFIX, BridgeReply, BridgeRequest
@@ -415,12 +415,15 @@ class KernelSession:
             return ToolError(ErrorCode.UNAVAILABLE,
                              "This kernel is not serving a run; call tools from an eval cell.",
                              ).to_result()
-        if name == "eval" and isinstance(args, dict) and \
-                args.get("language", "python") == self.language:
+        interpreters = run.resources.get(Resource.KERNELS)
+        language = args.get("language", "python") if isinstance(args, dict) else None
+        if name == "eval" and interpreters is not None and language in interpreters.running:
+            # It would wait for its turn behind a cell that is waiting for it.
             return ToolError(
                 ErrorCode.INVALID_ARGUMENTS,
-                f"eval of {self.language} cannot run inside a {self.language} eval cell: that "
-                "interpreter is busy running this cell. Run the code directly in the cell.",
+                f"eval of {language} cannot run from this cell: the run's {language} "
+                "interpreter is busy running a cell (maybe this one). Run the code directly in "
+                "the cell, or in the other language.",
             ).to_result()
         try:
             return await asyncio.wait_for(run.call(name, args, origin=Origin.CELL),

@@ -63,13 +63,18 @@ async def test_nested_calls_across_languages(kernels_runtime, root):
         "print(inner.text)\n"
         "try:\n    tool('eval', {'code': '1', 'description': 'python inside python is refused'})\n"
         "except ToolError as e:\n    print('refused', e.code)\n"
+        "back = tool('eval', {'language': 'javascript', 'description': 'call python back from "
+        "javascript, refused', 'code': \"try { tool('eval', {code: '1', description: 'a python "
+        "cell inside the javascript cell'}) } catch (e) { e.code }\"})\n"
+        "print('back', back.text)\n"
     )
     result = await run.call("eval", cell(code))
     assert result.ok, result.text
     assert "nested ok" in result.text and "refused invalid_arguments" in result.text
+    assert 'back "invalid_arguments"' in result.text
     origins = [(entry.tool, entry.origin) for entry in run.transcript.entries()]
     # The refused same-language eval never reached Run.call: it would wait on its own cell.
-    assert origins == [("eval", "api"), ("eval", "cell"), ("read", "cell")]
+    assert origins == [("eval", "api"), ("eval", "cell"), ("read", "cell"), ("eval", "cell")]
 
 
 async def test_a_javascript_cell_calls_tools(kernels_runtime, root):
