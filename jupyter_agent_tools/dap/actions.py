@@ -27,7 +27,8 @@ async def perform(ctx: CallContext, args: Any) -> ToolResult:
     supervisor: DebugSupervisor = ctx.run.resources[Resource.DEBUG]
     action = ACTIONS[args.action]
     try:
-        return await action(ctx.run, supervisor, args)
+        async with supervisor.conversation(ctx.run).lock:
+            return await action(ctx.run, supervisor, args)
     except StaleReference as exc:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{exc}.") from None
     except SessionFailed as exc:

@@ -45,6 +45,8 @@ class Conversation:
     expiry: asyncio.TimerHandle | None = None
     ended_because: str | None = None  # told once, by the next call that finds no session
     runs: set[str] = field(default_factory=set)
+    # Runs sharing the conversation share the session: their calls take turns.
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class DebugSupervisor(ResourceProvider):

@@ -58,6 +58,13 @@ async def test_breakpoints_stop_inspect_step_output_terminate(runtime, python_pr
     failed = await debug(run, "evaluate", expression="i * 10", frame_id=add_frame)
     assert failed.code == "failed" and "NameError" in failed.error["message"]
 
+    # bounded: values cut at 400 characters, at most 50 children
+    long = await ok(run, "evaluate", expression="'x' * 1000")
+    assert len(long.data["result"]) == 400 and long.data["result"].endswith("…")
+    many = await ok(run, "evaluate", expression="list(range(100))")
+    children = await ok(run, "variables", reference=many.data["reference"])
+    assert len(children.data["variables"]) == 50 and children.data["truncated"]
+
     stepped = await ok(run, "step_over")
     assert stepped.data["reason"] == "step" and stepped.data["frame"]["line"] == LINE_IN_ADD + 1
 
@@ -209,3 +216,17 @@ async def test_attach_where_nothing_listens(runtime, python_project):
     failed = await debug(run, "attach", port=free_port(), adapter="debugpy")
     assert failed.code == "failed" and "nothing answered" in failed.error["message"]
     assert (await debug(run, "status")).code == "no_session"
+
+
+async def test_runs_of_one_conversation_share_its_session(runtime, python_project):
+    first = await runtime.create_run(conversation_id="shared")
+    second = await runtime.create_run(conversation_id="shared")
+    await ok(first, "breakpoints", file="app.py", lines=[LINE_IN_ADD])
+    launched = await ok(first, "launch", program="app.py")
+    assert (await ok(second, "status")).data["pid"] == launched.data["pid"]
+    assert (await debug(second, "launch", program="app.py")).code == "session_exists"
+
+    await runtime.close_run(first.id)
+    told = await debug(second, "status")
+    assert told.code == "no_session" and "the run that started it closed" in told.error["message"]
+    assert await wait_ended(launched.data["pid"]) == []
