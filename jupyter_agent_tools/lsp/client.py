@@ -169,9 +169,9 @@ class ServerConnection(LanguageClient):
         excerpt = self.stderr_excerpt()
         return f"{reason}; stderr: {excerpt}" if excerpt else reason
 
-    async def close(self, timeout: float) -> None:
+    async def close(self, timeout: float, graceful: bool = True) -> None:
         """shutdown + exit, then kill the whole process group if it has not gone by `timeout`."""
-        if self.alive:
+        if self.alive and graceful:
             try:
                 await self.request(types.SHUTDOWN, None, timeout)
                 self.notify(types.EXIT, None)
@@ -179,7 +179,7 @@ class ServerConnection(LanguageClient):
                 pass
         if self.process is not None:
             try:
-                await asyncio.wait_for(self.process.wait(), timeout)
+                await asyncio.wait_for(self.process.wait(), timeout if graceful else 0)
             except asyncio.TimeoutError:
                 pass
             _kill_group(self.process)

@@ -27,13 +27,14 @@ class ServerUnavailable(Exception):
 
 
 @dataclass
-class Timeouts:
-    """Bounds of every wait, from the supervisor's traitlets."""
+class ServerLimits:
+    """Bounds of every wait and every table, from the supervisor's traitlets."""
 
     request: float = 30.0
     initialize: float = 30.0
     shutdown: float = 3.0
     max_restarts: int = 3
+    max_open_documents: int = 200
 
 
 @dataclass
@@ -113,11 +114,11 @@ def _client_capabilities() -> types.ClientCapabilities:
 class LanguageServer:
     """A lazily started server process for `root`, described by `spec`."""
 
-    def __init__(self, spec: ServerSpec, root: Path, binary: str, timeouts: Timeouts) -> None:
+    def __init__(self, spec: ServerSpec, root: Path, binary: str, limits: ServerLimits) -> None:
         self.spec = spec
         self.root = root
         self.binary = binary
-        self.timeouts = timeouts
+        self.limits = limits
         self.users: set[str] = set()
         self.connection: ServerConnection | None = None
         self.capabilities: types.ServerCapabilities | None = None
@@ -157,7 +158,7 @@ class LanguageServer:
                 self.last_error = self.connection._gone()
                 await self._discard()
                 self.restarts += 1
-                if self.restarts > self.timeouts.max_restarts:
+                if self.restarts > self.limits.max_restarts:
                     self.failed = True
                     raise ServerUnavailable(
                         f"{self.spec.name} crashed {self.restarts} times (last: "
@@ -189,7 +190,7 @@ class LanguageServer:
             client_info=types.ClientInfo(name="jupyter-agent-tools"),
         )
         try:
-            result = await connection.request(types.INITIALIZE, params, self.timeouts.initialize)
+            result = await connection.request(types.INITIALIZE, params, self.limits.initialize)
         except LspRequestError as exc:
             self.failed = True
             self.last_error = f"initialize failed: {exc}"
@@ -207,7 +208,9 @@ class LanguageServer:
 
     async def _discard(self) -> None:
         if self.connection is not None:
-            await self.connection.close(self.timeouts.shutdown)
+            # A server that never initialized gets no shutdown request: it would not answer.
+            await self.connection.close(self.limits.shutdown,
+                                        graceful=self.capabilities is not None)
         self.connection = None
         self.capabilities = None
         self.started_at = None
@@ -347,6 +350,8 @@ class LanguageServer:
         document = self._documents.get(uri)
         changed = True
         if document is None:
+            while len(self._documents) >= self.limits.max_open_documents:
+                self.close_document(next(iter(self._documents)))  # the least recently synced
             document = _Document(version=1, text=text)
             self._documents[uri] = document
             self.connection.notify(types.TEXT_DOCUMENT_DID_OPEN, types.DidOpenTextDocumentParams(
@@ -366,6 +371,7 @@ class LanguageServer:
             )
         else:
             changed = False
+        self._documents[uri] = self._documents.pop(uri)  # most recently used last
         if save:
             self.connection.notify(types.TEXT_DOCUMENT_DID_SAVE, types.DidSaveTextDocumentParams(
                 text_document=types.TextDocumentIdentifier(uri=uri),
@@ -452,13 +458,15 @@ class LanguageServer:
         await self.ensure_started()
         assert self.connection is not None
         try:
-            return await self.connection.request(method, params, timeout or self.timeouts.request)
+            return await self.connection.request(method, params, timeout or self.limits.request)
         except LspRequestError as exc:
             if not self.connection.alive:
                 self.last_error = str(exc)
             raise
 
     def close_document(self, uri: str) -> None:
+        """Tell the server `uri` is closed and forget its diagnostics."""
+        self._diagnostics.pop(uri, None)
         if self._documents.pop(uri, None) is not None and self.connection is not None:
             self.connection.notify(types.TEXT_DOCUMENT_DID_CLOSE, types.DidCloseTextDocumentParams(
                 types.TextDocumentIdentifier(uri)

@@ -19,7 +19,7 @@ from ..runtime import Resource
 from ..runtime.resources import ResourceProvider
 from ..runtime.wrappers import Wrapper
 from .on_write import diagnostics_on_write
-from .server import LanguageServer, Timeouts
+from .server import LanguageServer, ServerLimits
 from .session import LspSession
 from .specs import ServerSpec, find_executable, load_specs
 
@@ -49,6 +49,9 @@ class LanguageServerSupervisor(ResourceProvider):
     max_restarts = Int(
         3, help="Crashes after which a server stays stopped until `lsp reload`."
     ).tag(config=True)
+    max_open_documents = Int(
+        200, help="Documents kept open per server; the least recently used is closed beyond it."
+    ).tag(config=True)
     references_max = Int(50, help="Most references `lsp references` returns.").tag(config=True)
     symbols_query_max = Int(100, help="Most workspace symbols a query returns.").tag(config=True)
     symbols_file_max = Int(200, help="Most document symbols `lsp symbols` returns.").tag(config=True)
@@ -69,9 +72,10 @@ class LanguageServerSupervisor(ResourceProvider):
         self._binaries: dict[tuple[tuple[str, ...], str], str | None] = {}
 
     @property
-    def timeouts(self) -> Timeouts:
-        return Timeouts(request=self.request_timeout, initialize=self.initialize_timeout,
-                        shutdown=self.shutdown_timeout, max_restarts=self.max_restarts)
+    def limits(self) -> ServerLimits:
+        return ServerLimits(request=self.request_timeout, initialize=self.initialize_timeout,
+                            shutdown=self.shutdown_timeout, max_restarts=self.max_restarts,
+                            max_open_documents=self.max_open_documents)
 
     def binary(self, spec: ServerSpec) -> str | None:
         """Where the spec's binary is, checked at call time so an install or removal shows.
@@ -103,7 +107,7 @@ class LanguageServerSupervisor(ResourceProvider):
         key = (root, spec.name)
         server = self._servers.get(key)
         if server is None:
-            server = self._servers[key] = LanguageServer(spec, root, binary, self.timeouts)
+            server = self._servers[key] = LanguageServer(spec, root, binary, self.limits)
         return server
 
     def existing(self, key: tuple[Path, str]) -> LanguageServer | None:

@@ -54,3 +54,8 @@ def pid_alive(pid: int) -> bool:
             return handle.read().split(") ")[1][0] != "Z"
     except (FileNotFoundError, IndexError):
         return False
+
+
+# What a plug-in package names in its `jupyter_agent_tools.lsp_specs` entry point.
+PLUGIN_SPECS = [{"name": "zig", "extensions": {".zig": "zig"}, "root_markers": ["build.zig"],
+                 "command": ["zls"]}]

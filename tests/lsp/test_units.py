@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import logging
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
 
 from jupyter_agent_tools.files import resolve_inside
+from jupyter_agent_tools.lsp import specs as specs_module
 from jupyter_agent_tools.lsp.journal import DiagnosticsJournal, FileDiagnostic
 from jupyter_agent_tools.lsp.positions import locate_symbol, utf16_column
-from jupyter_agent_tools.lsp.specs import find_executable, load_specs
+from jupyter_agent_tools.lsp.specs import ENTRY_POINT_GROUP, find_executable, load_specs
 from jupyter_agent_tools.lsp.workspace_edit import plan_workspace_edit
 from jupyter_agent_tools.runtime import ToolError
 
@@ -31,6 +33,17 @@ def test_config_overrides_adds_and_disables_specs():
     assert specs["basedpyright"].command[0] == "basedpyright-langserver"  # the rest kept
     assert specs["ocaml"].serves(Path("x.ml")) and specs["ocaml"].root_markers == ("dune-project",)
     assert "bad" not in specs and "colour" in errors["bad"]
+
+
+def test_entry_point_specs_load_and_a_broken_one_is_contained(monkeypatch):
+    group = "jupyter_agent_tools.lsp_specs"
+    plugins = [EntryPoint("zig", "lsp_projects:PLUGIN_SPECS", group),
+               EntryPoint("broken", "lsp_projects:NO_SUCH_NAME", group)]
+    monkeypatch.setattr(specs_module, "entry_points",
+                        lambda group: plugins if group == ENTRY_POINT_GROUP else [])
+    specs, errors = load_specs({"zig": {"command": ["zls", "--stdio"]}}, LOG)
+    assert specs["zig"].serves(Path("main.zig")) and specs["zig"].command == ("zls", "--stdio")
+    assert "broken" in errors and "basedpyright" in specs
 
 
 def test_versioned_binaries_pick_the_highest(tmp_path, monkeypatch):
