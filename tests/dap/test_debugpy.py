@@ -95,18 +95,6 @@ async def test_breakpoints_stop_inspect_step_output_terminate(runtime, python_pr
     assert missing.code == "no_session"
 
 
-async def test_breakpoint_set_while_running_session(runtime, python_project):
-    run = await runtime.create_run(conversation_id="live-bp")
-    await ok(run, "breakpoints", file="app.py", lines=[LINE_IN_ADD])
-    await ok(run, "launch", program="app.py")
-    sent = await ok(run, "breakpoints", file="app.py", lines=[LINE_PRINT_TOTAL])
-    assert sent.data["sent"] and sent.data["breakpoints"][0]["verified"]
-    stopped = await ok(run, "continue")
-    assert stopped.data["frame"]["line"] == LINE_PRINT_TOTAL
-    status = await ok(run, "status")
-    assert status.data["state"] == "stopped" and "app.py" in status.text
-
-
 async def test_second_launch_is_rejected_and_no_session_is_explained(runtime, python_project):
     run = await runtime.create_run(conversation_id="twice")
     none = await debug(run, "stack")
@@ -120,6 +108,14 @@ async def test_second_launch_is_rejected_and_no_session_is_explained(runtime, py
     assert attach.code == "session_exists"
     # the first session is untouched
     assert (await ok(run, "status")).data["pid"] == first.data["pid"]
+
+    # breakpoints sent to the live session move where it stops next
+    sent = await ok(run, "breakpoints", file="app.py", lines=[LINE_PRINT_TOTAL])
+    assert sent.data["sent"] and sent.data["breakpoints"][0]["verified"]
+    stopped = await ok(run, "continue")  # the file's set was replaced: add's is gone
+    assert stopped.data["frame"]["line"] == LINE_PRINT_TOTAL
+    status = await ok(run, "status")
+    assert status.data["state"] == "stopped" and f"app.py:{LINE_PRINT_TOTAL}" in status.text
 
     # another conversation has its own session space
     other = await runtime.create_run(conversation_id="someone-else")
@@ -150,8 +146,6 @@ async def test_hard_ttl_ends_debuggee_and_adapter(root, python_project, jp_async
         # said once; after that there is simply no session
         again = await debug(run, "status")
         assert again.code == "no_session" and "time limit" not in again.error["message"]
-        # a new launch works after expiry
-        await ok(run, "launch", program="app.py")
     finally:
         await runtime.shutdown()
 
