@@ -106,6 +106,7 @@ def _client_capabilities() -> types.ClientCapabilities:
             ),
             rename=types.RenameClientCapabilities(prepare_support=True),
             publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
+            diagnostic=types.DiagnosticClientCapabilities(dynamic_registration=True),
         ),
         window=types.WindowClientCapabilities(work_done_progress=True),
     )
@@ -319,7 +320,7 @@ class LanguageServer:
 
     @property
     def uses_pull_diagnostics(self) -> bool:
-        return self._pull_registered or bool(
+        return self.spec.diagnostics_source == "pull" or self._pull_registered or bool(
             self.capabilities and self.capabilities.diagnostic_provider
         )
 

@@ -46,8 +46,10 @@ class ServerSpec:
     # argv of the whole-project check behind `lsp diagnostics file="*"`, and its format.
     project_check: tuple[str, ...] = ()
     project_check_format: str = ""
-    # "server": published or pulled as the LSP says; "tsserver": asked through
-    # typescript-language-server's tsserverRequest (it publishes nothing for a file that stays clean).
+    # "server": pulled when the server offers it, else awaited as published; "pull": always
+    # asked (answers reflect every file synced before, where a publication may be half-way);
+    # "tsserver": asked through typescript-language-server's tsserverRequest (it publishes
+    # nothing for a file that stays clean).
     diagnostics_source: str = "server"
     enabled: bool = True
 
@@ -114,6 +116,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         extensions={".py": "python", ".pyi": "python"},
         root_markers=_PY_MARKERS,
         command=("basedpyright-langserver", "--stdio"),
+        diagnostics_source="pull",
         # `standard` mode: the default (`recommended`) floods an agent with style warnings.
         settings={
             "basedpyright.analysis": {"typeCheckingMode": "standard",
