@@ -10,7 +10,9 @@ Corpora (copied to a temporary root so both tools see exactly the same files):
 cold = the first query of a fresh Runtime, timed from right after it was created (its
 worker processes are still starting then, and their caches are empty); warm = the same
 query again in that runtime, files unchanged. ast-grep has no cache: its
-time is the best of `--repeat` runs. Ratios are ours / ast-grep (lower is better).
+time is the best of `--repeat` runs. Ratios are ours / ast-grep (lower is better). CPU
+seconds (ast-grep's threads; our process and workers, worker start-up included in cold)
+are printed too: on a shared, loaded machine they vary far less than wall time.
 Matches are compared as (file, start line, start column, end line, end column).
 
 Differences seen, and why (each is printed under its row):
@@ -30,6 +32,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -87,15 +91,27 @@ def copy_corpora(into: Path) -> dict[str, Path]:
     return corpora
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds a live process has used (Linux /proc), imports included."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_ast_grep(binary: str, pattern: str, language: str, folder: Path,
-                 repeat: int) -> tuple[float, set[Match]]:
-    best = float("inf")
+                 repeat: int) -> tuple[float, float, set[Match]]:
+    best = best_cpu = float("inf")
     matches: set[Match] = set()
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _children_cpu()
         done = subprocess.run([binary, "run", "-p", pattern, "-l", language, "--json=stream", "."],
                               cwd=folder, capture_output=True, text=True, check=False)
         best = min(best, time.perf_counter() - started)
+        best_cpu = min(best_cpu, _children_cpu() - cpu)
         if done.returncode not in (0, 1):
             sys.exit(f"ast-grep failed: {done.stderr}")
         matches = set()
@@ -104,23 +120,28 @@ def run_ast_grep(binary: str, pattern: str, language: str, folder: Path,
             start, end = item["range"]["start"], item["range"]["end"]
             matches.add((item["file"], start["line"] + 1, start["column"] + 1,
                          end["line"] + 1, end["column"] + 1))
-    return best, matches
+    return best, best_cpu, matches
 
 
 async def run_ours(folder: Path, pattern: str, language: str) -> dict:
     runtime = Runtime(root_dir=str(folder), resource_providers=[
         "jupyter_agent_tools.structural.provider:ParserProvider"],
         read_max_bytes=100_000_000)  # ast-grep has no size limit: search the same files
-    started = time.perf_counter()  # the workers were just started with the provider
+    started, cpu = time.perf_counter(), time.process_time()
     run = await runtime.create_run()
     session = run.resources[Resource.PARSER]
+    workers = runtime.provider(Resource.PARSER).pool.workers
     figures = {}
     try:
         outcome = await session.search(pattern, ".", language, limit=10**7)
         figures["cold"] = time.perf_counter() - started
-        started = time.perf_counter()
+        worker_cpu = sum(_process_cpu(w.pid) for w in workers if w.pid)
+        figures["cold_cpu"] = time.process_time() - cpu + worker_cpu
+        started, cpu = time.perf_counter(), time.process_time()
         outcome = await session.search(pattern, ".", language, limit=10**7)
         figures["warm"] = time.perf_counter() - started
+        figures["warm_cpu"] = (time.process_time() - cpu
+                               + sum(_process_cpu(w.pid) for w in workers if w.pid) - worker_cpu)
     finally:
         await runtime.shutdown()
     answer = outcome.answer
@@ -164,28 +185,36 @@ def main() -> None:
     ParserProvider.tree_cache_mb.default_value = CACHE_MB
     print(f"{version}; ours: tree cache {CACHE_MB} MiB, workers = CPU cores")
     header = (f"{'corpus':<11} {'pattern':<24} {'ast-grep':>9} {'cold':>7} {'ratio':>6} "
-              f"{'warm':>7} {'ratio':>6} {'matches a-g/ours/common':>24}")
+              f"{'warm':>7} {'ratio':>6} {'matches a-g/ours/common':>24}  "
+              f"{'CPU s: ast-grep / cold / warm':>30}")
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-structural-") as scratch:
         corpora = copy_corpora(Path(scratch))
         print(header)
         for language, folder in corpora.items():
             for pattern in PATTERNS[language]:
-                theirs_s, theirs = run_ast_grep(binary, pattern, language, folder, options.repeat)
+                theirs_s, theirs_cpu, theirs = run_ast_grep(binary, pattern, language, folder,
+                                                            options.repeat)
                 ours = asyncio.run(run_ours(folder, pattern, language))
                 common = theirs & ours["matches"]
-                rows.append((language, pattern, theirs_s, ours, theirs, common))
+                rows.append((language, pattern, theirs_s, theirs_cpu, ours, theirs, common))
                 print(f"{language:<11} {pattern:<24} {theirs_s:>8.2f}s {ours['cold']:>6.2f}s "
                       f"{ours['cold'] / theirs_s:>5.2f}x {ours['warm']:>6.2f}s "
                       f"{ours['warm'] / theirs_s:>5.2f}x "
-                      f"{len(theirs):>8}/{len(ours['matches'])}/{len(common)}", flush=True)
+                      f"{len(theirs):>8}/{len(ours['matches'])}/{len(common)}  "
+                      f"{theirs_cpu:>12.2f} / {ours['cold_cpu']:.2f} / {ours['warm_cpu']:.2f}",
+                      flush=True)
                 for note in explain(folder, theirs - ours["matches"], ours["matches"] - theirs,
                                     ours["parse_errors"]):
                     print(note)
-    cold = [ours["cold"] / theirs_s for _, _, theirs_s, ours, _, _ in rows]
-    warm = [ours["warm"] / theirs_s for _, _, theirs_s, ours, _, _ in rows]
+    cold = [ours["cold"] / theirs_s for _, _, theirs_s, _, ours, _, _ in rows]
+    warm = [ours["warm"] / theirs_s for _, _, theirs_s, _, ours, _, _ in rows]
     print(f"cold ratio: max {max(cold):.2f}x, mean {sum(cold) / len(cold):.2f}x (target <= 1.0x)")
     print(f"warm ratio: max {max(warm):.2f}x, mean {sum(warm) / len(warm):.2f}x (target <= 0.25x)")
+    cold_cpu = [ours["cold_cpu"] / cpu for _, _, _, cpu, ours, _, _ in rows]
+    warm_cpu = [ours["warm_cpu"] / cpu for _, _, _, cpu, ours, _, _ in rows]
+    print(f"CPU ratio: cold max {max(cold_cpu):.2f}x mean {sum(cold_cpu) / len(cold_cpu):.2f}x; "
+          f"warm max {max(warm_cpu):.2f}x mean {sum(warm_cpu) / len(warm_cpu):.2f}x")
 
 
 if __name__ == "__main__":

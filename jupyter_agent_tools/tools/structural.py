@@ -17,6 +17,7 @@ _PATTERN_HELP = (
     "never matter; text in strings and comments never matches."
 )
 _DIFF_TEXT_CHARS = 12_000
+_MAX_LISTED_ERRORS = 50
 
 
 def _session(ctx: CallContext) -> StructuralSession:
@@ -64,10 +65,10 @@ class AstGrep(Tool):
         if total > len(matches):
             lines.append(f"[{total - len(matches)} more matches not shown; raise max_results "
                          "or narrow the pattern or path]")
-        parse_errors = [_rel(ctx, p) for p in answer["parse_errors"]]
+        parse_errors = [_rel(ctx, p) for p in answer["parse_errors"][:_MAX_LISTED_ERRORS]]
         if parse_errors:
-            lines.append(f"[{len(parse_errors)} file(s) have syntax errors, matches there may "
-                         f"be incomplete: {', '.join(parse_errors[:5])}]")
+            lines.append(f"[{len(answer['parse_errors'])} file(s) have syntax errors, matches "
+                         f"there may be incomplete: {', '.join(parse_errors[:5])}]")
         skipped = ", ".join(f"{n} {what}" for what, n in outcome.skipped.items() if n)
         if skipped:
             lines.append(f"[skipped: {skipped}]")
