@@ -29,7 +29,8 @@ class RunInterpreters:
         """Run a cell in the run's interpreter for `language`; fail with a ToolError."""
         notes: list[str] = []
         session = self.sessions.get(language)
-        if session is not None and (reset or session.dead):
+        # A kernel that died between calls is replaced before the cell runs, not after.
+        if session is not None and (reset or not await session.is_alive()):
             if session.dead:
                 self.lost.setdefault(language, session.death_reason or "it died")
             await self.discard(language)

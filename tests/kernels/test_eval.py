@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 
@@ -156,6 +157,17 @@ async def test_a_killed_kernel_is_kernel_died_then_a_fresh_interpreter(kernels_r
     after = await run.call("eval", cell("z"))
     assert after.code == "failed" and "NameError" in after.text and "state lost" in after.text
     assert after.data["state_lost"]
+
+
+async def test_a_kernel_that_died_between_calls_is_replaced_before_the_cell(kernels_runtime):
+    run = await kernels_runtime.create_run()
+    assert (await run.call("eval", cell("w = 1"))).ok
+    session = run.resources["kernels"].sessions["python"]
+    process = session.handle.manager.get_kernel(session.kernel_id).provisioner.process
+    process.kill()
+    await asyncio.to_thread(process.wait, 30)
+    after = await run.call("eval", cell("'w' in globals()"))
+    assert after.ok and after.text.endswith("False") and after.data["state_lost"], after.text
 
 
 async def test_eval_is_not_visible_to_a_plan_run(kernels_runtime):
