@@ -56,7 +56,7 @@ class WorkerProcess:
         self._process: subprocess.Popen[bytes] | None = None
         self._outbox: Connection | None = None
         self._inbox: Connection | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # start() is called alone and inside request()
         self.last_cache: dict[str, int] = {}
 
     @property
@@ -66,9 +66,17 @@ class WorkerProcess:
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def start(self) -> None:
-        if self.alive():
-            return
+    def start(self, wait: bool = True) -> None:
+        """Spawn the process unless it runs; without `wait`, skip it while it is busy."""
+        if not self._lock.acquire(blocking=wait):
+            return  # a request holds it: the process is running
+        try:
+            if not self.alive():
+                self._spawn()
+        finally:
+            self._lock.release()
+
+    def _spawn(self) -> None:
         self._close()
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
@@ -134,8 +142,9 @@ class WorkerPool:
         self._homes: dict[str, int] = {}  # path -> the worker whose cache holds it
 
     def start(self) -> None:
+        """Spawn the workers that are not running (never waits for a busy one)."""
         for worker in self.workers:
-            worker.start()
+            worker.start(wait=False)
 
     def plan(self, files: list[tuple[str, int]]) -> tuple[list[list[str]], list[list[str]]]:
         """Split (path, size) pairs into each worker's own files and batches for anyone.

@@ -37,8 +37,8 @@ class ParserProvider(ResourceProvider):
         "tree cache within its budget.",
     ).tag(config=True)
     prestart_workers = Bool(
-        True, help="Start the search workers with the runtime, so the first search does not "
-        "wait for them.",
+        True, help="Start the search workers when the first run attaches the parser, so its "
+        "first search does not wait for them (else: at the first search).",
     ).tag(config=True)
     search_timeout_seconds = Int(
         300, help="Longest a structural search may take before its workers are killed.",
@@ -58,10 +58,10 @@ class ParserProvider(ResourceProvider):
         size = self.workers or min(os.cpu_count() or 1, 8)
         self.pool = WorkerPool(size, self.tree_cache_mb * 2**20, self.tree_cost_factor,
                                float(self.search_timeout_seconds))
-        if self.prestart_workers:
-            self.pool.start()
 
     def attach(self, run, options) -> StructuralSession:
+        if self.prestart_workers:
+            self.pool.start()  # no-op once they run; a runtime without runs spawns nothing
         return StructuralSession(self, run)
 
     async def release(self, run, handle: StructuralSession) -> None:

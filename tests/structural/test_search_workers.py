@@ -95,3 +95,7 @@ async def test_cache_budget_is_configured_on_the_provider(root, files):
         assert stats["budget_bytes"] == 0 and stats["hits"] == 0 and stats["entries"] == 0
     finally:
         await rt.shutdown()
+
+
+def test_a_runtime_without_runs_starts_no_worker(parser_runtime):
+    assert all(w.pid is None for w in parser_runtime.provider("parser").pool.workers)
