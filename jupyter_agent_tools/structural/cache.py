@@ -76,6 +76,7 @@ class TreeCache:
                 self._evict(keep=key)
 
     def stats(self) -> dict[str, int]:
+        """Counters for status pages and tests."""
         return {"entries": len(self._entries), "used_bytes": self.used_bytes,
                 "budget_bytes": self.budget_bytes, "hits": self.hits, "misses": self.misses,
                 "evictions": self.evictions}

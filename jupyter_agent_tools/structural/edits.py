@@ -18,6 +18,8 @@ from typing import Any
 
 
 class EditStatus(str, Enum):
+    """Where an edit stands; only a staged one can be resolved."""
+
     STAGED = "staged"
     ACCEPTED = "accepted"
     DISCARDED = "discarded"
@@ -25,6 +27,7 @@ class EditStatus(str, Enum):
 
 
 def content_hash(data: bytes) -> str:
+    """The snapshot of a file's content (sha256, hex)."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -75,6 +78,7 @@ class StagedEdit:
 
 
 def unified_diff(relpath: str, before: bytes, after: bytes) -> str:
+    """A git-style unified diff of one file (a/ and b/ prefixes)."""
     old = before.decode("utf-8", "replace").splitlines(keepends=True)
     new = after.decode("utf-8", "replace").splitlines(keepends=True)
     lines = difflib.unified_diff(old, new, f"a/{relpath}", f"b/{relpath}")
@@ -93,6 +97,7 @@ class EditStore:
 
     def stage(self, pattern: str, rewrite: str, language: str,
               files: list[FileChange]) -> StagedEdit:
+        """Keep a new edit under the next id of this run ("edit_1", "edit_2", ...)."""
         self._counter += 1
         edit = StagedEdit(f"edit_{self._counter}", self.run_id, pattern, rewrite, language, files)
         self._edits[edit.id] = edit

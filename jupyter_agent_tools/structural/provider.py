@@ -68,6 +68,7 @@ class ParserProvider(ResourceProvider):
         handle.edits.clear()
 
     async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]:
+        """Run `job` over (path, size) `files` on the workers; worker failures as ToolError."""
         try:
             return await self.pool.search(job, files)
         except WorkerFailed as exc:

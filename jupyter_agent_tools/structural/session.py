@@ -67,6 +67,7 @@ class StructuralSession:
                         "a file path to infer it from the extension.")
 
     def compile(self, pattern: str, language: str) -> Pattern:
+        """The compiled pattern; ToolError(unparseable_pattern) naming the contexts tried."""
         try:
             return compile_pattern(pattern, language)
         except PatternError as exc:
@@ -94,6 +95,7 @@ class StructuralSession:
 
     async def search(self, pattern: str, path: str | None, language: str | None, *,
                      limit: int, with_ranges: bool = False) -> SearchOutcome:
+        """Every match of `pattern` under `path` (default: the run's cwd), `limit` in full."""
         base = self.run.resolve(path or ".")
         if not base.exists():
             raise ToolError(ErrorCode.NOT_FOUND,
@@ -115,6 +117,7 @@ class StructuralSession:
 
     async def stage(self, pattern: str, rewrite: str, path: str | None,
                     language: str | None) -> StagedEdit:
+        """Compute the rewrite of every match and keep it, unwritten, as this run's edit."""
         limit = self.provider.max_edit_replacements
         outcome = await self.search(pattern, path, language, limit=limit, with_ranges=True)
         answer = outcome.answer
@@ -149,6 +152,7 @@ class StructuralSession:
         return edit
 
     def staged(self, edit_id: str) -> StagedEdit:
+        """This run's edit `edit_id` if it still waits; ToolError(unknown_edit) otherwise."""
         edit = self.edits.get(edit_id)
         if edit is None:
             raise ToolError(ErrorCode.UNKNOWN_EDIT,
