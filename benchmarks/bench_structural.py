@@ -42,6 +42,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from traitlets.config import Config
+
 from jupyter_agent_tools import Resource, Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +65,7 @@ def ast_grep_binary() -> str:
     found = shutil.which("ast-grep", path=str(Path(sys.executable).parent)) or shutil.which(
         "ast-grep")
     if not found:
-        sys.exit("ast-grep not found: pip install ast-grep-cli (the `bench` extra)")
+        raise RuntimeError("ast-grep not found: pip install ast-grep-cli (the `bench` extra)")
     return found
 
 
@@ -113,7 +115,7 @@ def run_ast_grep(binary: str, pattern: str, language: str, folder: Path,
         best = min(best, time.perf_counter() - started)
         best_cpu = min(best_cpu, _children_cpu() - cpu)
         if done.returncode not in (0, 1):
-            sys.exit(f"ast-grep failed: {done.stderr}")
+            raise RuntimeError(f"ast-grep failed: {done.stderr}")
         matches = set()
         for line in done.stdout.splitlines():
             item = json.loads(line)
@@ -124,8 +126,10 @@ def run_ast_grep(binary: str, pattern: str, language: str, folder: Path,
 
 
 async def run_ours(folder: Path, pattern: str, language: str) -> dict:
+    config = Config()
+    config.ParserProvider.tree_cache_mb = CACHE_MB
     runtime = Runtime(root_dir=str(folder), resource_providers=[
-        "jupyter_agent_tools.structural.provider:ParserProvider"],
+        "jupyter_agent_tools.structural.provider:ParserProvider"], config=config,
         read_max_bytes=100_000_000)  # ast-grep has no size limit: search the same files
     started, cpu = time.perf_counter(), time.process_time()
     run = await runtime.create_run()
@@ -180,9 +184,6 @@ def main() -> None:
     options = parser.parse_args()
     binary = ast_grep_binary()
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
-    from jupyter_agent_tools.structural.provider import ParserProvider
-
-    ParserProvider.tree_cache_mb.default_value = CACHE_MB
     print(f"{version}; ours: tree cache {CACHE_MB} MiB, workers = CPU cores")
     header = (f"{'corpus':<11} {'pattern':<24} {'ast-grep':>9} {'cold':>7} {'ratio':>6} "
               f"{'warm':>7} {'ratio':>6} {'matches a-g/ours/common':>24}  "
