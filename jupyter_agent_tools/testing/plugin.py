@@ -10,10 +10,11 @@ nothing unless it collected one.
 The server's vibe workers run the scripted agent of testing/agents.py.
 
 Each non-empty code cell is a test item, `NOTEBOOK::cell[N]` (N counts every cell from 1, as
-JupyterLab shows them). The first item of a notebook starts a real Jupyter server with the
-extension on loopback (one per session, started on first use) and runs the whole notebook
-against it with nbclient; each item then reports its own cell: a failure shows the cell's
-source and outputs.
+JupyterLab shows them). The first item to run starts a real Jupyter server with the extension
+on loopback (one per session) and queues every selected notebook for execution against it
+with nbclient, `--agent-tools-jobs` at a time (each in its own kernel, over its own copy of
+the project); each item then reports its own cell: a failure shows the cell's source and
+outputs.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import json
 import os
 import shutil
 import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("agent-tools", "tool-regression notebooks (jupyter-agent-tools)")
     group.addoption("--agent-tools-cell-timeout", type=int, default=300, metavar="SECONDS",
                     help="interrupt a notebook cell that runs longer than this (default 300)")
+    group.addoption("--agent-tools-jobs", type=int, default=2, metavar="N",
+                    help="notebooks executed at once, each in its own kernel (default 2)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,6 +49,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(_SESSION_KEY, None)
     if session is not None:
         session.close()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    notebooks = [item.parent for item in session.items if isinstance(item, NotebookCell)]
+    session.config.stash[_SESSION_KEY].notebooks = list(dict.fromkeys(notebooks))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -79,14 +88,44 @@ def _named_on_command_line(path: Path, config: pytest.Config) -> bool:
 
 
 class RegressionSession:
-    """The session's one Jupyter server, started when the first notebook runs."""
+    """The session's one Jupyter server, and the notebooks executing against it.
+
+    Nothing starts until the first notebook item runs (a collect-only run starts nothing).
+    """
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.notebooks: list[RegressionNotebook] = []
         self._root: Path | None = None
         self._server: Any = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._outcomes: dict[Path, Future] = {}
+        self._failure: Exception | None = None
 
-    def server(self) -> Any:
+    def outcome(self, notebook: RegressionNotebook) -> Any:
+        """The notebook's `NotebookOutcome`, once it has run (all are queued on first call)."""
+        if self._failure is not None:
+            raise self._failure
+        if self._pool is None:
+            try:
+                server = self._start_server()
+            except Exception as exc:  # every notebook reports it; no retry per notebook
+                self._failure = exc
+                raise
+            env = {**os.environ, **server.kernel_env()}
+            jobs = max(1, self.config.getoption("agent_tools_jobs"))
+            self._pool = ThreadPoolExecutor(jobs, thread_name_prefix="agent-tools-notebook")
+            for queued in dict.fromkeys([*self.notebooks, notebook]):
+                self._outcomes[queued.path] = self._pool.submit(self._execute, queued.path, env)
+        return self._outcomes[notebook.path].result()
+
+    def _execute(self, path: Path, env: dict[str, str]) -> Any:
+        from .execution import execute_notebook
+
+        return execute_notebook(path, env=env,
+                                cell_timeout=self.config.getoption("agent_tools_cell_timeout"))
+
+    def _start_server(self) -> Any:
         if self._server is None:
             from .agents import SERVER_ARGS
             from .server import JupyterServerProcess
@@ -96,6 +135,9 @@ class RegressionSession:
         return self._server
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -115,26 +157,17 @@ class RegressionNotebook(pytest.File):
                                            index=outcome.index)
 
     def outcome(self) -> Any:
-        """Execute the notebook (once) and return its `NotebookOutcome`."""
+        """The notebook's `NotebookOutcome` (executed once, for all its items)."""
         if not hasattr(self, "_outcome"):
             self._outcome: Any = None
             self._error: BaseException | None = None
             try:
-                self._outcome = self._execute()
+                self._outcome = self.config.stash[_SESSION_KEY].outcome(self)
             except Exception as exc:
                 self._error = exc
         if self._error is not None:
             raise NotebookNotRun(f"{self.path.name} could not run: {self._error}") from self._error
         return self._outcome
-
-    def _execute(self) -> Any:
-        from .execution import execute_notebook
-
-        session = self.config.stash[_SESSION_KEY]
-        server = session.server()
-        env = {**os.environ, **server.kernel_env()}
-        return execute_notebook(self.path, env=env,
-                                cell_timeout=self.config.getoption("agent_tools_cell_timeout"))
 
 
 class NotebookNotRun(Exception):
