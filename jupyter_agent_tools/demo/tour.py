@@ -92,8 +92,8 @@ STEPS: list[Step] = [
                       {"label": "revert"}]}),
     Step("Spawn a background worker (a scripted agent: no model needed)", "vibe_spawn",
          {"brief": "List the Python files, then find the prints.\n"
-                   '{"tool": "glob", "args": {"pattern": "*.py"}}\n'
-                   '{"tool": "ast_grep", "args": {"pattern": "print($$$A)", "language": "python"}}',
+                   'call glob {"pattern": "*.py"}\n'
+                   'call ast_grep {"pattern": "print($$$A)", "language": "python"}',
           "label": "surveyor"}, key="spawned"),
     Step("Wait for the worker", "vibe_wait", {"timeout_seconds": 60}, bind=_worker_id),
     Step("Run the program", "bash", {"command": "python main.py"}),
@@ -111,7 +111,7 @@ def _demo_config() -> Config:
     """Workers driven by the scripted agent, so the tour needs no model and no API key."""
     config = Config()
     config.WorkerPool.backend = "python"
-    config.PythonBackend.agent = "jupyter_agent_tools.workers.scripted:scripted_agent"
+    config.PythonBackend.agent = "jupyter_agent_tools.testing.agents:scripted_agent"
     return config
 
 
