@@ -16,7 +16,7 @@ from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from jupyter_client.multikernelmanager import AsyncMultiKernelManager
 from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_core.utils import ensure_async
-from traitlets import Dict, Enum, Float, Int
+from traitlets import Bool, Dict, Enum, Float, Int
 from traitlets.config import Config
 
 from ..runtime import ErrorCode, Resource, ToolError
@@ -56,6 +56,10 @@ class KernelFactory(ResourceProvider):
         help="Kernels kept started and ready per language, so a new run's first eval does not "
         "wait for a kernel to start. Filled after the first eval of that language.",
     ).tag(config=True)
+    warm_at_first_run = Bool(
+        False, help="Fill the warm pool when the first run is created instead of after the "
+        "first eval, so even the first run's first eval skips a kernel start (e.g. on Binder).",
+    ).tag(config=True)
     idle_timeout_seconds = Float(
         300.0, help="A cell is interrupted after this long with no output; the clock stands "
         "still while a tool() call of the cell is in flight.",
@@ -86,6 +90,9 @@ class KernelFactory(ResourceProvider):
     # -- ResourceProvider -----------------------------------------------------------------
 
     def attach(self, run: Run, options: RunOptions) -> RunInterpreters:
+        if self.warm_at_first_run and not self._pool:
+            for language in self.warm_pool:
+                self._refill(language)
         return RunInterpreters(self, run)
 
     async def release(self, run: Run, handle: RunInterpreters) -> None:
@@ -120,6 +127,8 @@ class KernelFactory(ResourceProvider):
             "warm": {lang: sum(t.done() and not t.cancelled() and t.exception() is None
                                for t in tasks)
                      for lang, tasks in self._pool.items()},
+            "warming": {lang: sum(not t.done() for t in tasks)
+                        for lang, tasks in self._pool.items()},
         }
 
     # -- kernels for runs -----------------------------------------------------------------

@@ -26,6 +26,18 @@ async def test_a_new_run_takes_a_warm_kernel_in_its_own_directory(make_runtime, 
     assert (await factory.status())["kernels"] == 3  # two runs' kernels and the refilled pool
 
 
+async def test_the_pool_can_fill_at_the_first_run(make_runtime):
+    runtime = make_runtime(warm_pool={"python": 1}, warm_at_first_run=True)
+    factory = runtime.provider("kernels")
+    assert (await factory.status())["warm"] == {}
+    run = await runtime.create_run()
+    assert (await factory.status())["warming"] == {"python": 1}  # started by create_run
+    await factory.prewarm()
+    assert (await factory.status())["warm"] == {"python": 1}
+    result = await run.call("eval", cell("1 + 1"))
+    assert result.text == "2"
+
+
 async def test_a_missing_kernelspec_is_unavailable_with_the_fix(make_runtime):
     runtime = make_runtime(kernel_names={"python": "python3", "javascript": "no-such-spec"})
     run = await runtime.create_run()
