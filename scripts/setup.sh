@@ -37,4 +37,4 @@ if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/
 fi
 
 # The Deno kernel spec for JavaScript eval, inside the venv.
-"$VENV/bin/python" -m jupyter_agent_tools.kernels.deno_spec --install >/dev/null 2>&1 || true
+"$VENV/bin/python" -m jupyter_agent_tools.kernels.deno_spec --install >/dev/null
