@@ -79,7 +79,7 @@ class ServerConnection(LanguageClient):
         self.server_name = name
         self.process: asyncio.subprocess.Process | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
-        self.exit_reason: str | None = None
+        self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._next_id = 0
 
     async def spawn(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
@@ -102,6 +102,7 @@ class ServerConnection(LanguageClient):
         assert self.process.stdin and self.process.stdout and self.process.stderr
         self.protocol.set_writer(self.process.stdin)
         self._server = self.process
+        self.exited = asyncio.ensure_future(self.process.wait())
         self._async_tasks.extend([
             asyncio.create_task(run_async(
                 stop_event=self._stop_event, reader=self.process.stdout, protocol=self.protocol,
@@ -121,9 +122,6 @@ class ServerConnection(LanguageClient):
         if partial:
             self.stderr_tail.append(partial.rstrip())
 
-    async def server_exit(self, server: asyncio.subprocess.Process) -> None:
-        self.exit_reason = f"{self.server_name} exited with status {server.returncode}"
-
     @property
     def alive(self) -> bool:
         return self.process is not None and self.process.returncode is None
@@ -139,7 +137,7 @@ class ServerConnection(LanguageClient):
     async def request(self, method: str, params: Any, timeout: float) -> Any:
         """Send a typed request; LspRequestError on timeout, server exit or an error reply."""
         if not self.alive:
-            raise LspRequestError(self._gone())
+            raise LspRequestError(self.exit_description())
         # String ids: pygls books the server's own request ids in the same table, and a
         # server counting 1, 2, 3 like us would otherwise answer-cancel our requests.
         self._next_id += 1
@@ -158,14 +156,17 @@ class ServerConnection(LanguageClient):
             raise LspRequestError(f"{self.server_name} answered {method} with an error: "
                                   f"{exc.message}") from None
         except RuntimeError as exc:  # pygls fails pending requests this way when the server exits
-            raise LspRequestError(f"{self._gone()} during {method} ({exc})") from None
+            raise LspRequestError(f"{self.exit_description()} during {method} ({exc})") from None
 
     def notify(self, method: str, params: Any) -> None:
         if self.alive:
             self.protocol.notify(method, params)
 
-    def _gone(self) -> str:
-        reason = self.exit_reason or f"{self.server_name} is not running"
+    def exit_description(self) -> str:
+        """Why the server is gone, with the tail of its stderr."""
+        code = self.process.returncode if self.process else None
+        reason = (f"{self.server_name} exited with status {code}" if code is not None
+                  else f"{self.server_name} is not running")
         excerpt = self.stderr_excerpt()
         return f"{reason}; stderr: {excerpt}" if excerpt else reason
 
@@ -185,6 +186,8 @@ class ServerConnection(LanguageClient):
             _kill_group(self.process)
             await self.process.wait()
         self._stop_event.set()
+        if not self.exited.done():
+            self.exited.cancel()
         for task in self._async_tasks:
             task.cancel()
         await asyncio.gather(*self._async_tasks, return_exceptions=True)

@@ -156,7 +156,7 @@ class LanguageServer:
                     "cause, then call lsp with action=reload."
                 )
             if self.connection is not None:  # it was running and exited: a crash
-                self.last_error = self.connection._gone()
+                self.last_error = self.connection.exit_description()
                 await self._discard()
                 self.restarts += 1
                 if self.restarts > self.limits.max_restarts:
@@ -425,23 +425,22 @@ class LanguageServer:
             if known is not None:
                 return DiagnosticsSnapshot(items=known)
         waiter = publish or self.expect_publish(uri, version)
+        assert self.connection is not None
+        exited = self.connection.exited
         try:
-            await asyncio.wait_for(asyncio.shield(waiter), wait)
-        except asyncio.TimeoutError:
-            known = self.published(uri, version)
-            return DiagnosticsSnapshot(items=known or [], pending=True)
-        except asyncio.CancelledError:
-            if waiter.cancelled():  # the server went away while we waited
-                raise ServerUnavailable(
-                    f"{self.spec.name} stopped while computing diagnostics. Call lsp with "
-                    "action=reload."
-                ) from None
-            raise
+            await asyncio.wait({waiter, exited}, timeout=wait,
+                               return_when=asyncio.FIRST_COMPLETED)
         finally:
             if not waiter.done():
                 waiter.cancel()
                 self._waiters = [w for w in self._waiters if w[3] is not waiter]
-        return DiagnosticsSnapshot(items=self._diagnostics.get(uri, (None, []))[1])
+        if waiter.done() and not waiter.cancelled():
+            return DiagnosticsSnapshot(items=self._diagnostics.get(uri, (None, []))[1])
+        if exited.done() or waiter.cancelled():  # the server went away while we waited
+            raise ServerUnavailable(f"{self.connection.exit_description()} while computing diagnostics. "
+                                    "Call lsp again to restart it, or action=status.")
+        known = self.published(uri, version)
+        return DiagnosticsSnapshot(items=known or [], pending=True)
 
     async def _tsserver_diagnostics(self, uri: str, wait: float) -> DiagnosticsSnapshot:
         assert self.connection is not None

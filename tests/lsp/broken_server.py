@@ -1,7 +1,7 @@
 """A deliberately misbehaving language server, for tests: `python broken_server.py MODE`.
 
 hang     never answers initialize
-crash    initializes, then exits (status 3) on the first hover, after a line on stderr
+crash    initializes, then exits (status 3) on the first hover or save, after a line on stderr
 chatty   writes 2 MB to stderr before each answer (a client that does not drain it blocks)
 """
 
@@ -53,6 +53,10 @@ def main(mode: str) -> None:
                 sys.exit(3)
             send({"jsonrpc": "2.0", "id": msg_id,
                   "result": {"contents": {"kind": "plaintext", "value": "a fixture symbol"}}})
+        elif method == "textDocument/didSave" and mode == "crash":
+            sys.stderr.write("fatal: save exploded\n")
+            sys.stderr.flush()
+            sys.exit(3)
         elif method == "shutdown":
             send({"jsonrpc": "2.0", "id": msg_id, "result": None})
         elif method == "exit":

@@ -37,6 +37,9 @@ async def test_crash_mid_request_is_a_clear_error_and_restarts(lsp_runtime, writ
     assert again.code == "unavailable" and "exited with status 3" in again.error["message"]
     status = await run.call("lsp", {"action": "status", "file": "a.brk"})
     assert status.data["servers"][0]["restarts"] == 1
+    written = await run.call("write", {"path": "a.brk", "content": "saved\n"})  # dies on save
+    assert written.ok and "broken exited with status 3" in written.text
+    assert "fatal: save exploded" in written.text
 
 
 async def test_chatty_stderr_and_unparseable_capabilities_do_not_block(lsp_runtime, write_files):
