@@ -179,11 +179,12 @@ async def _workspace_symbols(session: LspSession, args: Any) -> ToolResult:
     found: list[dict[str, Any]] = []
     cache: dict[Path, list[str]] = {}
     for server in servers:
-        sample = None if server.running and args.file is None else (
-            session.run.resolve(args.file) if args.file else None)
-        sample = sample or _project_file(session, server)
-        if sample is not None:
+        # Some servers (tsserver) search only the projects of open files: open one.
+        if args.file:
+            await session.open(server, session.run.resolve(args.file))
+        elif not server.has_open_documents and (sample := _project_file(session, server)):
             await session.open(server, sample)
+        await session.start(server)
         _supports(server, "workspace_symbol_provider", "symbol search")
         result = await session.request(server, types.WORKSPACE_SYMBOL,
                                        types.WorkspaceSymbolParams(query=args.query))

@@ -14,6 +14,8 @@ from typing import Any
 
 from lsprotocol import types
 
+from .positions import char_index
+
 _SEVERITY = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 SEVERITY_LEVELS = {name: level for level, name in _SEVERITY.items()}
 
@@ -33,12 +35,18 @@ class FileDiagnostic:
     source: str
 
     @classmethod
-    def from_lsp(cls, path: str, diagnostic: types.Diagnostic, default_source: str) -> FileDiagnostic:
+    def from_lsp(cls, path: str, diagnostic: types.Diagnostic, default_source: str,
+                 lines: list[str] | None = None) -> FileDiagnostic:
+        """From an LSP diagnostic; with the file's `lines`, UTF-16 columns become characters."""
         code = diagnostic.code
+        start = diagnostic.range.start
+        column = start.character
+        if lines is not None and start.line < len(lines):
+            column = char_index(lines[start.line], start.character)
         return cls(
             path=path,
-            line=diagnostic.range.start.line + 1,
-            column=diagnostic.range.start.character + 1,
+            line=start.line + 1,
+            column=column + 1,
             severity=_SEVERITY.get(int(diagnostic.severity or 1), "error"),
             code="" if code is None else str(code),
             message=diagnostic.message,

@@ -319,6 +319,10 @@ class LanguageServer:
     # -- documents ------------------------------------------------------------------------
 
     @property
+    def has_open_documents(self) -> bool:
+        return bool(self._documents)
+
+    @property
     def uses_pull_diagnostics(self) -> bool:
         return self.spec.diagnostics_source == "pull" or self._pull_registered or bool(
             self.capabilities and self.capabilities.diagnostic_provider

@@ -117,6 +117,13 @@ class LspSession:
     def read(self, path: Path) -> str:
         return read_text(path, self.run.runtime.read_max_bytes)
 
+    async def start(self, server: LanguageServer) -> None:
+        """Start `server` unless it runs; `unavailable` with the reason when it cannot."""
+        try:
+            await server.ensure_started()
+        except ServerUnavailable as exc:
+            raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
+
     async def open(self, server: LanguageServer, path: Path) -> str:
         """Sync `path`'s disk content to `server`; returns the text."""
         text = self.read(path)
@@ -138,6 +145,7 @@ class LspSession:
         """
         reports = [FileDiagnostics(path) for path in paths]
         work: list[tuple[FileDiagnostics, LanguageServer, str]] = []
+        texts: dict[int, str] = {}
         for report in reports:
             servers, reason = self.servers_for(report.path)
             if not servers:
@@ -150,6 +158,7 @@ class LspSession:
                 report.available = False
                 report.problems.append(error.message)
                 continue
+            texts[id(report)] = text
             work.extend((report, server, text) for server in servers)
         servers = list({id(s): s for _, s, _ in work}.values())
         outcomes = await asyncio.gather(*(s.ensure_started() for s in servers),
@@ -181,7 +190,8 @@ class LspSession:
             if snapshot.pending:
                 report.pending.append(server.spec.name)
             rel = self.run.relpath(report.path)
-            report.items.extend(FileDiagnostic.from_lsp(rel, d, server.spec.name)
+            lines = texts[id(report)].splitlines()
+            report.items.extend(FileDiagnostic.from_lsp(rel, d, server.spec.name, lines)
                                 for d in snapshot.items if (d.severity or 1) <= least)
 
         await asyncio.gather(*(collect(*item) for item in pending))

@@ -87,6 +87,14 @@ def _diag(line: int, message: str, code: str = "E1") -> FileDiagnostic:
     return FileDiagnostic("a.py", line, 1, "error", code, message, "test")
 
 
+def test_diagnostic_columns_count_characters_not_utf16_units():
+    line = "s = '😀'; bad"
+    diagnostic = types.Diagnostic(
+        range=types.Range(types.Position(0, 10), types.Position(0, 13)), message="m", code=1)
+    assert FileDiagnostic.from_lsp("a.py", diagnostic, "x", [line]).column == line.index("bad") + 1
+    assert FileDiagnostic.from_lsp("a.py", diagnostic, "x").code == "1"
+
+
 def test_journal_ignores_moves_and_reports_new_repeats_and_returns():
     journal = DiagnosticsJournal()
     assert journal.observe("a.py", [_diag(3, "bad")]) == [_diag(3, "bad")]
