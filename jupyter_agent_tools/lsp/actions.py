@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.uris import from_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from ..files import write_files_atomically
 from ..runtime import CallContext, ErrorCode, ToolError, ToolResult
@@ -18,6 +18,7 @@ from .positions import locate_symbol
 from .project_check import ProjectCheckError, run_project_check
 from .server import LanguageServer, ServerUnavailable
 from .session import LspSession
+from .specs import ServerSpec
 from .workspace_edit import plan_workspace_edit
 
 NAVIGATION: dict[str, tuple[str, str, type]] = {
@@ -241,12 +242,15 @@ async def code_actions(session: LspSession, args: Any) -> ToolResult:
         end = types.Position(args.line, 0)
     wanted = types.Range(start, end)
 
+    problems: list[str] = []
+
     async def ask(server: LanguageServer) -> list[dict[str, Any]]:
         try:
             uri, version, changed = await server.sync(path, text)
             snapshot = await server.diagnostics(uri, version, changed,
                                                 session.supervisor.diagnostics_timeout)
-        except (ServerUnavailable, LspRequestError):
+        except (ServerUnavailable, LspRequestError) as exc:
+            problems.append(str(exc))
             return []
         if not server.capabilities or not server.capabilities.code_action_provider:
             return []
@@ -261,27 +265,25 @@ async def code_actions(session: LspSession, args: Any) -> ToolResult:
         for action in result or []:
             entry: dict[str, Any] = {"title": action.title, "server": server.spec.name}
             if isinstance(action, types.CodeAction):
-                entry["kind"] = str(action.kind.value if hasattr(action.kind, "value")
-                                    else action.kind or "")
+                entry["kind"] = str(getattr(action.kind, "value", action.kind) or "")
                 entry["preferred"] = bool(action.is_preferred)
                 if action.edit is not None:
                     uris = list((action.edit.changes or {}).keys()) + [
                         c.text_document.uri for c in action.edit.document_changes or []
                         if isinstance(c, types.TextDocumentEdit)]
-                    entry["files"] = sorted({session.location(u, wanted, {})["path"] for u in uris})
+                    entry["files"] = sorted({session.run.relpath(Path(to_fs_path(u) or u))
+                                             for u in uris})
             offered.append(entry)
         return offered
 
     offered = [a for group in await asyncio.gather(*(ask(s) for s in servers)) for a in group]
     rel = session.run.relpath(path)
-    if not offered:
-        return ToolResult.success(f"No code actions at {rel}:{args.line}.", {"actions": []})
-    listing = "\n".join(
-        f"- {a['title']}" + (f" [{a['kind']}]" if a.get("kind") else "") + f" ({a['server']})"
-        for a in offered
-    )
-    return ToolResult.success(f"Code actions at {rel}:{args.line} ({len(offered)}):\n{listing}",
-                              {"actions": offered})
+    lines = [f"Code actions at {rel}:{args.line} ({len(offered)}):" if offered
+             else f"No code actions at {rel}:{args.line}."]
+    lines += [f"- {a['title']}" + (f" [{a['kind']}]" if a.get("kind") else "") +
+              f" ({a['server']})" for a in offered]
+    lines += [f"  {problem}" for problem in problems]
+    return ToolResult.success("\n".join(lines), {"actions": offered, "problems": problems})
 
 
 async def diagnostics(session: LspSession, ctx: CallContext, args: Any) -> ToolResult:
@@ -368,9 +370,10 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
     })
 
 
-def _describe_availability(session: LspSession, path: Path) -> list[dict[str, Any]]:
+def _describe_availability(session: LspSession, path: Path,
+                           specs: list[ServerSpec] | None = None) -> list[dict[str, Any]]:
     entries = []
-    for option in session.availability(path):
+    for option in session.availability(path, specs):
         entry: dict[str, Any] = {
             "server": option.spec.name,
             "languages": option.spec.languages,
@@ -402,13 +405,9 @@ async def status(session: LspSession, args: Any) -> ToolResult:
             return ToolResult.success(f"No language server handles {suffix} files ({where}).",
                                       {"servers": []})
     else:
-        entries = []
-        for spec in session.supervisor.specs.values():
-            if not spec.enabled:
-                continue
-            probe = session.run.cwd / f"probe{next(iter(spec.extensions), '')}"
-            entries.extend(e for e in _describe_availability(session, probe)
-                           if e["server"] == spec.name)
+        # Markers in the cwd itself: `find_root` looks from a file's folder, here the cwd.
+        entries = _describe_availability(session, session.run.cwd / "_",
+                                         list(session.supervisor.specs.values()))
         where = "the run's cwd"
     lines = [f"Language servers for {where}:"]
     for e in entries:

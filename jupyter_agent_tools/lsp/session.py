@@ -71,13 +71,16 @@ class LspSession:
         cwd = self.run.cwd
         return cwd if path == cwd or cwd in path.parents else self.run.runtime.root_path
 
-    def availability(self, path: Path) -> list[Availability]:
-        """For every enabled spec serving `path`'s extension: marker and binary, or what lacks."""
-        found = []
-        suffix = path.suffix.lower()
+    def availability(self, path: Path, specs: list[ServerSpec] | None = None) -> list[Availability]:
+        """For each enabled spec serving `path` (or each of `specs`, whatever `path` is):
+        the root marker and the binary, or what lacks."""
+        if specs is None:
+            suffix = path.suffix.lower()
+            specs = [s for s in self.supervisor.specs.values() if suffix in s.extensions]
         stop = self._stop_dir(path)
-        for spec in self.supervisor.specs.values():
-            if not spec.enabled or suffix not in spec.extensions:
+        found = []
+        for spec in specs:
+            if not spec.enabled:
                 continue
             root = self.supervisor.find_root(spec, path, stop)
             found.append(Availability(spec, root[0] if root else None, root[1] if root else None,
