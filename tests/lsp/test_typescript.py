@@ -25,6 +25,12 @@ async def test_navigation_diagnostics_and_rename(lsp_runtime, write_files, root)
                                    "symbol": "greet"})
     assert "greet(name: string): string" in hover.text
 
+    implementation = await run.call("lsp", {"action": "implementation", "file": "lib.ts",
+                                            "line": 1, "symbol": "greet"})
+    assert implementation.data["locations"][0]["path"] == "lib.ts", implementation.text
+    outline = await run.call("lsp", {"action": "symbols", "file": "lib.ts"})
+    assert [s["name"] for s in outline.data["symbols"]] == ["greet"]
+
     clean = await run.call("lsp", {"action": "diagnostics", "file": "app.ts"})
     assert clean.data["status"] == "clean", clean.text
 
