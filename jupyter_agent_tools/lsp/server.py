@@ -281,6 +281,10 @@ class LanguageServer:
         def show_message_request(params: types.ShowMessageRequestParams) -> None:
             return None
 
+        @connection.feature(types.WORKSPACE_WORKSPACE_FOLDERS)
+        def workspace_folders(params: None) -> list[types.WorkspaceFolder]:
+            return [types.WorkspaceFolder(uri=from_fs_path(str(self.root)), name=self.root.name)]
+
         @connection.feature(types.WORKSPACE_DIAGNOSTIC_REFRESH)
         def diagnostic_refresh(params: None) -> None:
             return None
@@ -290,7 +294,7 @@ class LanguageServer:
             self._on_publish(params)
 
         for quiet in (types.WINDOW_LOG_MESSAGE, types.WINDOW_SHOW_MESSAGE, types.PROGRESS,
-                      types.TELEMETRY_EVENT, types.LOG_TRACE):
+                      types.TELEMETRY_EVENT, types.LOG_TRACE, "$/typescriptVersion"):
             connection.feature(quiet)(lambda params: None)
 
     def _setting(self, section: str | None) -> Any:

@@ -82,6 +82,13 @@ async def test_diagnostics_code_actions_and_journal_on_write(lsp_runtime, write_
     assert actions.ok and any("os" in a["title"] and a["server"] == "ruff"
                               for a in actions.data["actions"]), actions.text
 
+    # basedpyright asks for its settings (workspace/configuration): `standard`, not the
+    # default `recommended` mode, which would flag this `Any` (reportAny).
+    quiet = await run.call("write", {"path": "loads.py",
+                                     "content": "import json\n\nvalue = json.loads('1')\n"})
+    assert quiet.data["diagnostics"]["files"]["loads.py"] == {"status": "ok", "total": 0,
+                                                               "new": 0}, quiet.text
+
     note = await run.call("write", {"path": "NOTES.md", "content": "# notes\n"})
     assert note.ok and "No diagnostics for NOTES.md: no language server handles .md files" in note.text
     assert note.data["diagnostics"]["files"]["NOTES.md"]["status"] == "unavailable"
