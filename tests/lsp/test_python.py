@@ -139,8 +139,13 @@ async def test_status_reload_and_project_check(lsp_runtime, write_files):
     new_pid = {e["server"]: e for e in reloaded.data["servers"]}["basedpyright"]["pid"]
     assert new_pid != pid and not pid_alive(pid)
 
-    check = await run.call("lsp", {"action": "diagnostics", "file": "*"})
+    async with run.events.subscribe() as events:
+        check = await run.call("lsp", {"action": "diagnostics", "file": "*"})
+        progress = [events.get_nowait() for _ in range(events.qsize())]
     assert check.ok and set(check.data["checks"]) == {"basedpyright", "ruff"}
+    steps = [(e["check"], e["state"]) for e in progress if e["type"] == "lsp_progress"]
+    assert steps == [("basedpyright", "started"), ("basedpyright", "done"),
+                     ("ruff", "started"), ("ruff", "done")]
     assert check.data["checks"]["basedpyright"]["errors"] == 0
 
     await runtime.close_run(run.id)
