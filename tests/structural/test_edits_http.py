@@ -9,8 +9,8 @@ async def test_staged_edits_are_served(api, jp_root_dir: Path):
     (jp_root_dir / "a.py").write_text("print(1)\nprint(2)\n")
     code, run = await api("POST", "runs", {"resources": ["parser"]})
     assert code == 201 and {"ast_grep", "ast_edit", "resolve"} <= set(run["tools"])
-    code, result = await api("POST", f"runs/{run['id']}/calls", {
-        "tool": "ast_edit", "args": {"pattern": "print($A)", "rewrite": "show($A)", "path": "a.py"}})
+    args = {"pattern": "print($A)", "rewrite": "show($A)", "path": "a.py"}
+    code, result = await api("POST", f"runs/{run['id']}/calls", {"tool": "ast_edit", "args": args})
     assert code == 200 and result["ok"], result
     code, edits = await api("GET", f"runs/{run['id']}/edits")
     assert code == 200 and [e["edit_id"] for e in edits] == ["edit_1"]
