@@ -7,6 +7,7 @@ Its brief is a script, one instruction per line; any other line is prose, and ig
 
     call TOOL {json args}    call a tool of the worker's own run
     say TEXT                 add TEXT to the result
+    sleep SECONDS            wait (at most 600 s): a worker that is still running, to stop
 
 With no instruction at all it counts the Python files of its working directory, so a brief in
 plain words still gets a real answer. The result lists every call and its outcome.
@@ -14,8 +15,11 @@ plain words still gets a real answer. The result lists every call and its outcom
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
+
+MAX_SLEEP_SECONDS = 600.0
 
 #: Server options that make this the agent of python workers.
 SERVER_ARGS = ["--WorkerPool.backend=python",
@@ -25,7 +29,7 @@ SERVER_ARGS = ["--WorkerPool.backend=python",
 async def scripted_agent(brief: str, run: Any) -> str:
     """Follow `brief` through `run` (a WorkerRun); return what happened, line by line."""
     instructions = [line.strip() for line in brief.splitlines()
-                    if line.strip().startswith(("call ", "say "))]
+                    if line.strip().startswith(("call ", "say ", "sleep "))]
     if not instructions:
         instructions = ['call glob {"pattern": "**/*.py"}']
     report: list[str] = []
@@ -33,6 +37,10 @@ async def scripted_agent(brief: str, run: Any) -> str:
         verb, _, rest = line.partition(" ")
         if verb == "say":
             report.append(rest)
+            run.report("\n".join(report))
+            continue
+        if verb == "sleep":
+            await asyncio.sleep(min(float(rest or 0), MAX_SLEEP_SECONDS))
             continue
         tool, _, raw_args = rest.strip().partition(" ")
         try:
