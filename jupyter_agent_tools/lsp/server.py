@@ -135,7 +135,6 @@ class LanguageServer:
         self._pull_registered = False
         self._settings = _nest(dict(spec.settings))
         self._lock = asyncio.Lock()
-        self.publish_times: dict[str, float] = {}
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -310,7 +309,6 @@ class LanguageServer:
         self._diagnostics[uri] = (params.version, list(params.diagnostics))
         seq = self._publish_seq.get(uri, 0) + 1
         self._publish_seq[uri] = seq
-        self.publish_times[uri] = time.perf_counter()
         for waiter in list(self._waiters):
             w_uri, after_seq, version, future = waiter
             if w_uri != uri or seq <= after_seq or future.done():
@@ -438,17 +436,23 @@ class LanguageServer:
         try:
             await asyncio.wait({waiter, exited}, timeout=wait,
                                return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not waiter.done():
-                waiter.cancel()
-                self._waiters = [w for w in self._waiters if w[3] is not waiter]
+        except BaseException:
+            self._drop_waiter(waiter)
+            raise
         if waiter.done() and not waiter.cancelled():
             return DiagnosticsSnapshot(items=self._diagnostics.get(uri, (None, []))[1])
-        if exited.done() or waiter.cancelled():  # the server went away while we waited
-            raise ServerUnavailable(f"{self.connection.exit_description()} while computing diagnostics. "
-                                    "Call lsp again to restart it, or action=status.")
+        gone = exited.done() or waiter.cancelled()  # cancelled: the server was stopped
+        self._drop_waiter(waiter)
+        if gone:
+            raise ServerUnavailable(f"{self.connection.exit_description()} while computing "
+                                    "diagnostics. Call lsp again to restart it, or action=status.")
         known = self.published(uri, version)
         return DiagnosticsSnapshot(items=known or [], pending=True)
+
+    def _drop_waiter(self, waiter: asyncio.Future[None]) -> None:
+        if not waiter.done():
+            waiter.cancel()
+        self._waiters = [w for w in self._waiters if w[3] is not waiter]
 
     async def _tsserver_diagnostics(self, uri: str, wait: float) -> DiagnosticsSnapshot:
         assert self.connection is not None

@@ -3,6 +3,10 @@
 hang     never answers initialize
 crash    initializes, then exits (status 3) on the first hover or save, after a line on stderr
 chatty   writes 2 MB to stderr before each answer (a client that does not drain it blocks)
+mute     never publishes diagnostics
+
+When chatty, it also publishes one diagnostic per opened or changed document: an error whose
+message is the document's first line.
 """
 
 from __future__ import annotations
@@ -53,6 +57,15 @@ def main(mode: str) -> None:
                 sys.exit(3)
             send({"jsonrpc": "2.0", "id": msg_id,
                   "result": {"contents": {"kind": "plaintext", "value": "a fixture symbol"}}})
+        elif method in ("textDocument/didOpen", "textDocument/didChange") and mode == "chatty":
+            document = message["params"]["textDocument"]
+            text = (message["params"].get("contentChanges") or [document])[-1]["text"]
+            send({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": {
+                "uri": document["uri"], "version": document["version"], "diagnostics": [{
+                    "range": {"start": {"line": 0, "character": 0},
+                              "end": {"line": 0, "character": 1}},
+                    "severity": 1, "code": "first-line", "message": text.splitlines()[0],
+                }]}})
         elif method == "textDocument/didSave" and mode == "crash":
             sys.stderr.write("fatal: save exploded\n")
             sys.stderr.flush()

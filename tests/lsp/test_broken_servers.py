@@ -53,3 +53,27 @@ async def test_chatty_stderr_and_unparseable_capabilities_do_not_block(lsp_runti
     pid = (await run.call("lsp", {"action": "status", "file": "a.brk"})).data["servers"][0]["pid"]
     await runtime.close_run(run.id)
     assert not pid_alive(pid)
+
+
+async def test_published_diagnostics_are_awaited_and_pending_is_not_clean(lsp_runtime, write_files):
+    write_files(BROKEN, "proj")
+    write_files(BROKEN, "quiet")
+    runtime = lsp_runtime(diagnostics_timeout=1.0, language_servers={
+        "broken": broken_spec("chatty"),
+        "mute": {**broken_spec("mute"), "root_markers": ["mute.toml"]},
+    })
+    (write_files({"mute.toml": ""}, "quiet") / "broken.toml").unlink()
+    run = await runtime.create_run()
+    first = await run.call("write", {"path": "proj/a.brk", "content": "first problem\n"})
+    assert [d["message"] for d in first.data["diagnostics"]["new"]] == ["first problem"]
+    moved = await run.call("write", {"path": "proj/a.brk", "content": "first problem\nmore\n"})
+    assert moved.data["diagnostics"]["new"] == []
+    second = await run.call("write", {"path": "proj/a.brk", "content": "second problem\n"})
+    assert [d["message"] for d in second.data["diagnostics"]["new"]] == ["second problem"]
+
+    pending = await run.call("write", {"path": "quiet/a.brk", "content": "x\n"})
+    assert pending.ok
+    assert pending.data["diagnostics"]["files"]["quiet/a.brk"]["status"] == "pending"
+    assert "mute did not report in time" in pending.text
+    listed = await run.call("lsp", {"action": "diagnostics", "file": "quiet/a.brk"})
+    assert listed.data["status"] == "pending" and "pending" in listed.text
