@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from traitlets.config import Config
 
 from jupyter_agent_tools import Runtime
 
@@ -21,15 +22,28 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def runtime(root: Path, jp_asyncio_loop):
-    """An embedded Runtime over `root`, shut down after the test.
+def runtime_factory(root: Path, jp_asyncio_loop):
+    """`runtime_factory(config, **traits)` → an embedded Runtime over `root`, shut down after.
 
     Async tests and fixtures run on pytest-jupyter's loop (`jp_asyncio_loop`): fixtures are
     plain functions that drive it with `run_until_complete`.
     """
-    rt = Runtime(root_dir=str(root))
-    yield rt
-    jp_asyncio_loop.run_until_complete(rt.shutdown())
+    made: list[Runtime] = []
+
+    def make(config: dict | Config | None = None, **traits: object) -> Runtime:
+        runtime = Runtime(root_dir=str(root), config=Config(config or {}), **traits)
+        made.append(runtime)
+        return runtime
+
+    yield make
+    for runtime in made:
+        jp_asyncio_loop.run_until_complete(runtime.shutdown())
+
+
+@pytest.fixture
+def runtime(runtime_factory):
+    """An embedded Runtime over `root` with the default configuration."""
+    return runtime_factory()
 
 
 @pytest.fixture

@@ -3,26 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from traitlets.config import Config
 
 from jupyter_agent_tools import Runtime
 
 
 @pytest.fixture
-def make_runtime(root, jp_asyncio_loop):
+def make_runtime(runtime_factory):
     """`make_runtime(**KernelFactory config)` → an embedded Runtime, shut down after the test."""
-    runtimes: list[Runtime] = []
 
     def make(**factory: object) -> Runtime:
-        config = Config({"KernelFactory": {"warm_pool": {}, "idle_timeout_seconds": 30.0,
-                                           **factory}})
-        runtime = Runtime(root_dir=str(root), config=config)
-        runtimes.append(runtime)
-        return runtime
+        return runtime_factory({"KernelFactory": {"warm_pool": {}, "idle_timeout_seconds": 30.0,
+                                                  **factory}})
 
-    yield make
-    for runtime in runtimes:
-        jp_asyncio_loop.run_until_complete(runtime.shutdown())
+    return make
 
 
 @pytest.fixture

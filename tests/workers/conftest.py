@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from traitlets.config import Config
 
 from jupyter_agent_tools import Runtime
 
@@ -49,23 +48,14 @@ def tool(api):
 
 
 @pytest.fixture
-def make_runtime(root, jp_asyncio_loop):
+def make_runtime(runtime_factory):
     """`make_runtime(agent, **worker_pool_settings)`: an embedded Runtime with python workers."""
-    made: list[Runtime] = []
 
     def make(agent, **pool) -> Runtime:
-        config = Config()
-        config.WorkerPool.backend = "python"
-        for key, value in pool.items():
-            setattr(config.WorkerPool, key, value)
-        config.PythonBackend.agent = agent
-        runtime = Runtime(root_dir=str(root), config=config)
-        made.append(runtime)
-        return runtime
+        return runtime_factory({"WorkerPool": {"backend": "python", **pool},
+                                "PythonBackend": {"agent": agent}})
 
-    yield make
-    for runtime in made:
-        jp_asyncio_loop.run_until_complete(runtime.shutdown())
+    return make
 
 
 @pytest.fixture
