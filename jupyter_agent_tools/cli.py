@@ -90,8 +90,20 @@ def _print_status(status: dict[str, Any], as_json: bool) -> int:
         print(f"  could not load {origin}: {error}")
     for resource, detail in status["resources"].items():
         print(f"{resource}:")
-        print("  " + json.dumps(detail, default=str, indent=2).replace("\n", "\n  "))
+        print("  " + json.dumps(_abridged(detail), default=str, indent=2).replace("\n", "\n  "))
     return EXIT_OK
+
+
+def _abridged(value: Any, max_items: int = 8) -> Any:
+    """Long lists shortened for reading (`--json` prints them whole)."""
+    if isinstance(value, dict):
+        return {key: _abridged(item, max_items) for key, item in value.items()}
+    if isinstance(value, list):
+        if len(value) > max_items:
+            return [*(_abridged(item) for item in value[:max_items]),
+                    f"... {len(value) - max_items} more (see --json)"]
+        return [_abridged(item, max_items) for item in value]
+    return value
 
 
 def _print_tools(schemas: list[dict[str, Any]], fmt: str | None) -> int:
