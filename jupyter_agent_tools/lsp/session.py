@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,8 @@ from .specs import ServerSpec
 
 if TYPE_CHECKING:
     from .supervisor import LanguageServerSupervisor
+
+_TEXT_CACHE_FILES = 32
 
 
 @dataclass
@@ -64,6 +67,7 @@ class LspSession:
         self.run = run
         self.journal = DiagnosticsJournal()
         self.servers: set[tuple[Path, str]] = set()
+        self._texts: dict[Path, tuple[tuple[int, int, int], str]] = {}
 
     # -- which servers ----------------------------------------------------------------------
 
@@ -118,7 +122,19 @@ class LspSession:
     # -- documents and diagnostics -------------------------------------------------------
 
     def read(self, path: Path) -> str:
-        return read_text(path, self.run.runtime.read_max_bytes)
+        """A file's text; unchanged files (same inode, mtime and size) come from a small cache."""
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return read_text(path, self.run.runtime.read_max_bytes)  # says what is wrong
+        stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        cached = self._texts.pop(path, None)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, read_text(path, self.run.runtime.read_max_bytes))
+        self._texts[path] = cached  # most recently used last
+        while len(self._texts) > _TEXT_CACHE_FILES:
+            del self._texts[next(iter(self._texts))]
+        return cached[1]
 
     async def start(self, server: LanguageServer) -> None:
         """Start `server` unless it runs; `unavailable` with the reason when it cannot."""
