@@ -133,6 +133,7 @@ class LanguageServer:
         self._publish_seq: dict[str, int] = {}
         self._waiters: list[tuple[str, int, int | None, asyncio.Future[None]]] = []
         self._pull_registered = False
+        self._project_loaded = False
         self._settings = _nest(dict(spec.settings))
         self._lock = asyncio.Lock()
 
@@ -217,6 +218,7 @@ class LanguageServer:
         self._documents.clear()
         self._diagnostics.clear()
         self._pull_registered = False
+        self._project_loaded = False
         for _, _, _, future in self._waiters:
             if not future.done():
                 future.cancel()
@@ -448,6 +450,18 @@ class LanguageServer:
                                     "diagnostics. Call lsp again to restart it, or action=status.")
         known = self.published(uri, version)
         return DiagnosticsSnapshot(items=known or [], pending=True)
+
+    async def project_loaded(self, uri: str, wait: float) -> None:
+        """Wait (once per start, bounded) until the server answers from its whole project.
+
+        tsserver answers navigation from syntax alone while its project loads (a hover on an
+        imported function says only "import greet"); its semantic diagnostics wait for the
+        load, so asking for them once is the barrier.
+        """
+        if self.spec.diagnostics_source != "tsserver" or self._project_loaded:
+            return
+        snapshot = await self._tsserver_diagnostics(uri, wait)
+        self._project_loaded = not snapshot.pending
 
     def _drop_waiter(self, waiter: asyncio.Future[None]) -> None:
         if not waiter.done():

@@ -147,7 +147,8 @@ class LspSession:
         """Sync `path`'s disk content to `server`; returns the text."""
         text = self.read(path)
         try:
-            await server.sync(path, text)
+            uri, _, _ = await server.sync(path, text)
+            await server.project_loaded(uri, self.supervisor.request_timeout)
         except ServerUnavailable as exc:
             raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
         return text
