@@ -84,7 +84,7 @@ def _locate(lines: list[str], old: list[str], expected: int) -> int | None:
     def matches(at: int) -> bool:
         window = lines[at : at + len(old)]
         return len(window) == len(old) and all(
-            a.rstrip("\r\n") == b.rstrip("\r\n") for a, b in zip(window, old)
+            a.rstrip("\r\n") == b.rstrip("\r\n") for a, b in zip(window, old, strict=True)
         )
 
     if not old:

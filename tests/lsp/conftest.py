@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from traitlets.config import Config
 
 from jupyter_agent_tools import Runtime
 
@@ -29,27 +28,19 @@ def write_files(root: Path) -> Callable[[dict[str, str], str], Path]:
 
 
 @pytest.fixture
-def lsp_runtime(root: Path, jp_asyncio_loop):
+def lsp_runtime(runtime_factory):
     """`lsp_runtime(**supervisor_config)`: a Runtime over root with only the lsp resource."""
-    made: list[Runtime] = []
 
     def make(**supervisor: Any) -> Runtime:
         # Generous bounds: CI machines are slow and shared; the timeout tests set their own.
         supervisor = {"diagnostics_timeout": 60.0, "request_timeout": 60.0, **supervisor}
-        config = Config({"LanguageServerSupervisor": supervisor})
-        runtime = Runtime(root_dir=str(root), resource_providers=[SUPERVISOR], config=config)
-        made.append(runtime)
-        return runtime
+        return runtime_factory({"LanguageServerSupervisor": supervisor},
+                               resource_providers=[SUPERVISOR])
 
-    yield make
-    for runtime in made:
-        jp_asyncio_loop.run_until_complete(runtime.shutdown())
+    return make
 
 
 @pytest.fixture
-def runtime_without_lsp(root: Path, jp_asyncio_loop):
+def runtime_without_lsp(runtime_factory):
     """A Runtime with the `lsp` resource disabled."""
-    runtime = Runtime(root_dir=str(root), resource_providers=[SUPERVISOR],
-                      disabled_resources=["lsp"])
-    yield runtime
-    jp_asyncio_loop.run_until_complete(runtime.shutdown())
+    return runtime_factory(resource_providers=[SUPERVISOR], disabled_resources=["lsp"])
