@@ -126,7 +126,7 @@ class KernelSession:
             "    exec(compile(src, '<agent-tools bridge>', 'exec'), module.__dict__)\n"
             "    module.install(*args)\n"
             f"_agent_tools_boot({source('python_bridge.py')!r}, {COMM_TARGET!r}, "
-            f"{self.bridge_timeout + 5!r}, {cwd!r})\n"
+            f"{self.bridge_timeout + 5!r}, {cwd!r}, {self._subshell_id!r})\n"
             "del _agent_tools_boot\n"
         )
         await self.run_internal(boot, timeout)

@@ -66,6 +66,46 @@ class _Bridge:
         comm.on_msg(self.on_msg)
         self.comm = comm
 
+    def take_replies_directly(self, kernel, subshell_id):
+        """Wake callers as soon as the kernel reads a reply off its shell socket.
+
+        The server addresses replies to the bridge's subshell; routed there, each would
+        cost two more thread hops, and the subshell's dispatcher would publish busy and idle
+        on IOPub and flush stdout and stderr through the IOPub thread for every call. The
+        shell channel thread hands this comm's replies to the waiting caller itself and
+        passes every other message on unchanged. A kernel without these internals keeps
+        routing replies through the subshell.
+        """
+        stream = getattr(kernel, "shell_stream", None)
+        dispatch = getattr(stream, "_recv_callback", None)
+        io_loop = getattr(stream, "io_loop", None)
+        if dispatch is None or io_loop is None:
+            return
+        session = kernel.session
+
+        def ours(parts):
+            header = session.unpack(parts[1].bytes)
+            return (header.get("msg_type") == "comm_msg"
+                    and header.get("subshell_id") == subshell_id and self.comm is not None
+                    and session.unpack(parts[4].bytes).get("comm_id") == self.comm.comm_id)
+
+        def on_recv(frames):
+            try:
+                _, parts = session.feed_identities(frames, copy=False)
+                mine = ours(parts)
+            except Exception:  # malformed: the kernel's own handler reports it
+                mine = False
+            if not mine:
+                return dispatch(frames)
+            try:  # checks the signature, as the kernel's dispatcher would
+                self.on_msg(session.deserialize(parts, content=True, copy=False))
+            except Exception as exc:
+                print(f"[agent-tools] dropped an unreadable bridge reply: {exc}",
+                      file=sys.__stderr__)
+            return None
+
+        io_loop.add_callback(stream.on_recv, on_recv, copy=False)
+
     def on_msg(self, msg):
         reply = msg["content"]["data"]
         with self.lock:
@@ -176,7 +216,7 @@ def _install_pip_magic(shell):
     shell.register_magic_function(pip, "line", "pip")
 
 
-def install(target, timeout, cwd):
+def install(target, timeout, cwd, subshell_id=None):
     """Wire the bridge into this kernel: comm target, `tool`/`ToolError` names, %pip."""
     global _bridge
     from IPython import get_ipython
@@ -184,6 +224,8 @@ def install(target, timeout, cwd):
     shell = get_ipython()
     _bridge = _Bridge(target, timeout)
     shell.kernel.comm_manager.register_target(target, _bridge.on_open)
+    if subshell_id is not None:
+        _bridge.take_replies_directly(shell.kernel, subshell_id)
 
     def names_back(*_):
         # `%reset` empties the namespace; the bridge's names come back for the next cell.
