@@ -395,12 +395,33 @@ class KernelSession:
 
     async def _call(self, request: BridgeRequest | dict[str, Any],
                     answer: Callable[[BridgeReply], None]) -> None:
+        name = request.get("name")
+        # The bridge's timeout cancels this task itself: wait_for would add a task and a
+        # loop turn to every call.
+        task = asyncio.current_task()
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            if task is not None:
+                task.cancel()
+
+        timer = asyncio.get_running_loop().call_later(self.bridge_timeout, expire)
         try:
-            result = await self._dispatch(request.get("name"), request.get("args"))
+            result = await self._dispatch(name, request.get("args"))
+        except asyncio.CancelledError:
+            if not expired:
+                raise
+            result = ToolError(ErrorCode.TIMEOUT,
+                               f"tool({name!r}) took longer than the bridge's "
+                               f"{self.bridge_timeout:.0f}s. Ask for less work per call.",
+                               ).to_result()
         except Exception as exc:  # the cell must get an answer whatever happens here
             self.log.exception("kernel %s: bridge call failed", self.kernel_id)
             result = ToolError(ErrorCode.FAILED, f"The bridge failed ({exc}); call again.").to_result()
         finally:
+            timer.cancel()
             self._calls_in_flight -= 1
             self._calls_touched = time.monotonic()
         payload = {"id": request.get("id", ""), "ok": result.ok, "text": result.text,
@@ -425,13 +446,7 @@ class KernelSession:
                 "interpreter is busy running a cell (maybe this one). Run the code directly in "
                 "the cell, or in the other language.",
             ).to_result()
-        try:
-            return await asyncio.wait_for(run.call(name, args, origin=Origin.CELL),
-                                          self.bridge_timeout)
-        except asyncio.TimeoutError:
-            return ToolError(ErrorCode.TIMEOUT,
-                             f"tool({name!r}) took longer than the bridge's "
-                             f"{self.bridge_timeout:.0f}s. Ask for less work per call.").to_result()
+        return await run.call(name, args, origin=Origin.CELL)
 
     @property
     def bridge_note(self) -> str:
