@@ -2,8 +2,9 @@
 
 Injected by the server into each Python kernel it starts, then `install(...)` is called.
 Calls go out as comm messages on IOPub; the server addresses each reply to a kernel subshell,
-whose thread wakes the waiting caller, so the cell (or any thread of it) can block on a call
-while the main shell is busy running that cell.
+so the cell (or any thread of it) can block on a call while the main shell is busy running
+that cell. Where the kernel allows, the shell channel thread wakes the caller as soon as it
+reads the reply, before routing it (see `_Bridge.take_replies_directly`).
 """
 
 import importlib
