@@ -61,7 +61,7 @@ class AgentToolsHandler(RunTokenAuth, APIHandler):
         try:
             body = json.loads(self.request.body)
         except json.JSONDecodeError as exc:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"The body is not JSON ({exc}).") from None
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"The body is not JSON ({exc}); send a JSON object.") from None
         if not isinstance(body, dict):
             raise ToolError(ErrorCode.INVALID_ARGUMENTS, "The body must be a JSON object.")
         return body

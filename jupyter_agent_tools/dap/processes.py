@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 
 import psutil
+
+from ..runtime.processes import signal_process_group
 
 
 class ProcessTree:
@@ -68,8 +69,7 @@ class ProcessTree:
             with contextlib.suppress(psutil.Error, OSError):
                 groups.add(os.getpgid(process.pid))
         for group in groups - {own_group}:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(group, signal.SIGKILL)
+            signal_process_group(group)
         for process in survivors:
             with contextlib.suppress(psutil.Error):
                 process.kill()

@@ -15,7 +15,6 @@ import asyncio
 import collections
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,8 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
+
+from ..runtime.processes import signal_process_group
 
 logger = logging.getLogger(__name__)
 
@@ -183,7 +184,7 @@ class ServerConnection(LanguageClient):
                 await asyncio.wait_for(self.process.wait(), timeout if graceful else 0)
             except asyncio.TimeoutError:
                 pass
-            _kill_group(self.process)
+            signal_process_group(self.process.pid)
             await self.process.wait()
         self._stop_event.set()
         if not self.exited.done():
@@ -193,9 +194,3 @@ class ServerConnection(LanguageClient):
         await asyncio.gather(*self._async_tasks, return_exceptions=True)
         self._async_tasks.clear()
 
-
-def _kill_group(process: asyncio.subprocess.Process) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import signal
 from collections.abc import Callable
 from pathlib import Path
 
+from ..runtime.processes import signal_process_group
 from .journal import FileDiagnostic
 from .specs import ServerSpec, find_executable
 
@@ -87,10 +86,7 @@ async def run_project_check(spec: ServerSpec, root: Path, relpath: Callable[[Pat
                                 "stopped") from None
     finally:
         if process.returncode is None:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            signal_process_group(process.pid)
             await process.wait()
     output = stdout[:max_output_bytes].decode("utf-8", errors="replace")
     try:

@@ -51,7 +51,7 @@ class ApprovalGate:
             )
         if tool.name in self.allowed_for_run:
             return
-        asker = run.resources.get(Resource.QUESTIONS)
+        asker: PermissionAsker | None = run.resources.get(Resource.QUESTIONS)
         if asker is None or Resource.SPACE not in run.resources:
             raise ToolError(
                 ErrorCode.PERMISSION_DENIED,

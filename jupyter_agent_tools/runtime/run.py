@@ -220,18 +220,16 @@ class Run:
 
     async def _wrapped(self, ctx: CallContext, args: Any) -> ToolResult:
         async def innermost() -> ToolResult:
-            return await ctx.tool.call(ctx, args)
+            # Wrappers see every outcome as a result: a failed call is bounded and noted too.
+            try:
+                return await ctx.tool.call(ctx, args)
+            except ToolError as error:
+                return error.to_result()
 
         call_next = innermost
         for wrapper in reversed(self.runtime.wrappers()):
             call_next = _bind(wrapper, ctx, args, call_next)
-        try:
-            return await call_next()
-        except ToolError as error:
-            result = error.to_result()
-            if ctx.notes:
-                result.text = "\n\n".join([result.text, *ctx.notes])
-            return result
+        return await call_next()
 
 
 def _bind(wrapper, ctx, args, call_next):

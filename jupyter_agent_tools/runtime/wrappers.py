@@ -30,13 +30,9 @@ def output_limit(max_chars: int) -> Wrapper:
     return wrapper
 
 
-def notes(ctx: CallContext, args: Any, call_next: CallNext) -> Awaitable[ToolResult]:
+async def notes(ctx: CallContext, args: Any, call_next: CallNext) -> ToolResult:
     """Append what inner wrappers noted on the context to the result's text."""
-
-    async def run() -> ToolResult:
-        result = await call_next()
-        if ctx.notes:
-            result.text = "\n\n".join([result.text, *ctx.notes]) if result.text else "\n\n".join(ctx.notes)
-        return result
-
-    return run()
+    result = await call_next()
+    if ctx.notes:
+        result.text = "\n\n".join(text for text in [result.text, *ctx.notes] if text)
+    return result

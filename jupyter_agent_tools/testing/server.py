@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 
 from ..client import AgentToolsClient
+from ..runtime.processes import signal_process_group
 
 #: Environment variables a notebook kernel reads to find the server (see `regression_run`).
 ENV_URL, ENV_TOKEN, ENV_ROOT = "JUPYTER_SERVER_URL", "JUPYTER_TOKEN", "AGENT_TOOLS_ROOT_DIR"
@@ -115,7 +116,7 @@ class JupyterServerProcess:
             except subprocess.TimeoutExpired:
                 pass
         if process is not None:
-            _kill_group(process.pid)
+            signal_process_group(process.pid)  # what is left: servers, kernels, adapters
             process.wait()
         if self._scratch is not None:
             self._scratch.cleanup()
@@ -142,10 +143,3 @@ class JupyterServerProcess:
         text = self._log_path.read_text(errors="replace")
         return text[-max_chars:]
 
-
-def _kill_group(pid: int) -> None:
-    """Kill what is left of the server's process group (language servers, kernels, adapters)."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

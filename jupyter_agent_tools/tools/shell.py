@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import resource
-import signal
 
 from pydantic import Field
 
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
 from ..runtime.limits import bound_text
+from ..runtime.processes import signal_process_group
 
 
 class BashArgs(ToolArgs):
@@ -65,7 +64,7 @@ class Bash(Tool):
         try:
             await asyncio.wait_for(asyncio.gather(collect(), process.wait()), timeout)
         except asyncio.TimeoutError:
-            _kill_group(process.pid)
+            signal_process_group(process.pid)
             await process.wait()
             output = _decode(chunks, runtime.max_output_chars)
             raise ToolError(
@@ -77,7 +76,7 @@ class Bash(Tool):
             ) from None
         finally:
             if process.returncode is None:
-                _kill_group(process.pid)
+                signal_process_group(process.pid)
         output = _decode(chunks, runtime.max_output_chars)
         code = process.returncode
         if code != 0:
@@ -88,13 +87,6 @@ class Bash(Tool):
                 text=output or "(no output)", data={"exit_code": code, "output": output},
             )
         return ToolResult.success(output or "(no output)", {"exit_code": 0, "output": output})
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _decode(chunks: list[bytes], max_chars: int) -> str:

@@ -24,6 +24,7 @@ from typing import Any
 
 from traitlets import Dict, Float, List, Unicode
 
+from ..runtime.processes import signal_process_group
 from .backends import WorkerBackend, WorkerFailed, WorkerJob, tail
 
 # Secrets of the hosting server that a worker must not inherit.
@@ -119,7 +120,7 @@ class CommandBackend(WorkerBackend):
             if process.returncode is None:  # cancelled: the worker is being stopped
                 await self._stop(process)
             # Whatever the program left behind in its group goes too (which closes the pipes).
-            _signal_group(process.pid, signal.SIGKILL)
+            signal_process_group(process.pid, signal.SIGKILL)
             feeder.cancel()
             if process.stdin is not None:
                 process.stdin.close()
@@ -135,9 +136,9 @@ class CommandBackend(WorkerBackend):
 
     async def _stop(self, process: asyncio.subprocess.Process) -> None:
         """SIGTERM the group, then SIGKILL what is left after the grace period."""
-        _signal_group(process.pid, signal.SIGTERM)
+        signal_process_group(process.pid, signal.SIGTERM)
         if not await _exited(process, self.kill_grace_seconds):
-            _signal_group(process.pid, signal.SIGKILL)
+            signal_process_group(process.pid, signal.SIGKILL)
             await _exited(process)
 
 
@@ -182,9 +183,3 @@ async def _settle(*pending: asyncio.Future[Any]) -> None:
         elif not future.cancelled():
             future.exception()  # retrieved: a read error only loses output
 
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass

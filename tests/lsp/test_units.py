@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import logging
-from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
 
 from jupyter_agent_tools.files import resolve_inside
-from jupyter_agent_tools.lsp import specs as specs_module
 from jupyter_agent_tools.lsp.journal import DiagnosticsJournal, FileDiagnostic
 from jupyter_agent_tools.lsp.positions import locate_symbol, utf16_column
 from jupyter_agent_tools.lsp.specs import ENTRY_POINT_GROUP, find_executable, load_specs
@@ -35,12 +33,15 @@ def test_config_overrides_adds_and_disables_specs():
     assert "bad" not in specs and "colour" in errors["bad"]
 
 
-def test_entry_point_specs_load_and_a_broken_one_is_contained(monkeypatch):
-    group = "jupyter_agent_tools.lsp_specs"
-    plugins = [EntryPoint("zig", "lsp_projects:PLUGIN_SPECS", group),
-               EntryPoint("broken", "lsp_projects:NO_SUCH_NAME", group)]
-    monkeypatch.setattr(specs_module, "entry_points",
-                        lambda group: plugins if group == ENTRY_POINT_GROUP else [])
+def test_entry_point_specs_load_and_a_broken_one_is_contained(tmp_path, monkeypatch):
+    # A real installed distribution declaring two specs in the group, one of them broken.
+    dist = tmp_path / "site" / "zig_specs-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: zig-specs\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        f"[{ENTRY_POINT_GROUP}]\nzig = lsp_projects:PLUGIN_SPECS\n"
+        "broken = lsp_projects:NO_SUCH_NAME\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
     specs, errors = load_specs({"zig": {"command": ["zls", "--stdio"]}}, LOG)
     assert specs["zig"].serves(Path("main.zig")) and specs["zig"].command == ("zls", "--stdio")
     assert "broken" in errors and "basedpyright" in specs
