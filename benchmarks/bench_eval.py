@@ -1,7 +1,8 @@
 """eval and its in-cell tool() bridge, against the real alternatives.
 
 1. Bridge round trip: `tool('read', ...)` from a Python cell (and a JavaScript cell) vs a
-   loopback HTTP POST of the same call to the server's calls route, on one server and run.
+   loopback HTTP POST of the same call to the server's calls route, on one server and run;
+   and the throughput of the same calls from eight threads of one cell.
 2. eval `1+1` vs a bare jupyter_client execute on a kernel of our own.
 3. The first eval of a new run when the warm pool has a kernel ready.
 
@@ -36,6 +37,14 @@ for _ in range({calls}):
     samples.append(time.perf_counter() - start)
 print(json.dumps(samples))
 """
+PY_THREADS = """
+import time
+from concurrent.futures import ThreadPoolExecutor
+start = time.perf_counter()
+with ThreadPoolExecutor(8) as pool:
+    list(pool.map(lambda _: tool('read', {{'path': 'small.py'}}), range({calls})))
+print({calls} / (time.perf_counter() - start))
+"""
 JS_LOOP = """
 const samples = [];
 for (let i = 0; i < {calls}; i++) {{
@@ -47,7 +56,7 @@ console.log(JSON.stringify(samples));
 """
 
 
-def _bridge_vs_http(root: Path, calls: int) -> dict[str, dict[str, float]]:
+def _bridge_vs_http(root: Path, calls: int) -> tuple[dict[str, dict[str, float]], float]:
     with jupyter_server(root) as (url, token), httpx.Client(
         base_url=url + "agent-tools/api/", headers={"Authorization": f"token {token}"},
         timeout=300,
@@ -57,7 +66,7 @@ def _bridge_vs_http(root: Path, calls: int) -> dict[str, dict[str, float]]:
         def call(tool: str, args: dict) -> dict:
             return client.post(f"runs/{run_id}/calls", json={"tool": tool, "args": args}).json()
 
-        def in_cell(code: str, language: str) -> list[float]:
+        def in_cell(code: str, language: str):
             call("eval", {"code": code.format(calls=20), "description": DESCRIPTION,
                           "language": language})  # warm up
             result = call("eval", {"code": code.format(calls=calls), "description": DESCRIPTION,
@@ -66,6 +75,7 @@ def _bridge_vs_http(root: Path, calls: int) -> dict[str, dict[str, float]]:
             return json.loads(result["text"].splitlines()[-1])
 
         python = in_cell(PY_LOOP, "python")
+        threaded = in_cell(PY_THREADS, "python")
         javascript = in_cell(JS_LOOP, "javascript")
         for _ in range(50):
             call("read", {"path": "small.py"})
@@ -76,7 +86,7 @@ def _bridge_vs_http(root: Path, calls: int) -> dict[str, dict[str, float]]:
             http.append(time.perf_counter() - start)
     return {"tool('read') from a Python cell": summarize(python),
             "tool('read') from a Deno cell": summarize(javascript),
-            "POST runs/{id}/calls (loopback HTTP)": summarize(http)}
+            "POST runs/{id}/calls (loopback HTTP)": summarize(http)}, threaded
 
 
 async def _eval_vs_bare(root: Path, calls: int) -> dict[str, dict[str, float]]:
@@ -148,7 +158,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         (root / "small.py").write_text("".join(f"value_{i} = {i}\n" for i in range(40)))
-        bridge = _bridge_vs_http(root, options.calls)
+        bridge, threaded = _bridge_vs_http(root, options.calls)
         execute = asyncio.run(_eval_vs_bare(root, min(options.calls, 300)))
         first = asyncio.run(_first_eval_warm(root, options.trials))
     print(f"1. the tool() bridge vs HTTP: `read` of a 40-line file, {options.calls} calls each")
@@ -157,6 +167,7 @@ def main() -> None:
     py, js, http = bridge.values()
     print(f"   bridge p50 / HTTP p50: Python {py['p50_ms'] / http['p50_ms']:.2f}x, "
           f"Deno {js['p50_ms'] / http['p50_ms']:.2f}x (target <= 1; >= 500 calls/s)")
+    print(f"   the same calls from 8 threads of one Python cell: {threaded:.0f} calls/s")
     print("2. eval 1+1 vs a bare jupyter_client execute")
     for name, summary in execute.items():
         print(line(name, summary))

@@ -58,8 +58,6 @@ class RunInterpreters:
             blocks = [{"type": "text", "text": note} for note in notes] + blocks
         data.update(language=language, kernel_id=session.kernel_id, where=session.handle.where,
                     state_lost=any(note.startswith("[state lost") for note in notes))
-        if session.bridge_note:
-            data["bridge"] = session.bridge_note
         if end is CellEnd.OK:
             return ToolResult.success(text or "(no output)", data, blocks)
         if end is CellEnd.ERROR:

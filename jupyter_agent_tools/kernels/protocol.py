@@ -1,22 +1,23 @@
 """The messages of the in-cell `tool()` bridge, declared once for both ends.
 
-Python cells talk over a comm whose replies the server addresses to a kernel subshell (the
-main shell is busy running the cell); Deno cells, which cannot receive comm messages, talk
-over stdin: `prompt()` with a reserved prefix, answered by an `input_reply`.
+Both languages call over the kernel's stdin channel: an `input_request` whose prompt is the
+reserved prefix and a `BridgeRequest` as JSON, answered by an `input_reply` whose value is a
+`BridgeReply` as JSON. Python's bridge sends its requests itself, from the calling thread;
+Deno's is a synchronous `prompt()`. Stdin messages go to the one client that ran the cell,
+so no other frontend of the kernel sees the calls, and nothing opens a port.
 """
 
 from __future__ import annotations
 
 from typing import Any, TypedDict
 
-COMM_TARGET = "jupyter_agent_tools.bridge"
 STDIN_PREFIX = "\x00jupyter-agent-tools:"
 
 
 class BridgeRequest(TypedDict):
-    """What a cell sends: one tool call."""
+    """What a cell sends: one tool call (Deno's carry no id: a prompt waits for its answer)."""
 
-    id: str
+    id: int
     name: str
     args: dict[str, Any]
 
@@ -29,7 +30,7 @@ class BridgeError(TypedDict):
 class BridgeReply(TypedDict):
     """What the server answers: the call's result, as `ToolResult.to_json` without blocks."""
 
-    id: str
+    id: int | None
     ok: bool
     text: str
     data: dict[str, Any]

@@ -2,8 +2,8 @@
 
 A single reader task per channel routes every message: replies to the request that asked
 (matched by the parent's msg_id), IOPub output to the cell that produced it (busy/idle are
-matched to the execute request, not to the kernel: subshells publish their own status), and
-bridge requests — comm messages for Python, prefixed stdin prompts for Deno — to `Run.call`.
+matched to the execute request, not to the kernel, which may be serving other clients), and
+bridge requests — stdin prompts with a reserved prefix, from either language — to `Run.call`.
 """
 
 from __future__ import annotations
@@ -12,18 +12,18 @@ import asyncio
 import json
 import logging
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+import zmq
 from jupyter_core.utils import ensure_async
 
 from ..runtime import ErrorCode, Origin, Resource, ToolError
 from .inkernel import source
 from .outputs import CellOutput
-from .protocol import COMM_TARGET, STDIN_PREFIX, BridgeReply, BridgeRequest
+from .protocol import STDIN_PREFIX, BridgeReply, BridgeRequest
 
 if TYPE_CHECKING:
     from ..runtime import Run
@@ -79,9 +79,6 @@ class KernelSession:
         self._calls: set[asyncio.Task[None]] = set()
         self._calls_in_flight = 0
         self._calls_touched = 0.0
-        self._comm_id = uuid.uuid4().hex
-        self._subshell_id: str | None = None
-        self._bridge_note = ""
 
     @property
     def language(self) -> str:
@@ -112,12 +109,6 @@ class KernelSession:
             await self._install_deno_bridge(cwd, timeout)
 
     async def _install_python_bridge(self, cwd: str, timeout: float) -> None:
-        info = await self._request("shell", "kernel_info_request", {}, timeout)
-        if "kernel subshells" in info["content"].get("supported_features", []):
-            reply = await self._request("control", "create_subshell_request", {}, timeout)
-            self._subshell_id = reply["content"]["subshell_id"]
-        else:
-            self._bridge_note = "tool() is unavailable in this kernel: it needs ipykernel >= 7.4."
         boot = (
             "def _agent_tools_boot(src, *args):\n"
             "    import sys, types\n"
@@ -125,14 +116,11 @@ class KernelSession:
             "    sys.modules['agent_tools'] = module\n"
             "    exec(compile(src, '<agent-tools bridge>', 'exec'), module.__dict__)\n"
             "    module.install(*args)\n"
-            f"_agent_tools_boot({source('python_bridge.py')!r}, {COMM_TARGET!r}, "
-            f"{self.bridge_timeout + 5!r}, {cwd!r}, {self._subshell_id!r})\n"
+            f"_agent_tools_boot({source('python_bridge.py')!r}, {STDIN_PREFIX!r}, "
+            f"{self.bridge_timeout + 5!r}, {cwd!r})\n"
             "del _agent_tools_boot\n"
         )
         await self.run_internal(boot, timeout)
-        if self._subshell_id is not None:
-            self._send("shell", "comm_open",
-                       {"comm_id": self._comm_id, "target_name": COMM_TARGET, "data": {}})
 
     async def _install_deno_bridge(self, cwd: str, timeout: float) -> None:
         code = (source("deno_bridge.js")
@@ -200,14 +188,15 @@ class KernelSession:
         content = {
             "code": code, "silent": silent, "store_history": not silent,
             "user_expressions": {}, "stop_on_error": True,
-            # Deno's bridge is stdin; Python's input() fails at once instead of hanging.
+            # Deno's prompt() needs stdin allowed. Python's bridge sends its own requests, and
+            # with stdin off IPython's input() fails at once and never reads the bridge's socket.
             "allow_stdin": self.language != "python",
         }
         msg = self.client.session.msg("execute_request", content)
         msg_id = msg["header"]["msg_id"]
         cell = self._cells[msg_id] = _Cell(output)
         reply = self._expect_reply(msg_id)
-        self.client.shell_channel.send(msg)
+        self._send("shell", msg)
         abandoned = False
         try:
             end = await self._wait(cell, reply, idle_timeout)
@@ -267,7 +256,7 @@ class KernelSession:
         msg_id = msg["header"]["msg_id"]
         barrier = self._cells[msg_id] = _Cell(CellOutput())
         self._expect_reply(msg_id)
-        self.client.shell_channel.send(msg)
+        self._send("shell", msg)
         try:
             await asyncio.wait_for(barrier.idle.wait(), _INTERRUPT_GRACE_SECONDS)
         except asyncio.TimeoutError:
@@ -316,33 +305,21 @@ class KernelSession:
                 self.log.exception("kernel %s: handling %s failed", self.kernel_id,
                                    msg.get("msg_type"))
 
-    def _send(self, channel: str, msg_type: str, content: dict[str, Any],
-              subshell_id: str | None = None) -> str:
-        msg = self.client.session.msg(msg_type, content)
-        if subshell_id is not None:
-            msg["header"]["subshell_id"] = subshell_id
-        getattr(self.client, f"{channel}_channel").send(msg)
-        return msg["header"]["msg_id"]
+    def _send(self, channel: str, msg: dict[str, Any]) -> None:
+        socket_channel = getattr(self.client, f"{channel}_channel")
+        socket_channel.send(msg)
+        # jupyter_client sends through a synchronous shadow of the asyncio socket, which can
+        # consume the signal that a message arrived meanwhile; our reader of this channel
+        # would then sleep on it. Asking the asyncio socket for its events re-arms the reader.
+        socket_channel.socket.get(zmq.EVENTS)
+
+    def _answer_input(self, value: str) -> None:
+        self._send("stdin", self.client.session.msg("input_reply", {"value": value}))
 
     def _expect_reply(self, msg_id: str) -> asyncio.Future[dict[str, Any]]:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._replies[msg_id] = future
         return future
-
-    async def _request(self, channel: str, msg_type: str, content: dict[str, Any],
-                       timeout: float) -> dict[str, Any]:
-        msg = self.client.session.msg(msg_type, content)
-        msg_id = msg["header"]["msg_id"]
-        future = self._expect_reply(msg_id)
-        getattr(self.client, f"{channel}_channel").send(msg)
-        try:
-            return await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"The {self.language} kernel did not answer {msg_type} within "
-                            f"{timeout:.0f}s. Try again; status shows the kernels.") from None
-        finally:
-            self._replies.pop(msg_id, None)
 
     def _on_reply(self, msg: dict[str, Any]) -> None:
         future = self._replies.get(msg["parent_header"].get("msg_id", ""))
@@ -352,9 +329,6 @@ class KernelSession:
     def _on_iopub(self, msg: dict[str, Any]) -> None:
         msg_type = msg["msg_type"]
         content = msg["content"]
-        if msg_type == "comm_msg" and content.get("comm_id") == self._comm_id:
-            self._serve(content.get("data") or {}, self._reply_by_comm)
-            return
         cell = self._cells.get(msg["parent_header"].get("msg_id", ""))
         if cell is None:
             return
@@ -372,29 +346,20 @@ class KernelSession:
             return
         prompt = msg["content"].get("prompt", "")
         if not prompt.startswith(STDIN_PREFIX):
-            self.client.input("")  # the kernel waits for an answer: never leave it hanging
+            self._answer_input("")  # the kernel waits for an answer: never leave it hanging
             return
         try:
             request = json.loads(prompt[len(STDIN_PREFIX):])
         except json.JSONDecodeError:
             request = {}
-        self._serve(request, lambda reply: self.client.input(json.dumps(reply)))
-
-    # -- the bridge -----------------------------------------------------------------------
-
-    def _reply_by_comm(self, reply: BridgeReply) -> None:
-        self._send("shell", "comm_msg", {"comm_id": self._comm_id, "data": reply},
-                   subshell_id=self._subshell_id)
-
-    def _serve(self, request: BridgeRequest | dict[str, Any],
-               answer: Callable[[BridgeReply], None]) -> None:
         self._calls_in_flight += 1
-        task = asyncio.ensure_future(self._call(request, answer))
+        task = asyncio.ensure_future(self._call(request))
         self._calls.add(task)
         task.add_done_callback(self._calls.discard)
 
-    async def _call(self, request: BridgeRequest | dict[str, Any],
-                    answer: Callable[[BridgeReply], None]) -> None:
+    # -- the bridge -----------------------------------------------------------------------
+
+    async def _call(self, request: BridgeRequest | dict[str, Any]) -> None:
         name = request.get("name")
         # The bridge's timeout cancels this task itself: wait_for would add a task and a
         # loop turn to every call.
@@ -424,11 +389,10 @@ class KernelSession:
             timer.cancel()
             self._calls_in_flight -= 1
             self._calls_touched = time.monotonic()
-        payload = {"id": request.get("id", ""), "ok": result.ok, "text": result.text,
-                   "data": result.data, "error": result.error}
-        reply = json.loads(json.dumps(payload, default=str))
+        reply: BridgeReply = {"id": request.get("id"), "ok": result.ok, "text": result.text,
+                              "data": result.data, "error": result.error}
         if not self.dead:
-            answer(reply)
+            self._answer_input(json.dumps(reply, default=str))
 
     async def _dispatch(self, name: Any, args: Any):
         run = self.run
@@ -447,8 +411,3 @@ class KernelSession:
                 "the cell, or in the other language.",
             ).to_result()
         return await run.call(name, args, origin=Origin.CELL)
-
-    @property
-    def bridge_note(self) -> str:
-        """Why tool() does not work in this kernel, or ''."""
-        return self._bridge_note

@@ -54,6 +54,38 @@ async def test_calls_from_threads_run_concurrently(kernels_runtime, root):
     assert result.text == "True", result.text
 
 
+async def test_fast_calls_from_threads_pass_a_slow_one_in_flight(kernels_runtime, root):
+    """The thread waiting on a slow call reads replies for the others; none waits behind it."""
+    (root / "quick.txt").write_text("quick\n")
+    run = await kernels_runtime.create_run()
+    code = (
+        "import threading, time\n"
+        "finished = []\n"
+        "slow = threading.Thread(target=lambda: finished.append(\n"
+        "    tool('bash', {'command': 'sleep 2; echo slow'}).text.strip()))\n"
+        "slow.start(); time.sleep(0.3)\n"
+        "quick = [threading.Thread(target=lambda: finished.append(\n"
+        "    'quick' if 'quick' in tool('read', {'path': 'quick.txt'}).text else 'wrong')) for _ in range(6)]\n"
+        "for t in quick: t.start()\n"
+        "for t in [*quick, slow]: t.join()\n"
+        "finished"
+    )
+    result = await run.call("eval", cell(code))
+    assert result.ok, result.text
+    assert result.text == str(["quick"] * 6 + ["slow"]), result.text
+
+
+async def test_input_in_a_python_cell_fails_at_once_and_the_bridge_still_works(kernels_runtime, root):
+    (root / "after.txt").write_text("still here\n")
+    run = await kernels_runtime.create_run()
+    code = (
+        "try:\n    input('name? ')\nexcept Exception as e:\n    print(type(e).__name__)\n"
+        "print(tool('read', {'path': 'after.txt'}).text.strip().endswith('still here'))"
+    )
+    result = await run.call("eval", cell(code))
+    assert result.text.splitlines() == ["StdinNotImplementedError", "True"], result.text
+
+
 async def test_nested_calls_across_languages(kernels_runtime, root):
     (root / "n.txt").write_text("nested ok\n")
     run = await kernels_runtime.create_run()

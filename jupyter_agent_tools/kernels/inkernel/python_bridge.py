@@ -1,10 +1,12 @@
 """In-kernel side of the bridge for IPython: `tool(name, args)`, `ToolError`, `%pip` eviction.
 
 Injected by the server into each Python kernel it starts, then `install(...)` is called.
-Calls go out as comm messages on IOPub; the server addresses each reply to a kernel subshell,
-so the cell (or any thread of it) can block on a call while the main shell is busy running
-that cell. Where the kernel allows, the shell channel thread wakes the caller as soon as it
-reads the reply, before routing it (see `_Bridge.take_replies_directly`).
+A call is an `input_request` whose prompt starts with a reserved prefix, sent on the kernel's
+stdin socket to the client that installed the bridge; the server answers with an
+`input_reply` carrying the result as JSON. The caller's own thread sends and receives, so a
+call costs no hop through the kernel's IOPub or shell threads, and the cell (or any thread
+of it) can wait on a call while the shell is busy running that cell. The server runs cells
+with `allow_stdin` off, so IPython itself never reads this socket.
 """
 
 import importlib
@@ -12,8 +14,12 @@ import importlib.metadata
 import itertools
 import json
 import os
+import select
 import sys
 import threading
+import time
+
+import zmq
 
 
 class ToolError(Exception):
@@ -41,101 +47,100 @@ class ToolResult:
         return self.text
 
 
-class _Waiter:
-    __slots__ = ("event", "reply")
-
-    def __init__(self):
-        self.event = threading.Event()
-        self.reply = None
-
-
 class _Bridge:
-    """The kernel end: one comm, opened by the server, and the calls waiting on it."""
+    """The kernel end: calls out and replies in over the kernel's stdin socket.
 
-    def __init__(self, target, timeout):
-        self.target = target
+    A zmq socket is not thread-safe, so every use of it holds `lock`. One waiting caller at a
+    time reads the socket (with the lock released while it sleeps) and hands each reply to
+    its caller; the others wait on `turn` and one of them takes over when it leaves.
+    """
+
+    def __init__(self, kernel, prefix, timeout):
+        self.session = kernel.session
+        self.socket = kernel.stdin_socket
+        # The client whose execute request is installing the bridge: the server's session.
+        self.ident = kernel._parent_ident["shell"]
+        self.prefix = prefix
         self.timeout = timeout
-        self.comm = None
-        self.waiting = {}
         self.lock = threading.Lock()
+        self.turn = threading.Condition(self.lock)
+        self.replies = {}  # call id -> its reply, None until it arrives
+        self.reading = False
         self.ids = itertools.count(1)
-
-    def on_open(self, comm, _msg):
-        # Replies go to the subshell the server names in the header, not back to the main
-        # shell that sent the request (it is busy running the cell).
-        comm._reply_subshell_for = lambda _data, default: default
-        comm.on_msg(self.on_msg)
-        self.comm = comm
-
-    def take_replies_directly(self, kernel, subshell_id):
-        """Wake callers as soon as the kernel reads a reply off its shell socket.
-
-        The server addresses replies to the bridge's subshell; routed there, each would
-        cost two more thread hops, and the subshell's dispatcher would publish busy and idle
-        on IOPub and flush stdout and stderr through the IOPub thread for every call. The
-        shell channel thread hands this comm's replies to the waiting caller itself and
-        passes every other message on unchanged. A kernel without these internals keeps
-        routing replies through the subshell.
-        """
-        stream = getattr(kernel, "shell_stream", None)
-        dispatch = getattr(stream, "_recv_callback", None)
-        io_loop = getattr(stream, "io_loop", None)
-        if dispatch is None or io_loop is None:
-            return
-        session = kernel.session
-
-        def ours(parts):
-            header = session.unpack(parts[1].bytes)
-            return (header.get("msg_type") == "comm_msg"
-                    and header.get("subshell_id") == subshell_id and self.comm is not None
-                    and session.unpack(parts[4].bytes).get("comm_id") == self.comm.comm_id)
-
-        def on_recv(frames):
-            try:
-                _, parts = session.feed_identities(frames, copy=False)
-                mine = ours(parts)
-            except Exception:  # malformed: the kernel's own handler reports it
-                mine = False
-            if not mine:
-                return dispatch(frames)
-            try:  # checks the signature, as the kernel's dispatcher would
-                self.on_msg(session.deserialize(parts, content=True, copy=False))
-            except Exception as exc:
-                print(f"[agent-tools] dropped an unreadable bridge reply: {exc}",
-                      file=sys.__stderr__)
-            return None
-
-        io_loop.add_callback(stream.on_recv, on_recv, copy=False)
-
-    def on_msg(self, msg):
-        reply = msg["content"]["data"]
-        with self.lock:
-            waiter = self.waiting.pop(reply.get("id"), None)
-        if waiter is not None:
-            waiter.reply = reply
-            waiter.event.set()
+        self.readable = self.socket.getsockopt(zmq.FD)
+        # Wakes the reader from select() when another thread took its reply off the socket.
+        self.wake_reader, self.wake = os.pipe()
+        os.set_blocking(self.wake_reader, False)
+        os.set_blocking(self.wake, False)
 
     def call(self, name, args):
-        if self.comm is None:
-            raise ToolError("unavailable", "The tool bridge is not connected in this kernel; "
-                            "run the code through the eval tool of an agent run.")
-        json.dumps(args)  # fail here, in the cell, on arguments that are not JSON
-        call_id = f"{os.getpid()}-{next(self.ids)}"
-        waiter = _Waiter()
+        call_id = next(self.ids)
+        request = json.dumps({"id": call_id, "name": name, "args": args})  # fails here if not JSON
+        deadline = time.monotonic() + self.timeout
         with self.lock:
-            self.waiting[call_id] = waiter
-        self.comm.send({"id": call_id, "name": name, "args": args})
-        if not waiter.event.wait(self.timeout):
-            with self.lock:
-                self.waiting.pop(call_id, None)
-            raise ToolError("timeout", f"No answer to tool({name!r}) within {self.timeout:.0f}s; "
-                            "call it again, or with less work.")
-        reply = waiter.reply
+            self.replies[call_id] = None
+            try:
+                self.session.send(self.socket, "input_request",
+                                  {"prompt": self.prefix + request, "password": False},
+                                  ident=self.ident)
+                self._take_arrived()
+                while self.replies[call_id] is None:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise ToolError("timeout", f"No answer to tool({name!r}) within "
+                                        f"{self.timeout:.0f}s; call it again, or with less work.")
+                    if self.reading:
+                        self.turn.wait(remaining)
+                    else:
+                        self._read_until_readable(remaining)
+                reply = self.replies[call_id]
+            finally:
+                self.replies.pop(call_id, None)
         if not reply["ok"]:
             error = reply.get("error") or {}
             raise ToolError(error.get("code", "failed"), error.get("message", reply["text"]),
                             reply.get("data"))
         return ToolResult(reply["text"], reply["data"])
+
+    def _read_until_readable(self, timeout):
+        """Sleep, without the lock, until a message may have arrived; then take it."""
+        self.reading = True
+        self.lock.release()
+        try:
+            select.select([self.readable, self.wake_reader], [], [], timeout)
+        finally:  # an interrupted reader (Ctrl-C in the cell) hands over too
+            self.lock.acquire()
+            self.reading = False
+            self.turn.notify_all()  # a waiter still without its reply becomes the reader
+        try:
+            os.read(self.wake_reader, 512)
+        except BlockingIOError:
+            pass
+        self._take_arrived()
+
+    def _take_arrived(self):
+        """Receive every message waiting on the socket (lock held): replies to their callers.
+
+        The socket's file descriptor only signals new arrivals, and any use of the socket may
+        consume that signal; so every use ends here, leaving nothing unread behind it.
+        """
+        answered = False
+        while self.socket.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            try:  # checks the signature, as the kernel's own input() would
+                _, msg = self.session.recv(self.socket, mode=zmq.NOBLOCK)
+                reply = json.loads(msg["content"]["value"]) if msg else None
+            except Exception as exc:
+                print(f"[agent-tools] dropped an unreadable bridge reply: {exc}",
+                      file=sys.__stderr__)
+                continue
+            call_id = reply.get("id") if isinstance(reply, dict) else None
+            if call_id in self.replies:  # else its caller gave up waiting
+                self.replies[call_id] = reply
+                answered = True
+        if answered:
+            self.turn.notify_all()
+            if self.reading:
+                os.write(self.wake, b"!")
 
 
 _bridge = None
@@ -148,7 +153,8 @@ def tool(name, args=None):
     if args is not None and not isinstance(args, dict):
         raise TypeError("tool(name, args): args is a dict of the tool's arguments")
     if _bridge is None:
-        raise ToolError("unavailable", "The tool bridge is not installed in this kernel.")
+        raise ToolError("unavailable", "The tool bridge is not installed in this kernel; "
+                        "run the code through the eval tool of an agent run.")
     return _bridge.call(name, args or {})
 
 
@@ -217,16 +223,13 @@ def _install_pip_magic(shell):
     shell.register_magic_function(pip, "line", "pip")
 
 
-def install(target, timeout, cwd, subshell_id=None):
-    """Wire the bridge into this kernel: comm target, `tool`/`ToolError` names, %pip."""
+def install(prefix, timeout, cwd):
+    """Wire the bridge into this kernel: `tool`/`ToolError` names, %pip."""
     global _bridge
     from IPython import get_ipython
 
     shell = get_ipython()
-    _bridge = _Bridge(target, timeout)
-    shell.kernel.comm_manager.register_target(target, _bridge.on_open)
-    if subshell_id is not None:
-        _bridge.take_replies_directly(shell.kernel, subshell_id)
+    _bridge = _Bridge(shell.kernel, prefix, timeout)
 
     def names_back(*_):
         # `%reset` empties the namespace; the bridge's names come back for the next cell.
