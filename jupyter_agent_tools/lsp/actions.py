@@ -470,7 +470,7 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
                                   {"files": []})
     diff = plan.diff(session.run.relpath)
     write_files_atomically(plan.changes)
-    ctx.wrote(*(p for p, content in plan.changes.items() if content is not None))
+    ctx.wrote(*plan.changes)
     files = [{"path": session.run.relpath(p), "edits": plan.edit_counts.get(p, 0),
               "deleted": content is None} for p, content in plan.changes.items()]
     total = sum(f["edits"] for f in files)

@@ -86,5 +86,9 @@ class DiagnosticsJournal:
         self._shown[path] = now
         return new
 
+    def forget(self, path: str) -> None:
+        """The file is gone: if it comes back, all its diagnostics are news again."""
+        self._shown.pop(path, None)
+
     def known(self, path: str) -> int:
         return sum(self._shown.get(path, Counter()).values())

@@ -1,5 +1,6 @@
 """Diagnostics on write: after a tool changed files, sync + save them through their servers
-and attach only the diagnostics that are new for this run."""
+(deleted ones are closed and reported gone) and attach only the diagnostics that are new for
+this run."""
 
 from __future__ import annotations
 
@@ -15,8 +16,15 @@ async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext)
     """The wrapper the `lsp` resource contributes: reads `ctx.written` after the call."""
     result = await call_next()
     session: LspSession | None = ctx.run.resources.get(Resource.LSP)
-    written = list(dict.fromkeys(p for p in ctx.written if p.is_file()))
-    if session is None or not written or not result.ok:
+    if session is None or not result.ok:
+        return result
+    changed = list(dict.fromkeys(ctx.written))
+    # Servers hear of deletions first, so that files importing a deleted one report it.
+    deleted = [p for p in changed if not p.exists()]
+    if deleted:
+        session.files_deleted(deleted)
+    written = [p for p in changed if p.is_file()]
+    if not written:
         return result
     reports = await session.diagnostics_many(written, save=True)
     lines, files, new_items = [], {}, []

@@ -490,6 +490,17 @@ class LanguageServer:
                 self.last_error = str(exc)
             raise
 
+    def files_deleted(self, uris: list[str]) -> None:
+        """Files are gone from disk: close them, and say so, so that importers see it."""
+        if self.connection is None:
+            return
+        for uri in uris:
+            self.close_document(uri)
+        self.connection.notify(types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                               types.DidChangeWatchedFilesParams(changes=[
+                                   types.FileEvent(uri=uri, type=types.FileChangeType.Deleted)
+                                   for uri in uris]))
+
     def close_document(self, uri: str) -> None:
         """Tell the server `uri` is closed and forget its diagnostics."""
         self._diagnostics.pop(uri, None)

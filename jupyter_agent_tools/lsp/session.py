@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from ..files import read_text
 from ..runtime import ErrorCode, Run, ToolError
@@ -152,6 +152,16 @@ class LspSession:
         except ServerUnavailable as exc:
             raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
         return text
+
+    def files_deleted(self, paths: list[Path]) -> None:
+        """Tell this run's running servers that `paths` are gone; forget what was shown of them."""
+        uris = [from_fs_path(str(path)) for path in paths]
+        for key in self.servers:
+            server = self.supervisor.existing(key)
+            if server is not None and server.running:
+                server.files_deleted(uris)
+        for path in paths:
+            self.journal.forget(self.run.relpath(path))
 
     async def diagnostics(self, path: Path, *, save: bool) -> FileDiagnostics:
         """The current diagnostics of `path` from every server that serves it."""

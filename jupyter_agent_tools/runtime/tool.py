@@ -67,7 +67,7 @@ class CallContext:
     tool: Tool
     origin: Origin = Origin.API
     call_id: str = ""
-    # Files changed by this call (absolute paths); the diagnostics wrapper reads them.
+    # Files changed or deleted by this call (absolute paths); the diagnostics wrapper reads them.
     written: list[Path] = field(default_factory=list)
     # Extra text a wrapper appends to the result (diagnostics, notes).
     notes: list[str] = field(default_factory=list)
@@ -77,7 +77,7 @@ class CallContext:
         return self.run.runtime
 
     def wrote(self, *paths: Path) -> None:
-        """Tell the wrappers this call changed these files."""
+        """Tell the wrappers this call changed (or deleted) these files."""
         self.written.extend(paths)
 
 

@@ -52,7 +52,7 @@ class ApplyPatch(Tool):
             verb = "created" if patched.is_added_file else "modified"
             summary.append(f"{verb} {ctx.run.relpath(target)} (+{patched.added} -{patched.removed})")
         write_files_atomically(changes)
-        ctx.wrote(*(path for path, content in changes.items() if content is not None))
+        ctx.wrote(*changes)
         return ToolResult.success(
             "Applied patch: " + "; ".join(summary) + ".",
             {"files": [ctx.run.relpath(path) for path in changes]},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from lsp_projects import PY_FILES, pid_alive
 
 
@@ -92,6 +94,21 @@ async def test_diagnostics_code_actions_and_journal_on_write(lsp_runtime, write_
     note = await run.call("write", {"path": "NOTES.md", "content": "# notes\n"})
     assert note.ok and "No diagnostics for NOTES.md: no language server handles .md files" in note.text
     assert note.data["diagnostics"]["files"]["NOTES.md"]["status"] == "unavailable"
+
+
+async def test_a_patch_deleting_a_module_reports_its_importer_broken(lsp_runtime, write_files):
+    write_files(PY_FILES, "proj")
+    run = await lsp_runtime().create_run(cwd="proj")
+    for name in ("main.py", "shapes.py"):  # both open in the server, as after any navigation
+        assert (await run.call("lsp", {"action": "diagnostics", "file": name})).data["status"] == "clean"
+    patch = "".join(difflib.unified_diff(PY_FILES["shapes.py"].splitlines(True), [],
+                                         "a/shapes.py", "/dev/null"))
+    patch += "--- a/main.py\n+++ b/main.py\n@@ -1,1 +1,2 @@\n+# shapes went away\n from shapes import Square\n"
+    patched = await run.call("apply_patch", {"patch": patch})
+    assert patched.ok, patched.text
+    new = [(d["path"], d["code"]) for d in patched.data["diagnostics"]["new"]]
+    assert new == [("main.py", "reportMissingImports")], patched.text
+    assert "shapes.py" not in patched.data["diagnostics"]["files"]
 
 
 async def test_rename_across_files_is_atomic_and_reports_diff(lsp_runtime, write_files, root):
