@@ -9,8 +9,10 @@ from pathlib import Path
 from ..runtime.results import ErrorCode, ToolError
 
 
-def write_files_atomically(changes: dict[Path, str | bytes | None]) -> None:
+def write_files_atomically(changes: dict[Path, str | bytes | None]) -> list[Path]:
     """Write (str/bytes) or delete (None) every path in `changes`, all or nothing.
+
+    Returns the paths it created (written, and absent before).
 
     Each new content is first written to a temporary file beside its target; then the
     targets are replaced one by one. If any step fails, every file already replaced is
@@ -52,6 +54,8 @@ def write_files_atomically(changes: dict[Path, str | bytes | None]) -> None:
             f"Writing {failed} failed ({exc.strerror or exc}); no file was changed. "
             "Check permissions and free space, then try again.",
         ) from exc
+    return [path for path, content in changes.items()
+            if content is not None and originals[path] is None]
 
 
 def _restore(done: list[Path], originals: dict[Path, bytes | None]) -> None:

@@ -469,8 +469,7 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
         return ToolResult.success(f"Renaming {args.symbol!r} to {args.new_name!r} changes nothing.",
                                   {"files": []})
     diff = plan.diff(session.run.relpath)
-    write_files_atomically(plan.changes)
-    ctx.wrote(*plan.changes)
+    ctx.wrote(*plan.changes, created=write_files_atomically(plan.changes))
     files = [{"path": session.run.relpath(p), "edits": plan.edit_counts.get(p, 0),
               "deleted": content is None} for p, content in plan.changes.items()]
     total = sum(f["edits"] for f in files)

@@ -1,5 +1,5 @@
 """Diagnostics on write: after a tool changed files, sync + save them through their servers
-(deleted ones are closed and reported gone) and attach only the diagnostics that are new for
+(created and deleted ones are announced as a file watcher would) and attach only the diagnostics that are new for
 this run."""
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext)
     if session is None or not result.ok:
         return result
     changed = list(dict.fromkeys(ctx.written))
-    # Servers hear of deletions first, so that files importing a deleted one report it.
-    deleted = [p for p in changed if not p.exists()]
-    if deleted:
-        session.files_deleted(deleted)
     written = [p for p in changed if p.is_file()]
+    created = [p for p in written if p in ctx.created]
+    deleted = [p for p in changed if not p.exists()]
+    if created or deleted:  # first, so that the diagnostics below already account for them
+        session.files_created_or_deleted(created, deleted)
     if not written:
         return result
     reports = await session.diagnostics_many(written, save=True)

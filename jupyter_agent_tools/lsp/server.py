@@ -490,16 +490,17 @@ class LanguageServer:
                 self.last_error = str(exc)
             raise
 
-    def files_deleted(self, uris: list[str]) -> None:
-        """Files are gone from disk: close them, and say so, so that importers see it."""
+    def files_created_or_deleted(self, created: list[str], deleted: list[str]) -> None:
+        """Files appeared on or left the disk: servers re-resolve their importers' imports
+        (a module the server once found missing stays missing until it hears of it)."""
         if self.connection is None:
             return
-        for uri in uris:
+        for uri in deleted:
             self.close_document(uri)
+        events = [types.FileEvent(uri=uri, type=types.FileChangeType.Created) for uri in created]
+        events += [types.FileEvent(uri=uri, type=types.FileChangeType.Deleted) for uri in deleted]
         self.connection.notify(types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                               types.DidChangeWatchedFilesParams(changes=[
-                                   types.FileEvent(uri=uri, type=types.FileChangeType.Deleted)
-                                   for uri in uris]))
+                               types.DidChangeWatchedFilesParams(changes=events))
 
     def close_document(self, uri: str) -> None:
         """Tell the server `uri` is closed and forget its diagnostics."""

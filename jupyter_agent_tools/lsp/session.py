@@ -153,14 +153,14 @@ class LspSession:
             raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
         return text
 
-    def files_deleted(self, paths: list[Path]) -> None:
-        """Tell this run's running servers that `paths` are gone; forget what was shown of them."""
-        uris = [from_fs_path(str(path)) for path in paths]
+    def files_created_or_deleted(self, created: list[Path], deleted: list[Path]) -> None:
+        """Tell this run's running servers, as a file watcher would; forget the deleted files."""
         for key in self.servers:
             server = self.supervisor.existing(key)
             if server is not None and server.running:
-                server.files_deleted(uris)
-        for path in paths:
+                server.files_created_or_deleted([from_fs_path(str(p)) for p in created],
+                                                [from_fs_path(str(p)) for p in deleted])
+        for path in deleted:
             self.journal.forget(self.run.relpath(path))
 
     async def diagnostics(self, path: Path, *, save: bool) -> FileDiagnostics:

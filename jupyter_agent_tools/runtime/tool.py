@@ -14,7 +14,7 @@ A tool module reads like its row in the design table::
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -67,8 +67,10 @@ class CallContext:
     tool: Tool
     origin: Origin = Origin.API
     call_id: str = ""
-    # Files changed or deleted by this call (absolute paths); the diagnostics wrapper reads them.
+    # Files changed by this call (absolute paths), deleted ones included, and those of them it
+    # created; the diagnostics wrapper reads them.
     written: list[Path] = field(default_factory=list)
+    created: set[Path] = field(default_factory=set)
     # Extra text a wrapper appends to the result (diagnostics, notes).
     notes: list[str] = field(default_factory=list)
 
@@ -76,9 +78,10 @@ class CallContext:
     def runtime(self):
         return self.run.runtime
 
-    def wrote(self, *paths: Path) -> None:
-        """Tell the wrappers this call changed (or deleted) these files."""
+    def wrote(self, *paths: Path, created: Iterable[Path] = ()) -> None:
+        """Tell the wrappers this call changed (or deleted) these files, and which it created."""
         self.written.extend(paths)
+        self.created.update(created)
 
 
 class Tool:

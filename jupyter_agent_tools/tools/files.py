@@ -74,14 +74,13 @@ class Write(Tool):
         path = ctx.run.resolve(args.path)
         if path.is_dir():
             raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{args.path} is a directory; name a file.")
-        existed = path.exists()
-        write_files_atomically({path: args.content})
-        ctx.wrote(path)
-        verb = "Overwrote" if existed else "Created"
+        created = write_files_atomically({path: args.content})
+        ctx.wrote(path, created=created)
+        verb = "Created" if created else "Overwrote"
         rel = ctx.run.relpath(path)
         return ToolResult.success(
             f"{verb} {rel} ({len(args.content.encode())} bytes).",
-            {"path": rel, "created": not existed, "bytes": len(args.content.encode())},
+            {"path": rel, "created": bool(created), "bytes": len(args.content.encode())},
         )
 
 

@@ -51,8 +51,7 @@ class ApplyPatch(Tool):
             changes[target] = _apply_hunks(ctx.run.relpath(target), original, patched)
             verb = "created" if patched.is_added_file else "modified"
             summary.append(f"{verb} {ctx.run.relpath(target)} (+{patched.added} -{patched.removed})")
-        write_files_atomically(changes)
-        ctx.wrote(*changes)
+        ctx.wrote(*changes, created=write_files_atomically(changes))
         return ToolResult.success(
             "Applied patch: " + "; ".join(summary) + ".",
             {"files": [ctx.run.relpath(path) for path in changes]},

@@ -111,6 +111,19 @@ async def test_a_patch_deleting_a_module_reports_its_importer_broken(lsp_runtime
     assert "shapes.py" not in patched.data["diagnostics"]["files"]
 
 
+async def test_writing_a_missing_module_clears_its_importers_error(lsp_runtime, write_files):
+    write_files({"pyproject.toml": PY_FILES["pyproject.toml"]}, "proj")
+    run = await lsp_runtime().create_run(cwd="proj")
+    importer = await run.call("write", {"path": "main.py",
+                                        "content": "from helpers import twice\n\nprint(twice(2))\n"})
+    assert [d["code"] for d in importer.data["diagnostics"]["new"]] == ["reportMissingImports"]
+    created = await run.call("write", {"path": "helpers.py",
+                                       "content": "def twice(x: int) -> int:\n    return 2 * x\n"})
+    assert created.ok and created.data["created"]
+    after = await run.call("lsp", {"action": "diagnostics", "file": "main.py"})
+    assert after.data["status"] == "clean", after.text
+
+
 async def test_rename_across_files_is_atomic_and_reports_diff(lsp_runtime, write_files, root):
     write_files(PY_FILES, "proj")
     run = await lsp_runtime().create_run(cwd="proj")
