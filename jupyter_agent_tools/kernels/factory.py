@@ -16,11 +16,13 @@ from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from jupyter_client.multikernelmanager import AsyncMultiKernelManager
 from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_core.utils import ensure_async
+from jupyter_server.gateway.managers import GatewayMappingKernelManager
 from traitlets import Bool, Dict, Enum, Float, Int
 from traitlets.config import Config
 
 from ..runtime import ErrorCode, Resource, ToolError
 from ..runtime.resources import ResourceProvider
+from .channels import GatewayChannels, ZmqChannels
 from .deno_spec import KERNEL_NAME as DENO_KERNEL_NAME
 from .interpreters import RunInterpreters
 from .session import KernelHandle, KernelSession
@@ -198,7 +200,8 @@ class KernelFactory(ResourceProvider):
                             f"{_INSTALL_HINT.get(language, '')}") from None
         kernel = manager.get_kernel(kernel_id)
         ready = getattr(kernel, "ready", None)
-        if isinstance(ready, asyncio.Future) and not ready.done():
+        if (getattr(manager, "use_pending_kernels", False) and isinstance(ready, asyncio.Future)
+                and not ready.done()):
             try:  # a server with pending kernels answers before the kernel is up
                 await asyncio.wait_for(asyncio.shield(ready), self.start_timeout_seconds)
             except BaseException as exc:
@@ -210,13 +213,12 @@ class KernelFactory(ResourceProvider):
                                 f"The {language} kernel ({kernel_name}) did not start: {exc!r}. "
                                 f"{_INSTALL_HINT.get(language, '')}") from None
         handle = KernelHandle(manager, kernel_id, kernel_name, language, where)
-        client = kernel.client()
-        session = KernelSession(handle, client, bridge_timeout=self.bridge_timeout_seconds,
+        channels = (GatewayChannels(kernel_id, self.log) if self._remote(manager)
+                    else ZmqChannels(kernel.client(), self.log))
+        session = KernelSession(handle, channels, bridge_timeout=self.bridge_timeout_seconds,
                                 log=self.log)
         self._sessions.add(session)
         try:
-            client.start_channels()
-            await ensure_async(client.wait_for_ready(timeout=self.start_timeout_seconds))
             await session.start(str(cwd), self.start_timeout_seconds)
         except BaseException as exc:
             await self.stop(session)
@@ -233,8 +235,7 @@ class KernelFactory(ResourceProvider):
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             f"eval has no language {language!r}; use one of {LANGUAGES}.")
         specs = self._kernel_spec_manager()
-        hosted = self.runtime.kernel_manager
-        remote = hosted is not None and "gateway" in type(hosted).__name__.lower()
+        remote = self._remote(self.runtime.kernel_manager)
         sandbox = self.sandbox_kernel_names.get(language)
         if sandbox and await _has_spec(specs, sandbox):
             return sandbox, "gateway" if remote else "sandbox"
@@ -261,6 +262,11 @@ class KernelFactory(ResourceProvider):
                 kernel_spec_manager=self._embedded_specs,
             )
         return self._embedded[transport]
+
+    @staticmethod
+    def _remote(manager: Any) -> bool:
+        """Whether `manager` starts its kernels on a remote kernel gateway."""
+        return isinstance(manager, GatewayMappingKernelManager)
 
     def _kernel_spec_manager(self) -> Any:
         hosted = self.runtime.kernel_manager

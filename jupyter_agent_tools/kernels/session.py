@@ -12,15 +12,14 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-import zmq
 from jupyter_core.utils import ensure_async
 
 from ..runtime import ErrorCode, Origin, Resource, ToolError
+from .channels import KernelChannels
 from .inkernel import source
 from .outputs import CellOutput
 from .protocol import STDIN_PREFIX, BridgeReply, BridgeRequest
@@ -64,10 +63,10 @@ class _Cell:
 class KernelSession:
     """A kernel with the bridge installed, bound to at most one run at a time."""
 
-    def __init__(self, handle: KernelHandle, client: Any, *, bridge_timeout: float,
+    def __init__(self, handle: KernelHandle, channels: KernelChannels, *, bridge_timeout: float,
                  log: logging.Logger) -> None:
         self.handle = handle
-        self.client = client
+        self.channels = channels
         self.bridge_timeout = bridge_timeout
         self.log = log
         self.run: Run | None = None
@@ -75,7 +74,6 @@ class KernelSession:
         self.death_reason = ""
         self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._cells: dict[str, _Cell] = {}
-        self._readers: list[asyncio.Task[None]] = []
         self._calls: set[asyncio.Task[None]] = set()
         self._calls_in_flight = 0
         self._calls_touched = 0.0
@@ -91,14 +89,8 @@ class KernelSession:
     # -- start, bind, stop ----------------------------------------------------------------
 
     async def start(self, cwd: str, timeout: float) -> None:
-        """Start the channel readers and install the bridge in the kernel."""
-        client = self.client
-        self._readers = [
-            asyncio.ensure_future(self._read(client.iopub_channel, self._on_iopub)),
-            asyncio.ensure_future(self._read(client.shell_channel, self._on_reply)),
-            asyncio.ensure_future(self._read(client.control_channel, self._on_reply)),
-            asyncio.ensure_future(self._read(client.stdin_channel, self._on_stdin)),
-        ]
+        """Open the channels once the kernel answers, and install the bridge in it."""
+        await self.channels.open(self._deliver, timeout)
         kernel = self.handle.manager.get_kernel(self.kernel_id)
         if hasattr(kernel, "add_restart_callback"):  # a restarted kernel is a new interpreter
             kernel.add_restart_callback(lambda: self._mark_dead("it was restarted"), "restart")
@@ -129,24 +121,26 @@ class KernelSession:
         await self.run_internal(code, timeout)
 
     async def bind(self, run: Run, timeout: float) -> None:
-        """Serve `run`'s bridge calls from now on, in the run's working directory."""
+        """Serve `run`'s bridge calls from now on, in the run's working directory (where the
+        kernel sees it: a gateway's kernel may not share this disk)."""
         self.run = run
         cwd = json.dumps(str(run.cwd))
         if self.language == "python":
-            await self.run_internal(f"__import__('os').chdir({cwd})", timeout)
+            await self.run_internal(f"import os as _os\n_os.path.isdir({cwd}) and _os.chdir({cwd})\n"
+                                    "del _os", timeout)
         else:
-            await self.run_internal(f"Deno.chdir({cwd});", timeout)
+            await self.run_internal(f"try {{ Deno.chdir({cwd}); }} catch (_) {{}}", timeout)
 
     async def shutdown(self) -> None:
         """Stop the readers and the kernel; bounded, and never raises."""
         polite = not self.dead  # a dead or stuck kernel would not answer a shutdown request
         self.dead = True
         self.run = None
-        for task in [*self._readers, *self._calls]:
+        for task in self._calls:
             task.cancel()
-        await asyncio.gather(*self._readers, *self._calls, return_exceptions=True)
+        await asyncio.gather(*self._calls, return_exceptions=True)
         try:
-            self.client.stop_channels()
+            await self.channels.close()
         except Exception:
             self.log.debug("stopping the channels of kernel %s failed", self.kernel_id, exc_info=True)
         manager = self.handle.manager
@@ -192,11 +186,11 @@ class KernelSession:
             # with stdin off IPython's input() fails at once and never reads the bridge's socket.
             "allow_stdin": self.language != "python",
         }
-        msg = self.client.session.msg("execute_request", content)
+        msg = self.channels.session.msg("execute_request", content)
         msg_id = msg["header"]["msg_id"]
         cell = self._cells[msg_id] = _Cell(output)
         reply = self._expect_reply(msg_id)
-        self._send("shell", msg)
+        self.channels.send("shell", msg)
         abandoned = False
         try:
             end = await self._wait(cell, reply, idle_timeout)
@@ -252,11 +246,11 @@ class KernelSession:
         Deno publishes a cell's execute_result after its idle status; a kernel_info request
         is answered in order, so its own idle status comes after that result.
         """
-        msg = self.client.session.msg("kernel_info_request", {})
+        msg = self.channels.session.msg("kernel_info_request", {})
         msg_id = msg["header"]["msg_id"]
         barrier = self._cells[msg_id] = _Cell(CellOutput())
         self._expect_reply(msg_id)
-        self._send("shell", msg)
+        self.channels.send("shell", msg)
         try:
             await asyncio.wait_for(barrier.idle.wait(), _INTERRUPT_GRACE_SECONDS)
         except asyncio.TimeoutError:
@@ -284,37 +278,15 @@ class KernelSession:
 
     # -- channels -------------------------------------------------------------------------
 
-    async def _read(self, channel: Any, handle: Callable[[dict[str, Any]], None]) -> None:
-        session = self.client.session
-        while True:
-            try:
-                # Straight from the socket: `get_msg` polls first, one more wake-up per message.
-                _, frames = session.feed_identities(await channel.socket.recv_multipart())
-                msg = session.deserialize(frames)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # closed socket at shutdown, or a malformed message
-                if self.dead:
-                    return
-                self.log.debug("kernel %s: unreadable message", self.kernel_id, exc_info=True)
-                await asyncio.sleep(0.05)
-                continue
-            try:
-                handle(msg)
-            except Exception:
-                self.log.exception("kernel %s: handling %s failed", self.kernel_id,
-                                   msg.get("msg_type"))
-
-    def _send(self, channel: str, msg: dict[str, Any]) -> None:
-        socket_channel = getattr(self.client, f"{channel}_channel")
-        socket_channel.send(msg)
-        # jupyter_client sends through a synchronous shadow of the asyncio socket, which can
-        # consume the signal that a message arrived meanwhile; our reader of this channel
-        # would then sleep on it. Asking the asyncio socket for its events re-arms the reader.
-        socket_channel.socket.get(zmq.EVENTS)
+    def _deliver(self, channel: str, msg: dict[str, Any]) -> None:
+        handle = {"iopub": self._on_iopub, "stdin": self._on_stdin}.get(channel, self._on_reply)
+        try:
+            handle(msg)
+        except Exception:
+            self.log.exception("kernel %s: handling %s failed", self.kernel_id, msg.get("msg_type"))
 
     def _answer_input(self, value: str) -> None:
-        self._send("stdin", self.client.session.msg("input_reply", {"value": value}))
+        self.channels.send("stdin", self.channels.session.msg("input_reply", {"value": value}))
 
     def _expect_reply(self, msg_id: str) -> asyncio.Future[dict[str, Any]]:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()

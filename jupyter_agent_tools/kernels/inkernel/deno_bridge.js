@@ -30,5 +30,7 @@
   globalThis.tool = tool;
   globalThis.ToolError = ToolError;
   const cwd = __CWD__;
-  if (cwd) Deno.chdir(cwd);
+  if (cwd) {
+    try { Deno.chdir(cwd); } catch (_) { /* a gateway's kernel may not share the server's disk */ }
+  }
 })();

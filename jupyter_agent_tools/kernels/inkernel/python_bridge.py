@@ -239,5 +239,5 @@ def install(prefix, timeout, cwd):
     names_back()
     shell.events.register("pre_run_cell", names_back)
     _install_pip_magic(shell)
-    if cwd:
+    if cwd and os.path.isdir(cwd):  # a gateway's kernel may not share the server's disk
         os.chdir(cwd)

@@ -1,0 +1,107 @@
+"""Hosted by a server whose kernels live on a remote kernel gateway (a real Jupyter Kernel
+Gateway in a child process): eval runs there, and cells still call tools back."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from jupyter_server.gateway.gateway_client import GatewayClient
+
+from jupyter_agent_tools.runtime.processes import signal_process_group
+
+
+@dataclass
+class KernelGateway:
+    url: str
+    token: str
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def kernel_gateway(tmp_path: Path) -> Iterator[KernelGateway]:
+    """A Jupyter Kernel Gateway on loopback whose python3 kernel is this environment's."""
+    token = secrets.token_hex(16)
+    port = _free_port()
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "gateway-runtime"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    log = (tmp_path / "gateway.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kernel_gateway", "--ip=127.0.0.1", f"--port={port}",
+         "--port_retries=0", f"--KernelGatewayApp.auth_token={token}"],
+        stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp_path, start_new_session=True)
+    gateway = KernelGateway(f"http://127.0.0.1:{port}", token)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, (tmp_path / "gateway.log").read_text()
+            try:
+                if httpx.get(f"{gateway.url}/api/kernelspecs", timeout=5,
+                             headers={"Authorization": f"token {token}"}).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, (tmp_path / "gateway.log").read_text()
+            time.sleep(0.2)
+        yield gateway
+    finally:
+        signal_process_group(process.pid)
+        process.wait()
+        log.close()
+        # The gateway client is a process-wide singleton: later servers must not inherit it.
+        GatewayClient.clear_instance()
+
+
+@pytest.fixture(autouse=True)
+def jp_server_cleanup(kernel_gateway, jp_server_cleanup):
+    """pytest-jupyter's server clean-up, made to run while the gateway still answers."""
+    yield
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config, kernel_gateway):
+    return {**jp_server_config,
+            "GatewayClient": {"url": kernel_gateway.url, "auth_token": kernel_gateway.token},
+            "KernelFactory": {"warm_pool": {}, "idle_timeout_seconds": 2.0}}
+
+
+def cell(code: str) -> dict:
+    return {"tool": "eval", "args": {"code": code, "description": "run this cell on the gateway"}}
+
+
+async def test_eval_runs_on_the_gateway_and_its_cells_call_tools(api, jp_root_dir):
+    (jp_root_dir / "data.txt").write_text("from the server's disk\n")
+    _, run = await api("POST", "runs", {})
+    code, first = await api("POST", f"runs/{run['id']}/calls", cell("answer = 41"))
+    assert code == 200 and first["ok"], first
+    assert first["data"]["where"] == "gateway"
+
+    code, second = await api("POST", f"runs/{run['id']}/calls",
+                             cell("print(tool('read', {'path': 'data.txt'}).text)\nanswer + 1"))
+    assert second["ok"], second
+    assert "from the server's disk" in second["text"] and second["text"].endswith("42")
+    _, transcript = await api("GET", f"runs/{run['id']}/transcript")
+    assert [(e["tool"], e["origin"]) for e in transcript][-1] == ("read", "cell")
+
+
+async def test_a_quiet_gateway_cell_is_interrupted_and_the_kernel_kept(api):
+    _, run = await api("POST", "runs", {})
+    assert (await api("POST", f"runs/{run['id']}/calls", cell("kept = 'yes'")))[1]["ok"]
+    _, slow = await api("POST", f"runs/{run['id']}/calls", cell("import time\ntime.sleep(60)"))
+    assert slow["error"]["code"] == "timeout", slow
+    _, after = await api("POST", f"runs/{run['id']}/calls", cell("kept"))
+    assert after["ok"] and after["text"] == "'yes'", after
