@@ -35,6 +35,9 @@ def _free_port() -> int:
 @pytest.fixture
 def kernel_gateway(tmp_path: Path) -> Iterator[KernelGateway]:
     """A Jupyter Kernel Gateway on loopback whose python3 kernel is this environment's."""
+    # The gateway client is a process-wide singleton: the server under test must configure a
+    # fresh one, and later servers must not inherit it.
+    GatewayClient.clear_instance()
     token = secrets.token_hex(16)
     port = _free_port()
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "gateway-runtime"),
@@ -62,7 +65,6 @@ def kernel_gateway(tmp_path: Path) -> Iterator[KernelGateway]:
         signal_process_group(process.pid)
         process.wait()
         log.close()
-        # The gateway client is a process-wide singleton: later servers must not inherit it.
         GatewayClient.clear_instance()
 
 
