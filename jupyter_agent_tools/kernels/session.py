@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from jupyter_core.utils import ensure_async
 
-from ..runtime import ErrorCode, Origin, Resource, ToolError
+from ..runtime import ErrorCode, Origin, ToolError
 from .channels import KernelChannels
 from .inkernel import source
 from .outputs import CellOutput
@@ -372,14 +372,4 @@ class KernelSession:
             return ToolError(ErrorCode.UNAVAILABLE,
                              "This kernel is not serving a run; call tools from an eval cell.",
                              ).to_result()
-        interpreters = run.resources.get(Resource.KERNELS)
-        language = args.get("language", "python") if isinstance(args, dict) else None
-        if name == "eval" and interpreters is not None and language in interpreters.running:
-            # It would wait for its turn behind a cell that is waiting for it.
-            return ToolError(
-                ErrorCode.INVALID_ARGUMENTS,
-                f"eval of {language} cannot run from this cell: the run's {language} "
-                "interpreter is busy running a cell (maybe this one). Run the code directly in "
-                "the cell, or in the other language.",
-            ).to_result()
         return await run.call(name, args, origin=Origin.CELL)

@@ -210,8 +210,9 @@ class Run:
         if invalid is not None:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             describe_validation_error(name, invalid, tool.json_schema()))
-        await self.gate.check(self, tool, args)
         ctx = CallContext(run=self, tool=tool, origin=origin, call_id=call_id)
+        tool.precheck(ctx, parsed)
+        await self.gate.check(self, tool, args)
         if tool.parallel_safe:
             return await self._wrapped(ctx, parsed)
         lock = self._serial_locks.setdefault(tool.serial_scope(ctx, parsed), asyncio.Lock())

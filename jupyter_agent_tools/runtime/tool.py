@@ -95,6 +95,10 @@ class Tool:
     # Tools whose session is state between calls (eval, debug) are serialized per scope.
     parallel_safe: ClassVar[bool] = True
 
+    def precheck(self, ctx: CallContext, args: Any) -> None:
+        """Raise ToolError for a valid call that can never run here; checked before approval
+        and queueing, so it is refused at once instead of waiting. Most tools accept all."""
+
     def serial_scope(self, ctx: CallContext, args: Any) -> Hashable:
         """The scope within which calls of a non-parallel tool are serialized."""
         return (self.name, ctx.run.id)

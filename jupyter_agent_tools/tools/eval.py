@@ -7,7 +7,17 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..runtime import CallContext, Resource, Tier, Tool, ToolArgs, ToolResult
+from ..runtime import (
+    CallContext,
+    ErrorCode,
+    Origin,
+    Resource,
+    Tier,
+    Tool,
+    ToolArgs,
+    ToolError,
+    ToolResult,
+)
 
 
 class EvalArgs(ToolArgs):
@@ -43,6 +53,16 @@ class Eval(Tool):
         "raising ToolError on failure. A cell quiet for too long is interrupted."
     )
     Args = EvalArgs
+
+    def precheck(self, ctx: CallContext, args: EvalArgs) -> None:
+        if ctx.origin is Origin.CELL and args.language in ctx.run.resources[Resource.KERNELS].running:
+            # It would queue behind a cell that is waiting for it.
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENTS,
+                f"eval of {args.language} cannot run from this cell: the run's {args.language} "
+                "interpreter is busy running a cell (maybe this one). Run the code directly in "
+                "the cell, or in the other language.",
+            )
 
     def serial_scope(self, ctx: CallContext, args: EvalArgs) -> Hashable:
         return (self.name, ctx.run.id, args.language)

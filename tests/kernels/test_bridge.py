@@ -105,8 +105,12 @@ async def test_nested_calls_across_languages(kernels_runtime, root):
     assert "nested ok" in result.text and "refused invalid_arguments" in result.text
     assert 'back "invalid_arguments"' in result.text
     origins = [(entry.tool, entry.origin) for entry in run.transcript.entries()]
-    # The refused same-language eval never reached Run.call: it would wait on its own cell.
-    assert origins == [("eval", "api"), ("eval", "cell"), ("read", "cell"), ("eval", "cell")]
+    # Same-language evals from a cell are refused at once (they would wait on their own cell),
+    # and recorded like any other call.
+    assert origins == [("eval", "api"), ("eval", "cell"), ("read", "cell"), ("eval", "cell"),
+                       ("eval", "cell"), ("eval", "cell")]
+    refused = [e for e in run.transcript.entries() if e.error_code == "invalid_arguments"]
+    assert len(refused) == 2
 
 
 async def test_a_javascript_cell_calls_tools(kernels_runtime, root):
