@@ -39,6 +39,11 @@ class AgentToolsApp(ExtensionApp):
         )
         self.settings["agent_tools_runtime"] = self.runtime
 
+    async def _start_jupyter_server_extension(self, serverapp) -> None:
+        # With port 0 the server learns its port only when it binds, after initialize_settings;
+        # workers reach the server through this URL.
+        self.runtime.server_url = serverapp.connection_url
+
     def initialize_handlers(self) -> None:
         for module_name in self.handler_modules:
             try:

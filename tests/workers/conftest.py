@@ -4,13 +4,11 @@ runtimes whose workers are python callables."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
+from worker_helpers import AGENT
 
 from jupyter_agent_tools import Runtime
-
-AGENT = Path(__file__).with_name("scripted_agent.py")
 
 
 @pytest.fixture

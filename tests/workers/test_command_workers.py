@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 
 import pytest
-from worker_helpers import alive, wait_for_file
+from worker_helpers import AGENT, alive, wait_for_file
 
 from jupyter_agent_tools.runtime import Resource
+from jupyter_agent_tools.testing.server import JupyterServerProcess
 
 
 def brief(*lines: str) -> str:
@@ -181,3 +183,17 @@ async def test_worker_states_go_out_on_the_parents_event_stream(api, tool, jp_ws
             states.append(event["status"])
     assert states == ["queued", "running", "done"]
     socket.close()
+
+
+def test_workers_reach_a_server_that_chose_its_port_when_it_started(tmp_path):
+    """`--port=0`: the URL workers get is the bound one, not the configured port 0."""
+    (tmp_path / "hello.txt").write_text("hi\n")
+    config = tmp_path / "config.json"
+    argv = [sys.executable, str(AGENT)]
+    config.write_text(json.dumps({"WorkerPool": {"backend": "command"},
+                                  "CommandBackend": {"argv": {"fast": argv, "good": argv}}}))
+    with JupyterServerProcess(tmp_path, extra_args=[f"--config={config}"]) as server:
+        run = server.client().create_run(vibe=True)
+        assert run.call("vibe_spawn", {"label": "look", "brief": call_line("read", path="hello.txt")}).ok
+        waited = run.call("vibe_wait", {"worker_id": "w1", "timeout_seconds": 120})
+    assert waited.data["status"] == "done" and "read: ok" in waited.data["result"], waited.text

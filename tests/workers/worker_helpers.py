@@ -7,6 +7,9 @@ from pathlib import Path
 
 from jupyter_agent_tools.workers import WorkerBackend, WorkerJob
 
+# The scripted program command workers run in these tests.
+AGENT = Path(__file__).with_name("scripted_agent.py")
+
 
 def alive(pid: int) -> bool:
     """Whether process `pid` still runs (a zombie nobody reaped yet counts as gone)."""
