@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..runtime import Resource, ToolResult
+from ..runtime import Resource, Tier, ToolResult
 from ..runtime.tool import CallContext
 from ..runtime.wrappers import CallNext
 from .session import FileDiagnostics, LspSession
@@ -37,6 +37,20 @@ async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext)
         lines.append(_describe(rel, report, new, limit))
     result.data["diagnostics"] = {"new": [d.to_json() for d in new_items[:limit]], "files": files}
     ctx.notes.append("\n".join(lines))
+    return result
+
+
+async def files_of_commands(ctx: CallContext, args: Any, call_next: CallNext) -> ToolResult:
+    """The other wrapper of the `lsp` resource: an exec-tier call (bash, a cell) may create or
+    delete files; the servers' source files are listed before and after, and what changed is
+    announced, as a file watcher would."""
+    session: LspSession | None = ctx.run.resources.get(Resource.LSP)
+    before = session.source_files() if session is not None and ctx.tool.tier is Tier.EXEC else None
+    result = await call_next()
+    if session is not None and before is not None:
+        after = session.source_files()
+        if after is not None and after != before:
+            session.files_created_or_deleted(sorted(after - before), sorted(before - after))
     return result
 
 

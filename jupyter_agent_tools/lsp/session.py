@@ -59,6 +59,10 @@ class FileDiagnostics:
     problems: list[str] = field(default_factory=list)
 
 
+# Folders never listed when looking for files a command created or deleted.
+_UNSCANNED = frozenset({"node_modules", "__pycache__"})
+
+
 class LspSession:
     """The per-run handle of the `lsp` resource."""
 
@@ -152,6 +156,29 @@ class LspSession:
         except ServerUnavailable as exc:
             raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
         return text
+
+    def source_files(self) -> set[Path] | None:
+        """The files the running servers of this run would analyse, found on disk under their
+        roots (dot-folders, node_modules and __pycache__ skipped); None when no server runs or
+        the roots hold more files of any kind than the supervisor's `command_scan_max_files`."""
+        extensions: dict[Path, set[str]] = {}
+        for key in self.servers:
+            server = self.supervisor.existing(key)
+            if server is not None and server.running:
+                extensions.setdefault(key[0], set()).update(server.spec.extensions)
+        if not extensions:
+            return None
+        budget = self.supervisor.command_scan_max_files
+        found: set[Path] = set()
+        for root, suffixes in extensions.items():
+            for folder, dirs, files in os.walk(root):
+                dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _UNSCANNED]
+                budget -= len(files)
+                if budget < 0:
+                    return None
+                found.update(Path(folder, name) for name in files
+                             if os.path.splitext(name)[1].lower() in suffixes)
+        return found
 
     def files_created_or_deleted(self, created: list[Path], deleted: list[Path]) -> None:
         """Tell this run's running servers, as a file watcher would; forget the deleted files."""

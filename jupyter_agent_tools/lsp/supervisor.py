@@ -18,7 +18,7 @@ from traitlets import Dict, Enum, Float, Int
 from ..runtime import Resource
 from ..runtime.resources import ResourceProvider
 from ..runtime.wrappers import Wrapper
-from .on_write import diagnostics_on_write
+from .on_write import diagnostics_on_write, files_of_commands
 from .server import LanguageServer, ServerLimits
 from .session import LspSession
 from .specs import ServerSpec, find_executable, load_specs
@@ -60,6 +60,11 @@ class LanguageServerSupervisor(ResourceProvider):
         help="Least severe diagnostic shown; 'hint' also shows editor hints like faded code.",
     ).tag(config=True)
     diagnostics_max = Int(100, help="Most diagnostics shown in one result.").tag(config=True)
+    command_scan_max_files = Int(
+        10000, help="Around an exec-tier call (bash, eval), the files under the running servers' "
+        "roots are listed before and after (a few ms per thousand), so that servers hear of "
+        "source files the command created or deleted. Roots holding more files are not listed.",
+    ).tag(config=True)
     project_check_timeout = Float(
         300.0, help="Seconds the whole-project check (`lsp diagnostics` with '*') may run."
     ).tag(config=True)
@@ -156,4 +161,4 @@ class LanguageServerSupervisor(ResourceProvider):
         return {"servers": languages, "running": running, "spec_errors": self.spec_errors}
 
     def wrappers(self) -> list[Wrapper]:
-        return [diagnostics_on_write]
+        return [diagnostics_on_write, files_of_commands]

@@ -6,6 +6,8 @@ import difflib
 
 from lsp_projects import PY_FILES, pid_alive
 
+from jupyter_agent_tools.runtime import Resource
+
 
 async def test_navigation_actions(lsp_runtime, write_files):
     write_files(PY_FILES, "proj")
@@ -122,6 +124,36 @@ async def test_writing_a_missing_module_clears_its_importers_error(lsp_runtime, 
     assert created.ok and created.data["created"]
     after = await run.call("lsp", {"action": "diagnostics", "file": "main.py"})
     assert after.data["status"] == "clean", after.text
+
+
+async def test_modules_a_command_creates_or_deletes_reach_the_servers(lsp_runtime, write_files):
+    write_files({"pyproject.toml": PY_FILES["pyproject.toml"]}, "proj")
+    run = await lsp_runtime().create_run(cwd="proj")
+    importer = await run.call("write", {"path": "main.py",
+                                        "content": "from helpers import twice\n\nprint(twice(2))\n"})
+    assert [d["code"] for d in importer.data["diagnostics"]["new"]] == ["reportMissingImports"]
+
+    made = await run.call("bash", {"command": "printf 'def twice(x):\\n    return 2 * x\\n' > helpers.py"})
+    assert made.ok, made.text
+    after = await run.call("lsp", {"action": "diagnostics", "file": "main.py"})
+    assert after.data["status"] == "clean", after.text
+
+    assert (await run.call("bash", {"command": "rm helpers.py"})).ok
+    after = await run.call("lsp", {"action": "diagnostics", "file": "main.py"})
+    assert [d["code"] for d in after.data["diagnostics"]] == ["reportMissingImports"], after.text
+
+
+async def test_the_listing_around_commands_skips_tool_folders_and_is_bounded(lsp_runtime,
+                                                                           write_files):
+    base = write_files({**PY_FILES, "pkg/deep.py": "", ".venv/lib/site.py": "",
+                        "node_modules/x/y.py": "", "notes.md": ""}, "proj")
+    runtime = lsp_runtime(command_scan_max_files=5)  # the five files outside tool folders
+    run = await runtime.create_run(cwd="proj")
+    await run.call("lsp", {"action": "diagnostics", "file": "main.py"})  # servers running
+    session = run.resources[Resource.LSP]
+    assert session.source_files() == {base / "main.py", base / "shapes.py", base / "pkg/deep.py"}
+    (base / "pkg" / "more.py").write_text("")  # one past the bound: not listed at all
+    assert session.source_files() is None
 
 
 async def test_rename_across_files_is_atomic_and_reports_diff(lsp_runtime, write_files, root):
