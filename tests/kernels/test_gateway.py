@@ -107,3 +107,13 @@ async def test_a_quiet_gateway_cell_is_interrupted_and_the_kernel_kept(api):
     assert slow["error"]["code"] == "timeout", slow
     _, after = await api("POST", f"runs/{run['id']}/calls", cell("kept"))
     assert after["ok"] and after["text"] == "'yes'", after
+
+
+async def test_a_javascript_cell_on_the_gateway_calls_tools(api, jp_root_dir):
+    (jp_root_dir / "data.txt").write_text("read from deno\n")
+    _, run = await api("POST", "runs", {})
+    code, result = await api("POST", f"runs/{run['id']}/calls", {"tool": "eval", "args": {
+        "code": "tool('read', {path: 'data.txt'}).text.includes('read from deno')",
+        "description": "run this cell on the gateway", "language": "javascript"}})
+    assert code == 200 and result["ok"] and result["text"] == "true", result
+    assert result["data"]["where"] == "gateway"
