@@ -7,6 +7,8 @@
 - `write` + new diagnostics vs the server's own diagnostics time (didChange → the answer to
   textDocument/diagnostic, how basedpyright delivers them here), on the same alternating
   contents;
+- `bash true` in that run (its servers' files listed before and after, here with 2000 data
+  files beside the sources) vs in a run of a runtime without language servers, interleaved;
 - and that the server was started once for all of it.
 Targets (issue #4): tool ≤ 1.1 × direct + 2 ms; write ≤ publish + 50 ms.
 """
@@ -56,7 +58,13 @@ async def bench(rounds: int) -> dict[str, float]:
         (project / "pyproject.toml").write_text("[project]\nname = 'bench'\nversion = '0'\n")
         (project / "shapes.py").write_text(SHAPES)
         (project / "main.py").write_text(MAIN)
+        (project / "data").mkdir()
+        for index in range(2000):
+            (project / "data" / f"sample_{index}.csv").write_text("x\n")
         runtime = Runtime(root_dir=tmp, resource_providers=[SUPERVISOR])
+        plain_runtime = Runtime(root_dir=tmp, resource_providers=[SUPERVISOR],
+                                disabled_resources=["lsp"])
+        plain_run = await plain_runtime.create_run(cwd="proj")
         # basedpyright alone: the write comparison is against its publish time.
         supervisor = runtime.providers[Resource.LSP]
         supervisor.specs = {name: spec for name, spec in supervisor.specs.items()
@@ -76,7 +84,7 @@ async def bench(rounds: int) -> dict[str, float]:
 
         results: dict[str, list[float]] = {k: [] for k in (
             "hover_tool", "hover_direct", "definition_tool", "definition_direct",
-            "write_tool", "publish_direct")}
+            "write_tool", "publish_direct", "bash_listed", "bash_plain")}
         def direct(method: str, params: object):
             return connection.protocol.send_request_async(method, params)
 
@@ -111,9 +119,16 @@ async def bench(rounds: int) -> dict[str, float]:
             await asyncio.wait_for(connection.protocol.send_request_async(
                 types.TEXT_DOCUMENT_DIAGNOSTIC, diagnostic_params), 60)
 
+        for index in range(rounds):
+            order = [("listed", run), ("plain", plain_run)]
+            for kind, which in order if index % 2 else reversed(order):
+                results[f"bash_{kind}"].append(
+                    await _timed(which.call("bash", {"command": "true"})))
+
         status = await runtime.status()
         starts = sum(s["starts"] for s in status["resources"]["lsp"]["running"])
         await runtime.shutdown()
+        await plain_runtime.shutdown()
     figures = {name: _median_ms(samples) for name, samples in results.items()}
     figures.update({f"{name}_min": min(samples) * 1000 for name, samples in results.items()})
     figures["server_starts"] = starts
@@ -135,6 +150,9 @@ def main() -> None:
     write, publish = figures["write_tool"], figures["publish_direct"]
     print(f"  write+diag tool {write:7.2f}  server {publish:7.2f}  overhead {write - publish:+7.2f}"
           f"  budget +50  {'OK' if write - publish <= 50 else 'OVER'}")
+    listed, plain = figures["bash_listed"], figures["bash_plain"]
+    print(f"  bash true  listed {listed:6.2f}  without servers {plain:6.2f}  "
+          f"overhead {listed - plain:+6.2f} (2003 files listed twice)")
     print(f"  server starts: {figures['server_starts']:.0f}")
 
 
