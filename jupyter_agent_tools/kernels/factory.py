@@ -17,6 +17,7 @@ from jupyter_client.multikernelmanager import AsyncMultiKernelManager
 from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_core.utils import ensure_async
 from jupyter_server.gateway.managers import GatewayMappingKernelManager
+from tornado.web import HTTPError
 from traitlets import Bool, Dict, Enum, Float, Int
 from traitlets.config import Config
 
@@ -194,10 +195,10 @@ class KernelFactory(ResourceProvider):
         try:
             kernel_id = await asyncio.wait_for(ensure_async(manager.start_kernel(**kwargs)),
                                                self.start_timeout_seconds)
-        except (asyncio.TimeoutError, OSError, RuntimeError, NoSuchKernel) as exc:
+        except (asyncio.TimeoutError, OSError, RuntimeError, NoSuchKernel, HTTPError) as exc:
             raise ToolError(ErrorCode.UNAVAILABLE,
                             f"The {language} kernel ({kernel_name}) did not start: {exc}. "
-                            f"{_INSTALL_HINT.get(language, '')}") from None
+                            f"{self._hint(language, manager)}") from None
         kernel = manager.get_kernel(kernel_id)
         ready = getattr(kernel, "ready", None)
         if (getattr(manager, "use_pending_kernels", False) and isinstance(ready, asyncio.Future)
@@ -211,7 +212,7 @@ class KernelFactory(ResourceProvider):
                     raise
                 raise ToolError(ErrorCode.UNAVAILABLE,
                                 f"The {language} kernel ({kernel_name}) did not start: {exc!r}. "
-                                f"{_INSTALL_HINT.get(language, '')}") from None
+                                f"{self._hint(language, manager)}") from None
         handle = KernelHandle(manager, kernel_id, kernel_name, language, where)
         channels = (GatewayChannels(kernel_id, self.log) if self._remote(manager)
                     else ZmqChannels(kernel.client(), self.log))
@@ -226,7 +227,7 @@ class KernelFactory(ResourceProvider):
                 raise
             raise ToolError(ErrorCode.UNAVAILABLE,
                             f"The {language} kernel ({kernel_name}) started but did not answer: "
-                            f"{exc}. {_INSTALL_HINT.get(language, '')}") from None
+                            f"{exc}. {self._hint(language, manager)}") from None
         return session
 
     async def _placement(self, language: str) -> tuple[str, str]:
@@ -243,7 +244,7 @@ class KernelFactory(ResourceProvider):
         if not name or not await _has_spec(specs, name):
             raise ToolError(ErrorCode.UNAVAILABLE,
                             f"No {language} kernel is installed (kernelspec {name!r} not found). "
-                            f"{_INSTALL_HINT[language]}")
+                            f"{self._hint(language, self.runtime.kernel_manager)}")
         return name, "gateway" if remote else "host"
 
     def _manager(self, language: str) -> Any:
@@ -268,6 +269,12 @@ class KernelFactory(ResourceProvider):
         """Whether `manager` starts its kernels on a remote kernel gateway."""
         return isinstance(manager, GatewayMappingKernelManager)
 
+    def _hint(self, language: str, manager: Any) -> str:
+        if self._remote(manager):
+            return ("Check that the kernel gateway (c.GatewayClient.url) is up and can start this "
+                    "kernel; status shows the kernels it offers.")
+        return _INSTALL_HINT.get(language, "")
+
     def _kernel_spec_manager(self) -> Any:
         hosted = self.runtime.kernel_manager
         if hosted is not None:
@@ -280,4 +287,8 @@ async def _has_spec(specs: Any, name: str) -> bool:
         spec = await ensure_async(specs.get_kernel_spec(name))
     except (NoSuchKernel, KeyError):
         return False
+    except HTTPError as exc:  # only a gateway's spec manager asks over HTTP
+        raise ToolError(ErrorCode.UNAVAILABLE,
+                        f"The kernel gateway did not answer ({exc.log_message or exc}). Check "
+                        "that it is up at c.GatewayClient.url, then call eval again.") from None
     return spec is not None

@@ -77,6 +77,8 @@ class KernelSession:
         self._calls: set[asyncio.Task[None]] = set()
         self._calls_in_flight = 0
         self._calls_touched = 0.0
+        self._handlers = {"iopub": self._on_iopub, "stdin": self._on_stdin,
+                          "shell": self._on_reply, "control": self._on_reply}
 
     @property
     def language(self) -> str:
@@ -279,9 +281,8 @@ class KernelSession:
     # -- channels -------------------------------------------------------------------------
 
     def _deliver(self, channel: str, msg: dict[str, Any]) -> None:
-        handle = {"iopub": self._on_iopub, "stdin": self._on_stdin}.get(channel, self._on_reply)
         try:
-            handle(msg)
+            self._handlers[channel](msg)
         except Exception:
             self.log.exception("kernel %s: handling %s failed", self.kernel_id, msg.get("msg_type"))
 

@@ -1,6 +1,6 @@
 """Diagnostics on write: after a tool changed files, sync + save them through their servers
-(created and deleted ones are announced as a file watcher would) and attach only the diagnostics that are new for
-this run."""
+(created and deleted ones are announced as a file watcher would) and attach only the
+diagnostics that are new for this run."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +13,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..files import read_text
+from ..files.walk import DEFAULT_SKIP_DIRS
 from ..runtime import ErrorCode, Run, ToolError
 from .client import LspRequestError
 from .journal import SEVERITY_LEVELS, DiagnosticsJournal, FileDiagnostic
@@ -57,10 +59,6 @@ class FileDiagnostics:
     available: bool = True
     pending: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-
-
-# Folders never listed when looking for files a command created or deleted.
-_UNSCANNED = frozenset({"node_modules", "__pycache__"})
 
 
 class LspSession:
@@ -162,17 +160,15 @@ class LspSession:
         roots (dot-folders, node_modules and __pycache__ skipped); None when no server runs or
         the roots hold more files of any kind than the supervisor's `command_scan_max_files`."""
         extensions: dict[Path, set[str]] = {}
-        for key in self.servers:
-            server = self.supervisor.existing(key)
-            if server is not None and server.running:
-                extensions.setdefault(key[0], set()).update(server.spec.extensions)
+        for server in self._running_servers():
+            extensions.setdefault(server.root, set()).update(server.spec.extensions)
         if not extensions:
             return None
         budget = self.supervisor.command_scan_max_files
         found: set[Path] = set()
         for root, suffixes in extensions.items():
             for folder, dirs, files in os.walk(root):
-                dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _UNSCANNED]
+                dirs[:] = [d for d in dirs if not d.startswith(".") and d not in DEFAULT_SKIP_DIRS]
                 budget -= len(files)
                 if budget < 0:
                     return None
@@ -182,13 +178,17 @@ class LspSession:
 
     def files_created_or_deleted(self, created: list[Path], deleted: list[Path]) -> None:
         """Tell this run's running servers, as a file watcher would; forget the deleted files."""
+        for server in self._running_servers():
+            server.files_created_or_deleted([from_fs_path(str(p)) for p in created],
+                                            [from_fs_path(str(p)) for p in deleted])
+        for path in deleted:
+            self.journal.forget(self.run.relpath(path))
+
+    def _running_servers(self) -> Iterator[LanguageServer]:
         for key in self.servers:
             server = self.supervisor.existing(key)
             if server is not None and server.running:
-                server.files_created_or_deleted([from_fs_path(str(p)) for p in created],
-                                                [from_fs_path(str(p)) for p in deleted])
-        for path in deleted:
-            self.journal.forget(self.run.relpath(path))
+                yield server
 
     async def diagnostics(self, path: Path, *, save: bool) -> FileDiagnostics:
         """The current diagnostics of `path` from every server that serves it."""

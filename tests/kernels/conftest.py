@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+from jupyter_server.gateway.gateway_client import GatewayClient
 
 from jupyter_agent_tools import Runtime
 
@@ -23,3 +26,12 @@ def kernels_runtime(make_runtime):
     """A runtime with the test defaults."""
     return make_runtime()
 
+
+
+@pytest.fixture
+def fresh_gateway_client() -> Iterator[None]:
+    """The gateway client is a process-wide singleton: the server under test must configure a
+    fresh one, and later servers must not inherit it."""
+    GatewayClient.clear_instance()
+    yield
+    GatewayClient.clear_instance()

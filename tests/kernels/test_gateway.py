@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from jupyter_server.gateway.gateway_client import GatewayClient
+from kernel_helpers import free_port
 
 from jupyter_agent_tools.runtime.processes import signal_process_group
 
@@ -26,20 +25,11 @@ class KernelGateway:
     token: str
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
-def kernel_gateway(tmp_path: Path) -> Iterator[KernelGateway]:
+def kernel_gateway(tmp_path: Path, fresh_gateway_client) -> Iterator[KernelGateway]:
     """A Jupyter Kernel Gateway on loopback whose python3 kernel is this environment's."""
-    # The gateway client is a process-wide singleton: the server under test must configure a
-    # fresh one, and later servers must not inherit it.
-    GatewayClient.clear_instance()
     token = secrets.token_hex(16)
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "gateway-runtime"),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     log = (tmp_path / "gateway.log").open("wb")
@@ -65,7 +55,6 @@ def kernel_gateway(tmp_path: Path) -> Iterator[KernelGateway]:
         signal_process_group(process.pid)
         process.wait()
         log.close()
-        GatewayClient.clear_instance()
 
 
 @pytest.fixture(autouse=True)

@@ -113,12 +113,18 @@ async def test_a_patch_deleting_a_module_reports_its_importer_broken(lsp_runtime
     assert "shapes.py" not in patched.data["diagnostics"]["files"]
 
 
-async def test_writing_a_missing_module_clears_its_importers_error(lsp_runtime, write_files):
+async def run_importing_a_missing_module(lsp_runtime, write_files):
+    """A run whose freshly written main.py imports `helpers`, which does not exist yet."""
     write_files({"pyproject.toml": PY_FILES["pyproject.toml"]}, "proj")
     run = await lsp_runtime().create_run(cwd="proj")
     importer = await run.call("write", {"path": "main.py",
                                         "content": "from helpers import twice\n\nprint(twice(2))\n"})
     assert [d["code"] for d in importer.data["diagnostics"]["new"]] == ["reportMissingImports"]
+    return run
+
+
+async def test_writing_a_missing_module_clears_its_importers_error(lsp_runtime, write_files):
+    run = await run_importing_a_missing_module(lsp_runtime, write_files)
     created = await run.call("write", {"path": "helpers.py",
                                        "content": "def twice(x: int) -> int:\n    return 2 * x\n"})
     assert created.ok and created.data["created"]
@@ -127,12 +133,7 @@ async def test_writing_a_missing_module_clears_its_importers_error(lsp_runtime, 
 
 
 async def test_modules_a_command_creates_or_deletes_reach_the_servers(lsp_runtime, write_files):
-    write_files({"pyproject.toml": PY_FILES["pyproject.toml"]}, "proj")
-    run = await lsp_runtime().create_run(cwd="proj")
-    importer = await run.call("write", {"path": "main.py",
-                                        "content": "from helpers import twice\n\nprint(twice(2))\n"})
-    assert [d["code"] for d in importer.data["diagnostics"]["new"]] == ["reportMissingImports"]
-
+    run = await run_importing_a_missing_module(lsp_runtime, write_files)
     made = await run.call("bash", {"command": "printf 'def twice(x):\\n    return 2 * x\\n' > helpers.py"})
     assert made.ok, made.text
     after = await run.call("lsp", {"action": "diagnostics", "file": "main.py"})
