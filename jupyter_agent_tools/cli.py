@@ -73,7 +73,7 @@ async def _dispatch(options: argparse.Namespace) -> int:
         if options.command == "status":
             return _print_status(await runtime.status(), options.json)
         if options.command == "tools":
-            run = await runtime.create_run(surface=options.surface, conversation_id="cli")
+            run = await runtime.create_run(surface=options.surface, conversation_id="cli", origin="cli")
             return _print_tools(run.schemas(options.format or "json"), options.format)
         return await _call(runtime, options)
     finally:
@@ -129,7 +129,7 @@ async def _call(runtime: Runtime, options: argparse.Namespace) -> int:
         print("error: ARGS must be a JSON object", file=sys.stderr)
         return EXIT_USAGE
     run = await runtime.create_run(cwd=options.cwd, surface=options.surface,
-                                   conversation_id=options.conversation_id)
+                                   conversation_id=options.conversation_id, origin="cli")
     result = await run.call(options.tool, args, origin=Origin.CLI)
     if options.json:
         print(json.dumps(result.to_json(), indent=2, default=str))

@@ -126,6 +126,7 @@ class RunsHandler(AgentToolsHandler):
             approvals=body.get("approvals"),
             space=body.get("space"),
             resources=body.get("resources"),
+            origin="http",
         )
         self.write_json(run.describe(), status=201)
 

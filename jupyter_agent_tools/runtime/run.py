@@ -43,6 +43,8 @@ class RunOptions:
     approvals: Approvals = Approvals.AUTO
     space: str | None = None
     parent_id: str | None = None
+    # Who created the run (shown by front ends): api, http, notebook, worker, mcp, cli.
+    origin: Origin = Origin.API
 
 
 class Run:
@@ -116,6 +118,7 @@ class Run:
             "space": self.space,
             "vibe": self.options.vibe,
             "parent_id": self.options.parent_id,
+            "origin": self.options.origin.value,
             "resources": sorted(r.value for r in self.resources),
             "tools": self.tool_names(),
             "created_at": self.created_at,

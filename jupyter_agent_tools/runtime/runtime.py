@@ -21,7 +21,7 @@ from .results import ErrorCode, ToolError
 from .run import Run, RunOptions
 from .tiers import Approvals, Surface
 from .tokens import RunTokens
-from .tool import Resource
+from .tool import Origin, Resource
 from .wrappers import Wrapper, notes, output_limit
 
 BUILTIN_TOOLS = [
@@ -174,6 +174,7 @@ class Runtime(LoggingConfigurable):
         *,
         resources: list[str] | None = None,
         parent_id: str | None = None,
+        origin: str = "api",
     ) -> Run:
         """Create a run. By default it gets every resource the runtime has.
 
@@ -188,10 +189,12 @@ class Runtime(LoggingConfigurable):
                 approvals=Approvals(approvals or self.default_approvals),
                 space=space,
                 parent_id=parent_id,
+                origin=Origin(origin),
             )
         except ValueError as exc:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"{exc}. surface is full|plan|readonly; approvals is auto|ask|deny.") from None
+                            f"{exc}. surface is full|plan|readonly; approvals is auto|ask|deny; "
+                            f"origin is one of {[o.value for o in Origin]}.") from None
         if len(self.runs) >= self.max_runs:
             raise ToolError(ErrorCode.UNAVAILABLE,
                             f"{self.max_runs} runs are alive already; close one first.")

@@ -57,6 +57,8 @@ class Origin(str, Enum):
     CELL = "cell"
     WORKER = "worker"
     CLI = "cli"
+    NOTEBOOK = "notebook"
+    MCP = "mcp"
 
 
 @dataclass

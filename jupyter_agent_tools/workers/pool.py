@@ -191,7 +191,8 @@ class RunWorkers:
         surface, approvals = self.pool.child_options(self.parent, tier)
         cwd = self.parent.cwd.relative_to(runtime.root_path).as_posix() or "."
         child = await runtime.create_run(cwd=cwd, surface=surface, approvals=approvals,
-                                         space=self.parent.space, parent_id=self.parent.id)
+                                         space=self.parent.space, parent_id=self.parent.id,
+                                         origin="worker")
         backend = self.pool.worker_backend
         assert backend is not None  # unavailable() said so otherwise
         token = runtime.run_tokens.issue(child.id) if backend.uses_http else None
