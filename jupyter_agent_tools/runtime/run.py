@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from ..files.errors import os_error
 from ..files.paths import relative_to_root, resolve_inside
 from ..files.walk import FileWalker
 from .approvals import ApprovalGate
@@ -165,6 +166,9 @@ class Run:
                                "Call again if you still need its result.").to_result()
             self._finish(entry, result, started)
             raise
+        except OSError as exc:  # a path the OS refuses (too long, not allowed, ...) is no bug
+            self.runtime.log.warning("tool %s: %s", name, exc)
+            result = os_error(exc).to_result()
         except Exception as exc:  # a tool bug must not take the transport down
             self.runtime.log.exception("tool %s failed", name)
             result = ToolError(
