@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +36,7 @@ def write_files_atomically(
     *,
     root: Path | None = None,
     expected: Mapping[Path, FileIdentity | None] | None = None,
+    relpath: Callable[[Path], str] | None = None,
 ) -> list[Path]:
     """Write (str/bytes) or delete (None) every path in `changes`, all or nothing.
 
@@ -51,12 +52,15 @@ def write_files_atomically(
     New content goes first to a temporary file beside its target (new files get mode
     0o666 less the umask, existing ones keep theirs); then the targets are replaced one
     by one. If any step fails, every file already replaced is restored (or removed, if it
-    did not exist) and the error names the file, never the temporary one.
+    did not exist) and the error names the file as `relpath` does (default: relative to
+    the root), never the temporary one.
     """
     top = root if root is not None else Path("/")
+    if relpath is None:
+        relpath = (lambda path: shown_name(top, path)) if root is not None else Path.as_posix
     targets = [
         _Target(path, content.encode("utf-8") if isinstance(content, str) else content,
-                shown_name(top, path) if root is not None else path.as_posix())
+                relpath(path))
         for path, content in changes.items()
     ]
     current: _Target | None = None
@@ -88,7 +92,7 @@ _UNCHECKED = object()
 def _prepare(root: Path, target: _Target, identity: object) -> None:
     """Open the target's folder, keep its original bytes and mode, write the temp file."""
     target.folder = open_folder(root, target.path.parent, create=target.content is not None,
-                                action="write", target=target.path)
+                                action="write", shown=target.shown)
     fd = open_file_in(target.folder.fd, target.path.name, target.shown, action="write")
     if identity is not _UNCHECKED:
         now = FileIdentity.of_descriptors(fd, target.folder.fd) if fd is not None else None

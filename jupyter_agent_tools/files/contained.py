@@ -76,14 +76,14 @@ def _close_all(created: list[tuple[int, str]]) -> None:
 
 
 def open_folder(root: Path, folder: Path, *, create: bool = False,
-                action: Action = "read", target: Path | None = None) -> OpenedFolder:
+                action: Action = "read", shown: str | None = None) -> OpenedFolder:
     """Open `folder` (under `root`) one name at a time from the root, following no link.
 
     With `create`, missing folders are made (mode 0o777 less the umask). A name that is
     now a symbolic link answers path_outside_root; other OS errors are mapped, naming
-    `target` (the file the caller is after) or the folder.
+    `shown` (the file the caller is after, as the user knows it) or the folder.
     """
-    shown = shown_name(root, target or folder)
+    shown = shown or shown_name(root, folder)
     names = parts_under_root(root, folder)
     fd = os.open(real_root(root), FOLDER_FLAGS & ~os.O_NOFOLLOW)  # the root may be a link
     created: list[tuple[int, str]] = []
@@ -151,16 +151,18 @@ def open_file_in(folder_fd: int, name: str, shown: str, *, action: Action = "rea
     return fd
 
 
-def read_bytes_inside(root: Path, path: Path, max_bytes: int | None = None) -> bytes:
+def read_bytes_inside(root: Path, path: Path, max_bytes: int | None = None, *,
+                      shown: str | None = None) -> bytes:
     """The bytes of the regular file `path` under `root`, opened without following links.
 
-    not_found when it does not exist; failed when it is over `max_bytes`.
+    not_found when it does not exist; failed when it is over `max_bytes`. Errors name the
+    file as `shown` (default: relative to the root).
     """
-    shown = shown_name(root, path)
+    shown = shown or shown_name(root, path)
     if path == real_root(root):
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                         f"{shown} is a folder. Name a file; glob lists what a folder holds.")
-    folder = open_folder(root, path.parent, target=path)
+    folder = open_folder(root, path.parent, shown=shown)
     try:
         fd = open_file_in(folder.fd, path.name, shown)
     finally:
@@ -184,12 +186,14 @@ def read_bytes_inside(root: Path, path: Path, max_bytes: int | None = None) -> b
     return data
 
 
-def read_text_inside(root: Path, path: Path, max_bytes: int) -> str:
+def read_text_inside(root: Path, path: Path, max_bytes: int, *,
+                     shown: str | None = None) -> str:
     """A text file's content (UTF-8, else Latin-1); binary files are refused."""
-    data = read_bytes_inside(root, path, max_bytes)
+    shown = shown or shown_name(root, path)
+    data = read_bytes_inside(root, path, max_bytes, shown=shown)
     if b"\x00" in data[:_SNIFF_BYTES]:
         raise ToolError(ErrorCode.FAILED,
-                        f"{shown_name(root, path)} is a binary file; read shows text only. Use "
+                        f"{shown} is a binary file; read shows text only. Use "
                         "bash (e.g. `file`, `xxd | head`) to inspect it.")
     try:
         return data.decode("utf-8")
@@ -228,7 +232,7 @@ class FileIdentity:
 def identity_inside(root: Path, path: Path) -> FileIdentity | None:
     """The identity of `path` reached from the root without links; None if unreachable."""
     try:
-        folder = open_folder(root, path.parent, target=path)
+        folder = open_folder(root, path.parent)
     except ToolError:
         return None
     try:

@@ -102,9 +102,11 @@ class StagedEdit:
 
     def write(self, root: Path) -> list[Path]:
         """Write every file, all or nothing, only if each is still the file staged."""
+        names = {change.path: change.relpath for change in self.files}
         return write_files_atomically(
             {change.path: change.new_content for change in self.files}, root=root,
-            expected={change.path: change.identity for change in self.files})
+            expected={change.path: change.identity for change in self.files},
+            relpath=names.__getitem__)
 
 
 def unified_diff(relpath: str, before: bytes, after: bytes) -> str:

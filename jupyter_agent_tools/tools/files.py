@@ -36,7 +36,8 @@ class Read(Tool):
     def _read(self, ctx: CallContext, args: ReadArgs) -> ToolResult:
         runtime = ctx.runtime
         path = ctx.run.resolve(args.path)
-        lines = read_text_inside(runtime.root_path, path, runtime.read_max_bytes).splitlines()
+        lines = read_text_inside(runtime.root_path, path, runtime.read_max_bytes,
+                                 shown=ctx.run.relpath(path)).splitlines()
         start = (args.offset or 1) - 1
         count = args.limit or runtime.read_max_lines
         shown = lines[start : start + count]
@@ -91,7 +92,8 @@ class Write(Tool):
     @staticmethod
     def _write(ctx: CallContext, args: WriteArgs) -> tuple[Path, list[Path]]:
         path = ctx.run.resolve(args.path)
-        return path, write_files_atomically({path: args.content}, root=ctx.runtime.root_path)
+        return path, write_files_atomically({path: args.content}, root=ctx.runtime.root_path,
+                                            relpath=ctx.run.relpath)
 
 
 class EditArgs(ToolArgs):
@@ -129,7 +131,8 @@ class Edit(Tool):
     def _edit(ctx: CallContext, args: EditArgs) -> tuple[Path, int]:
         root = ctx.runtime.root_path
         path = ctx.run.resolve(args.path)
-        text = read_text_inside(root, path, ctx.runtime.read_max_bytes)
+        text = read_text_inside(root, path, ctx.runtime.read_max_bytes,
+                                shown=ctx.run.relpath(path))
         count = text.count(args.old_string)
         rel = ctx.run.relpath(path)
         if count == 0:
@@ -145,7 +148,7 @@ class Edit(Tool):
                 data={"occurrences": count, "lines": lines},
             )
         new_text = text.replace(args.old_string, args.new_string)
-        write_files_atomically({path: new_text}, root=root)
+        write_files_atomically({path: new_text}, root=root, relpath=ctx.run.relpath)
         return path, count
 
 
