@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,7 +99,8 @@ def open_folder(root: Path, folder: Path, *, create: bool = False,
                 created.append((os.dup(fd), name))
                 next_fd = os.open(name, FOLDER_FLAGS, dir_fd=fd)
             except NotADirectoryError:
-                if _is_link(fd, name):
+                # A link now, or a folder again: either way it was swapped during the call.
+                if _is_link(fd, name) or _is_folder(fd, name):
                     raise link_swapped(shown, action) from None
                 raise
             os.close(fd)
@@ -114,8 +116,16 @@ def open_folder(root: Path, folder: Path, *, create: bool = False,
 
 
 def _is_link(folder_fd: int, name: str) -> bool:
+    return _kind(folder_fd, name, stat.S_ISLNK)
+
+
+def _is_folder(folder_fd: int, name: str) -> bool:
+    return _kind(folder_fd, name, stat.S_ISDIR)
+
+
+def _kind(folder_fd: int, name: str, test: Callable[[int], bool]) -> bool:
     try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode)
+        return test(os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode)
     except OSError:
         return False
 

@@ -12,7 +12,9 @@ from typing import Literal
 
 from ..runtime.results import ErrorCode, ToolError
 
-Action = Literal["read", "write"]
+# What the caller was doing; "open" when it is not known (Run.call's fallback).
+Action = Literal["read", "write", "open"]
+_DONE = {"read": "read", "write": "written", "open": "opened"}
 
 # Past this, a name in a message is cut: a 4,000-character path helps nobody.
 _MAX_NAME_CHARS = 120
@@ -50,7 +52,7 @@ def os_error(exc: OSError, name: str | None = None, *, action: Action = "read") 
         return ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
                          f"{shown} goes through a symbolic link that changed after the path was "
                          "checked (or loops); files are opened without following links, so "
-                         f"nothing was {'written' if action == 'write' else 'read'}. Use the real "
+                         f"nothing was {_DONE[action]}. Use the real "
                          "path inside the "
                          "server root.")
     if number in (errno.EACCES, errno.EPERM):
@@ -67,8 +69,8 @@ def os_error(exc: OSError, name: str | None = None, *, action: Action = "read") 
                          f"Writing {shown} failed ({reason}){stop} Check free space "
                          "and that the file system is writable, then try again.")
     return ToolError(ErrorCode.FAILED,
-                     f"Reading {shown} failed ({reason}). Try again; if it keeps failing, "
-                     "look at the file with bash (ls -l, file).")
+                     f"{'Opening' if action == 'open' else 'Reading'} {shown} failed ({reason}). "
+                     "Try again; if it keeps failing, look at the file with bash (ls -l, file).")
 
 
 def _filename(exc: OSError) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 
 import pytest
 from pydantic import Field
@@ -67,3 +68,30 @@ async def test_run_call_maps_an_oserror_no_tool_caught(runtime, root):
         result = await run.call("open_as_is", {"path": path})
         assert result.code == code, result.text
         assert "bug in the tool" not in result.text
+
+
+class _WriteToClosedPipe(Tool):
+    """A tool whose OSError is about no file: that stays a bug, reported as one."""
+
+    name = "write_to_closed_pipe"
+    tier = Tier.READ
+    description = "Writes to a pipe nobody reads."
+    Args = ToolArgs
+    requires = frozenset({Resource.WORKDIR})
+
+    async def call(self, ctx, args):
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            os.write(write_end, b"x")
+        finally:
+            os.close(write_end)
+        return ToolResult.success("written")
+
+
+async def test_an_oserror_about_no_file_is_still_reported_as_a_bug(runtime):
+    runtime.registry.add(_WriteToClosedPipe())
+    run = await runtime.create_run()
+    result = await run.call("write_to_closed_pipe", {})
+    assert result.code == "failed" and "bug in the tool" in result.text
+    assert "BrokenPipeError" in result.text
