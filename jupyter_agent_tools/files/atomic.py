@@ -67,7 +67,9 @@ def write_files_atomically(
     done: list[_Target] = []
     try:
         for current in targets:
-            _prepare(top, current, (expected or {}).get(current.path, _UNCHECKED))
+            # The last target is committed last: no later failure can need to undo it.
+            _prepare(top, current, (expected or {}).get(current.path, _UNCHECKED),
+                     keep_backup=current is not targets[-1])
         for current in targets:
             _commit(current)
             done.append(current)
@@ -89,7 +91,7 @@ def write_files_atomically(
 _UNCHECKED = object()
 
 
-def _prepare(root: Path, target: _Target, identity: object) -> None:
+def _prepare(root: Path, target: _Target, identity: object, *, keep_backup: bool) -> None:
     """Open the target's folder, keep its original bytes and mode, write the temp file."""
     target.folder = open_folder(root, target.path.parent, create=target.content is not None,
                                 action="write", shown=target.shown)
@@ -107,7 +109,8 @@ def _prepare(root: Path, target: _Target, identity: object) -> None:
         with os.fdopen(fd, "rb") as handle:
             target.mode = os.fstat(fd).st_mode & 0o7777
             target.original = handle.read()
-        target.backup = _link_backup(target.folder.fd, target.path.name)
+        if keep_backup:
+            target.backup = _link_backup(target.folder.fd, target.path.name)
     if target.content is not None:
         target.temp = _write_temp(target.folder.fd, target.path.name, target.content, target.mode)
 

@@ -95,8 +95,11 @@ def open_folder(root: Path, folder: Path, *, create: bool = False,
             except FileNotFoundError:
                 if not create:
                     raise
-                os.mkdir(name, 0o777, dir_fd=fd)
-                created.append((os.dup(fd), name))
+                try:
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                    created.append((os.dup(fd), name))
+                except FileExistsError:
+                    pass  # another writer made it meanwhile: use it, it is not ours to undo
                 next_fd = os.open(name, FOLDER_FLAGS, dir_fd=fd)
             except NotADirectoryError:
                 # A link now, or a folder again: either way it was swapped during the call.
