@@ -2,7 +2,7 @@
 
 Paths are built from `..`, `.`, links to folders inside and outside the root, a link to
 an outside file, absolute paths, over-long names and NUL bytes. An outside folder holds a
-sentinel: its content must never appear in a result, and nothing in it may change. No
+sentinel: its content and file names must never appear in a result, and nothing in it may change. No
 call may answer "a bug in the tool". Example counts are modest and derandomized, so CI
 runs the same examples every time.
 """
@@ -57,6 +57,7 @@ def world(tmp_path, jp_asyncio_loop):
     (root / "sub" / "b.py").write_text("print('inside b')\nold = 1\n")
     for folder in (outside, outside / "deep", sibling):
         (folder / "secret.py").write_text(SECRET)
+        (folder / f"{SENTINEL}.py").write_text(SECRET)  # a listing out would show its name
     os.symlink(root / "sub", root / "link_in")
     os.symlink(outside, root / "link_out")
     os.symlink(outside / "secret.py", root / "file_out")
