@@ -177,3 +177,18 @@ async def test_a_failed_write_names_the_file_and_leaves_no_temporary(runtime, ro
     assert result.error["message"].startswith("Writing pkg/f4.py failed (File too large)")
     assert ".tmp" not in result.text
     assert list(root.iterdir()) == []  # neither the file, its temporary, nor its folder
+
+
+async def test_links_that_stay_inside_the_root_still_work(runtime, root):
+    (root / "real").mkdir()
+    (root / "real" / "mod.py").write_text("old\n")
+    os.symlink(root / "real", root / "alias")
+    os.symlink(root / "real" / "mod.py", root / "mod_link.py")
+    run = await runtime.create_run()
+    assert "old" in (await run.call("read", {"path": "alias/mod.py"})).text
+    edited = await run.call("edit", {"path": "mod_link.py", "old_string": "old", "new_string": "new"})
+    assert edited.ok and edited.data["path"] == "real/mod.py"  # results name the real file
+    assert (await run.call("write", {"path": "alias/added.py", "content": "x\n"})).ok
+    assert (root / "real" / "mod.py").read_text() == "new\n"
+    assert (root / "real" / "added.py").read_text() == "x\n"
+    assert (root / "mod_link.py").is_symlink() and (root / "alias").is_symlink()
