@@ -129,6 +129,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become another user")
 def test_files_the_server_user_may_not_touch_are_permission_denied():
     with tempfile.TemporaryDirectory() as top:
         root = Path(top)
