@@ -1,10 +1,13 @@
 """File rules shared by every tool: path containment, atomic writes, walking a tree."""
 
 from .atomic import write_files_atomically
-from .paths import relative_to_root, resolve_inside
+from .contained import FileIdentity, identity_inside, read_bytes_inside, read_text_inside
+from .errors import os_error
+from .paths import real_root, relative_to_root, resolve_inside
 from .walk import FileWalker, WalkStats, read_text
 
 __all__ = [
-    "FileWalker", "WalkStats", "read_text", "relative_to_root", "resolve_inside",
-    "write_files_atomically",
+    "FileIdentity", "FileWalker", "WalkStats", "identity_inside", "os_error",
+    "read_bytes_inside", "read_text", "read_text_inside", "real_root", "relative_to_root",
+    "resolve_inside", "write_files_atomically",
 ]

@@ -1,68 +1,200 @@
-"""The atomic multi-file writer: every file changes, or none does."""
+"""The atomic multi-file writer: every file changes, or none does, and only inside the root."""
 
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..runtime.results import ErrorCode, ToolError
+from .contained import FileIdentity, OpenedFolder, open_file_in, open_folder, shown_name
+from .errors import os_error
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
+# A temporary name keeps the target's name (walkers and humans see what it is for),
+# cut so that the prefix and suffix still fit in a 255-byte name.
+_TEMP_STEM_BYTES = 200
 
 
-def write_files_atomically(changes: dict[Path, str | bytes | None]) -> list[Path]:
+@dataclass
+class _Target:
+    path: Path
+    content: bytes | None
+    shown: str
+    folder: OpenedFolder | None = None
+    original: bytes | None = None
+    mode: int | None = None
+    temp: str | None = None
+    backup: str | None = None  # a second name of the original file, to put it back as it was
+
+
+def write_files_atomically(
+    changes: Mapping[Path, str | bytes | None],
+    *,
+    root: Path | None = None,
+    expected: Mapping[Path, FileIdentity | None] | None = None,
+    relpath: Callable[[Path], str] | None = None,
+) -> list[Path]:
     """Write (str/bytes) or delete (None) every path in `changes`, all or nothing.
 
     Returns the paths it created (written, and absent before).
 
-    Each new content is first written to a temporary file beside its target; then the
-    targets are replaced one by one. If any step fails, every file already replaced is
-    restored to its original content (or removed, if it did not exist) and the error is
-    raised as ToolError(failed) naming the file.
+    Each target is re-resolved at the moment of writing: its folders are opened one by
+    one from `root` (default: the file system's root) without following symbolic links,
+    and every write, rename and delete goes through the folder's descriptor. A folder or
+    file that became a link since the path was checked answers path_outside_root and
+    nothing is written anywhere. With `expected`, a file whose identity (device, inode,
+    folder) is no longer the one given answers stale_edit.
+
+    New content goes first to a temporary file beside its target (new files get mode
+    0o666 less the umask, existing ones keep theirs); then the targets are replaced one
+    by one. If any step fails, every file already replaced is restored (or removed, if it
+    did not exist) and the error names the file as `relpath` does (default: relative to
+    the root), never the temporary one.
     """
-    originals: dict[Path, bytes | None] = {}
-    temps: dict[Path, str] = {}
-    done: list[Path] = []
+    top = root if root is not None else Path("/")
+    if relpath is None:
+        relpath = (lambda path: shown_name(top, path)) if root is not None else Path.as_posix
+    targets = [
+        _Target(path, content.encode("utf-8") if isinstance(content, str) else content,
+                relpath(path))
+        for path, content in changes.items()
+    ]
+    current: _Target | None = None
+    done: list[_Target] = []
     try:
-        for path, content in changes.items():
-            originals[path] = path.read_bytes() if path.exists() else None
-            if content is None:
-                continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            data = content.encode("utf-8") if isinstance(content, str) else content
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            temps[path] = tmp
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            if originals[path] is not None:
-                os.chmod(tmp, path.stat().st_mode & 0o7777)
-        for path, content in changes.items():
-            if content is None:
-                if path.exists():
-                    os.unlink(path)
-            else:
-                os.replace(temps[path], path)
-                del temps[path]
-            done.append(path)
+        for current in targets:
+            # The last target is committed last: no later failure can need to undo it.
+            _prepare(top, current, (expected or {}).get(current.path, _UNCHECKED),
+                     keep_backup=current is not targets[-1])
+        for current in targets:
+            _commit(current)
+            done.append(current)
+        _drop_backups(targets)
     except OSError as exc:
-        _restore(done, originals)
-        for tmp in temps.values():
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        failed = getattr(exc, "filename", None) or "a file"
-        raise ToolError(
-            ErrorCode.FAILED,
-            f"Writing {failed} failed ({exc.strerror or exc}); no file was changed. "
-            "Check permissions and free space, then try again.",
-        ) from exc
-    return [path for path, content in changes.items()
-            if content is not None and originals[path] is None]
+        _undo(targets, done)
+        name = current.shown if current is not None else "a file"
+        raise os_error(exc, name, action="write") from None
+    except BaseException:
+        _undo(targets, done)
+        raise
+    finally:
+        for target in targets:
+            if target.folder is not None:
+                target.folder.close()
+    return [t.path for t in targets if t.content is not None and t.original is None]
 
 
-def _restore(done: list[Path], originals: dict[Path, bytes | None]) -> None:
-    for path in reversed(done):
-        original = originals[path]
-        if original is None:
-            if path.exists():
-                path.unlink()
-        else:
-            path.write_bytes(original)
+_UNCHECKED = object()
+
+
+def _prepare(root: Path, target: _Target, identity: object, *, keep_backup: bool) -> None:
+    """Open the target's folder, keep its original bytes and mode, write the temp file."""
+    target.folder = open_folder(root, target.path.parent, create=target.content is not None,
+                                action="write", shown=target.shown)
+    fd = open_file_in(target.folder.fd, target.path.name, target.shown, action="write")
+    if identity is not _UNCHECKED:
+        now = FileIdentity.of_descriptors(fd, target.folder.fd) if fd is not None else None
+        if now != identity:
+            if fd is not None:
+                os.close(fd)
+            raise ToolError(ErrorCode.STALE_EDIT,
+                            f"{target.shown} is not the file it was when the change was "
+                            "prepared (it was replaced, moved or deleted); nothing was written. "
+                            "Prepare the change again on the current file.")
+    if fd is not None:
+        with os.fdopen(fd, "rb") as handle:
+            target.mode = os.fstat(fd).st_mode & 0o7777
+            target.original = handle.read()
+        if keep_backup:
+            target.backup = _link_backup(target.folder.fd, target.path.name)
+    if target.content is not None:
+        target.temp = _write_temp(target.folder.fd, target.path.name, target.content, target.mode)
+
+
+def _hidden_name(name: str, suffix: str) -> str:
+    stem = os.fsdecode(os.fsencode(name)[:_TEMP_STEM_BYTES])
+    return f".{stem}.{secrets.token_hex(4)}.{suffix}"
+
+
+def _link_backup(folder_fd: int, name: str) -> str | None:
+    """A hard link to the original: a rollback then restores the very file (inode, mode,
+    owner), so a staged edit's identity check still recognises it. None where the file
+    system has no hard links; the rollback then rewrites the original bytes."""
+    backup = _hidden_name(name, "orig")
+    try:
+        os.link(name, backup, src_dir_fd=folder_fd, dst_dir_fd=folder_fd, follow_symlinks=False)
+    except OSError:
+        return None
+    return backup
+
+
+def _drop_backups(targets: list[_Target]) -> None:
+    for target in targets:
+        if target.backup is not None and target.folder is not None:
+            try:
+                os.unlink(target.backup, dir_fd=target.folder.fd)
+            except OSError:
+                pass  # every file is written; a stray hidden link is no reason to fail
+            target.backup = None
+
+
+def _write_temp(folder_fd: int, name: str, data: bytes, mode: int | None) -> str:
+    temp = _hidden_name(name, "tmp")
+    # 0o666 is what open() gives any new file: the umask makes it 0o644 typically.
+    fd = os.open(temp, _TEMP_FLAGS, 0o666, dir_fd=folder_fd)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)  # an existing file keeps its mode, umask or not
+        with os.fdopen(fd, "wb", closefd=False) as handle:
+            handle.write(data)
+    except BaseException:
+        os.close(fd)
+        os.unlink(temp, dir_fd=folder_fd)
+        raise
+    os.close(fd)
+    return temp
+
+
+def _commit(target: _Target) -> None:
+    assert target.folder is not None
+    folder_fd, name = target.folder.fd, target.path.name
+    if target.content is None:
+        if target.original is not None:
+            os.unlink(name, dir_fd=folder_fd)
+        return
+    assert target.temp is not None
+    os.replace(target.temp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+    target.temp = None
+
+
+def _undo(targets: list[_Target], done: list[_Target]) -> None:
+    """Put back what `done` changed, drop temporary files and created folders."""
+    for target in reversed(done):
+        assert target.folder is not None
+        folder_fd, name = target.folder.fd, target.path.name
+        try:
+            if target.backup is not None:
+                os.replace(target.backup, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+                target.backup = None
+            elif target.original is None:
+                os.unlink(name, dir_fd=folder_fd)
+            else:
+                temp = _write_temp(folder_fd, name, target.original, target.mode)
+                os.replace(temp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+        except OSError:
+            pass  # best effort: the error being raised says what failed first
+    for target in reversed(targets):
+        if target.folder is None:
+            continue
+        for leftover in (target.temp, target.backup):
+            if leftover is not None:
+                try:
+                    os.unlink(leftover, dir_fd=target.folder.fd)
+                except OSError:
+                    pass
+        target.temp = target.backup = None
+        target.folder.remove_created()

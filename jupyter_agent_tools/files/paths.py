@@ -20,18 +20,44 @@ def resolve_inside(root: Path, base: Path, path: str | os.PathLike[str]) -> Path
     if "\x00" in raw:
         raise ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
                         "The path contains a NUL byte. Use a plain relative path.")
-    real_root = _real(str(root))
+    _check_length(raw)
+    top = real_root(root)
     candidate = Path(raw).expanduser() if raw.startswith("~") else Path(raw)
     if not candidate.is_absolute():
         candidate = base / candidate
     resolved = Path(os.path.realpath(candidate))
-    if resolved != real_root and real_root not in resolved.parents:
+    if resolved != top and top not in resolved.parents:
         raise ToolError(
             ErrorCode.PATH_OUTSIDE_ROOT,
-            f"{raw!r} resolves outside the server root ({real_root}). Use a path inside it, "
+            f"{raw!r} resolves outside the server root ({top}). Use a path inside it, "
             "relative to the run's working directory.",
         )
     return resolved
+
+
+def _check_length(raw: str) -> None:
+    """Refuse what no file system takes, before any system call trips on it."""
+    encoded = os.fsencode(raw)
+    longest = max((len(part) for part in encoded.split(b"/")), default=0)
+    if len(encoded) >= _PATH_MAX or longest > _NAME_MAX:
+        shown = raw if len(raw) <= 80 else raw[:80] + "…"
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"The path {shown!r} is too long for the operating system ({len(encoded)} bytes, "
+            f"longest name {longest}; the limits are {_PATH_MAX - 1} and {_NAME_MAX}). Use "
+            "shorter names.",
+        )
+
+
+# POSIX limits of Linux and macOS file systems; pathconf would ask each mount, but a
+# path this long is a mistake wherever it points.
+_NAME_MAX = 255
+_PATH_MAX = 4096
+
+
+def real_root(root: str | os.PathLike[str]) -> Path:
+    """The root with every link resolved: what contained paths are compared against."""
+    return _real(os.fspath(root))
 
 
 @lru_cache(maxsize=64)
@@ -43,6 +69,6 @@ def _real(root: str) -> Path:
 def relative_to_root(root: Path, path: Path) -> str:
     """The root-relative POSIX form used in results."""
     try:
-        return path.relative_to(Path(os.path.realpath(root))).as_posix()
+        return path.relative_to(real_root(root)).as_posix()
     except ValueError:
         return path.as_posix()

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from ..files.errors import os_error
 from ..files.paths import relative_to_root, resolve_inside
 from ..files.walk import FileWalker
 from .approvals import ApprovalGate
@@ -165,15 +166,28 @@ class Run:
                                "Call again if you still need its result.").to_result()
             self._finish(entry, result, started)
             raise
+        except OSError as exc:
+            result = self._os_failure(name, exc)
         except Exception as exc:  # a tool bug must not take the transport down
-            self.runtime.log.exception("tool %s failed", name)
-            result = ToolError(
-                ErrorCode.FAILED,
-                f"{name} failed unexpectedly ({type(exc).__name__}: {exc}). This is a bug in the "
-                "tool; try another way, and report it.",
-            ).to_result()
+            result = self._bug(name, exc)
         self._finish(entry, result, started)
         return result
+
+    def _os_failure(self, name: str, exc: OSError) -> ToolResult:
+        # A path the OS refuses (too long, not allowed, ...) is no bug: say what to do. An
+        # OSError about no file (a broken pipe, a timeout) stays a bug of the tool.
+        if exc.filename is None:
+            return self._bug(name, exc)
+        self.runtime.log.warning("tool %s: %s", name, exc)
+        return os_error(exc, action="open").to_result()
+
+    def _bug(self, name: str, exc: Exception) -> ToolResult:
+        self.runtime.log.exception("tool %s failed", name)
+        return ToolError(
+            ErrorCode.FAILED,
+            f"{name} failed unexpectedly ({type(exc).__name__}: {exc}). This is a bug in the "
+            "tool; try another way, and report it.",
+        ).to_result()
 
     def _finish(self, entry: TranscriptEntry, result: ToolResult, started: float) -> None:
         duration_ms = (time.perf_counter() - started) * 1000

@@ -1,7 +1,9 @@
 """Staged edits: rewrites computed by ast_edit, written only when resolve accepts them.
 
-Each file's content hash is taken at staging time; accepting re-checks every file and
-refuses the whole edit if any changed since. Edits belong to one run: ids are per run,
+Each file's content hash and identity (device, inode, folder) are taken at staging time;
+accepting re-checks every file, reached from the root without following links, and
+refuses the whole edit if any changed since: equal bytes in another file (a folder
+swapped for a link to an outside copy) are not the staged file. Edits belong to one run: ids are per run,
 and no run can see another's store.
 """
 
@@ -15,6 +17,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
+
+from ..files import FileIdentity, identity_inside, read_bytes_inside, write_files_atomically
+from ..runtime import ToolError
 
 
 class EditStatus(str, Enum):
@@ -41,6 +46,21 @@ class FileChange:
     new_content: bytes
     replacements: int
     diff: str
+    # Which file was read; taken when the change is made, that is at staging.
+    identity: FileIdentity | None = None
+
+    def __post_init__(self) -> None:
+        if self.identity is None:
+            self.identity = FileIdentity.of_path(self.path)
+
+    def is_stale(self, root: Path) -> bool:
+        """Whether the file under `root` is no longer the one, with the content, staged."""
+        if identity_inside(root, self.path) != self.identity:
+            return True
+        try:
+            return content_hash(read_bytes_inside(root, self.path)) != self.snapshot
+        except ToolError:  # gone, or now behind a link: certainly not the snapshot
+            return True
 
 
 @dataclass
@@ -75,6 +95,18 @@ class StagedEdit:
 
     def to_json(self) -> dict[str, Any]:
         return {**self.summary(), "diff": self.diff}
+
+    def stale_files(self, root: Path) -> list[str]:
+        """The files (relative paths) that changed, or were replaced, since staging."""
+        return [change.relpath for change in self.files if change.is_stale(root)]
+
+    def write(self, root: Path) -> list[Path]:
+        """Write every file, all or nothing, only if each is still the file staged."""
+        names = {change.path: change.relpath for change in self.files}
+        return write_files_atomically(
+            {change.path: change.new_content for change in self.files}, root=root,
+            expected={change.path: change.identity for change in self.files},
+            relpath=names.__getitem__)
 
 
 def unified_diff(relpath: str, before: bytes, after: bytes) -> str:

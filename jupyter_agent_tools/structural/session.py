@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..files import write_files_atomically
 from ..runtime import ErrorCode, ToolError
 from .edits import EditStatus, EditStore, FileChange, StagedEdit, content_hash, unified_diff
 from .languages import GRAMMAR_IDS, close_ids, extensions_for, language_for_path
@@ -171,8 +170,7 @@ class StructuralSession:
             edit.status = EditStatus.DISCARDED
             self._announce(edit)
             return edit, []
-        stale = [change.relpath for change in edit.files
-                 if _current_hash(change.path) != change.snapshot]
+        stale = edit.stale_files(self.run.runtime.root_path)
         if stale:
             edit.status = EditStatus.STALE
             self._announce(edit)
@@ -180,7 +178,7 @@ class StructuralSession:
                             f"{', '.join(stale)} changed since {edit_id} was staged; nothing was "
                             "written. Call ast_edit again to stage the change on the current "
                             "content.", data={"edit_id": edit_id, "stale_files": stale})
-        write_files_atomically({change.path: change.new_content for change in edit.files})
+        edit.write(self.run.runtime.root_path)
         edit.status = EditStatus.ACCEPTED
         self._announce(edit)
         return edit, [change.path for change in edit.files]
@@ -190,10 +188,3 @@ class StructuralSession:
                                 action=edit.status.value, files=[c.relpath for c in edit.files],
                                 counts=edit.counts(), replacements=edit.replacements)
 
-
-def _current_hash(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            return content_hash(handle.read())
-    except OSError:  # deleted or unreadable: certainly not the snapshot
-        return None

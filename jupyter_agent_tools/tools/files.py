@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 from pydantic import Field
 
-from ..files import read_text, write_files_atomically
+from ..files import read_text_inside, write_files_atomically
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
 
 
@@ -27,9 +30,14 @@ class Read(Tool):
         return f"read {args.path}"
 
     async def call(self, ctx: CallContext, args: ReadArgs) -> ToolResult:
+        # Disk work and formatting a big file stay off the server's event loop.
+        return await asyncio.to_thread(self._read, ctx, args)
+
+    def _read(self, ctx: CallContext, args: ReadArgs) -> ToolResult:
         runtime = ctx.runtime
         path = ctx.run.resolve(args.path)
-        lines = read_text(path, runtime.read_max_bytes).splitlines()
+        lines = read_text_inside(runtime.root_path, path, runtime.read_max_bytes,
+                                 shown=ctx.run.relpath(path)).splitlines()
         start = (args.offset or 1) - 1
         count = args.limit or runtime.read_max_lines
         shown = lines[start : start + count]
@@ -71,10 +79,7 @@ class Write(Tool):
         return f"write {args.path}"
 
     async def call(self, ctx: CallContext, args: WriteArgs) -> ToolResult:
-        path = ctx.run.resolve(args.path)
-        if path.is_dir():
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{args.path} is a directory; name a file.")
-        created = write_files_atomically({path: args.content})
+        path, created = await asyncio.to_thread(self._write, ctx, args)
         ctx.wrote(path, created=created)
         verb = "Created" if created else "Overwrote"
         rel = ctx.run.relpath(path)
@@ -82,6 +87,13 @@ class Write(Tool):
             f"{verb} {rel} ({len(args.content.encode())} bytes).",
             {"path": rel, "created": bool(created), "bytes": len(args.content.encode())},
         )
+
+
+    @staticmethod
+    def _write(ctx: CallContext, args: WriteArgs) -> tuple[Path, list[Path]]:
+        path = ctx.run.resolve(args.path)
+        return path, write_files_atomically({path: args.content}, root=ctx.runtime.root_path,
+                                            relpath=ctx.run.relpath)
 
 
 class EditArgs(ToolArgs):
@@ -108,8 +120,19 @@ class Edit(Tool):
         if args.old_string == args.new_string:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             "old_string and new_string are the same; there is nothing to change.")
+        path, count = await asyncio.to_thread(self._edit, ctx, args)
+        ctx.wrote(path)
+        return ToolResult.success(
+            f"Replaced {count} occurrence{'s' if count > 1 else ''} in {ctx.run.relpath(path)}.",
+            {"path": ctx.run.relpath(path), "replacements": count},
+        )
+
+    @staticmethod
+    def _edit(ctx: CallContext, args: EditArgs) -> tuple[Path, int]:
+        root = ctx.runtime.root_path
         path = ctx.run.resolve(args.path)
-        text = read_text(path, ctx.runtime.read_max_bytes)
+        text = read_text_inside(root, path, ctx.runtime.read_max_bytes,
+                                shown=ctx.run.relpath(path))
         count = text.count(args.old_string)
         rel = ctx.run.relpath(path)
         if count == 0:
@@ -125,12 +148,8 @@ class Edit(Tool):
                 data={"occurrences": count, "lines": lines},
             )
         new_text = text.replace(args.old_string, args.new_string)
-        write_files_atomically({path: new_text})
-        ctx.wrote(path)
-        return ToolResult.success(
-            f"Replaced {count} occurrence{'s' if count > 1 else ''} in {rel}.",
-            {"path": rel, "replacements": count},
-        )
+        write_files_atomically({path: new_text}, root=root, relpath=ctx.run.relpath)
+        return path, count
 
 
 def _occurrence_lines(text: str, needle: str) -> list[int]:

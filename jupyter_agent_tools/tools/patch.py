@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from pydantic import Field
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from ..files import read_text, write_files_atomically
+from ..files import read_text_inside, write_files_atomically
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
 
 # How far (in lines) a hunk may have drifted from the line numbers in its header.
@@ -30,6 +31,18 @@ class ApplyPatch(Tool):
     Args = ApplyPatchArgs
 
     async def call(self, ctx: CallContext, args: ApplyPatchArgs) -> ToolResult:
+        # Parsing, matching hunks and the disk work stay off the server's event loop.
+        changes, created, summary = await asyncio.to_thread(self._apply, ctx, args)
+        ctx.wrote(*changes, created=created)
+        return ToolResult.success(
+            "Applied patch: " + "; ".join(summary) + ".",
+            {"files": [ctx.run.relpath(path) for path in changes]},
+        )
+
+    @staticmethod
+    def _apply(ctx: CallContext,
+               args: ApplyPatchArgs) -> tuple[list[Path], list[Path], list[str]]:
+        root = ctx.runtime.root_path
         try:
             patch = PatchSet(args.patch if args.patch.endswith("\n") else args.patch + "\n")
         except UnidiffParseError as exc:
@@ -47,15 +60,14 @@ class ApplyPatch(Tool):
                 changes[target] = None
                 summary.append(f"deleted {ctx.run.relpath(target)}")
                 continue
-            original = "" if patched.is_added_file else read_text(target, ctx.runtime.read_max_bytes)
+            original = ("" if patched.is_added_file
+                        else read_text_inside(root, target, ctx.runtime.read_max_bytes,
+                                              shown=ctx.run.relpath(target)))
             changes[target] = _apply_hunks(ctx.run.relpath(target), original, patched)
             verb = "created" if patched.is_added_file else "modified"
             summary.append(f"{verb} {ctx.run.relpath(target)} (+{patched.added} -{patched.removed})")
-        ctx.wrote(*changes, created=write_files_atomically(changes))
-        return ToolResult.success(
-            "Applied patch: " + "; ".join(summary) + ".",
-            {"files": [ctx.run.relpath(path) for path in changes]},
-        )
+        created = write_files_atomically(changes, root=root, relpath=ctx.run.relpath)
+        return list(changes), created, summary
 
 
 def _apply_hunks(name: str, original: str, patched) -> str:

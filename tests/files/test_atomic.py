@@ -33,11 +33,11 @@ def test_a_failure_on_the_third_of_four_files_restores_every_file(tmp_path, monk
     real_replace = os.replace
     calls = []
 
-    def flaky_replace(src, dst):
+    def flaky_replace(src, dst, **folder_fds):  # renames go through the folder's descriptor
         calls.append(dst)
         if len(calls) == 3:
-            raise OSError(28, "No space left on device", str(dst))
-        real_replace(src, dst)
+            raise OSError(28, "No space left on device", dst)
+        real_replace(src, dst, **folder_fds)
 
     monkeypatch.setattr(atomic.os, "replace", flaky_replace)
     with pytest.raises(ToolError) as failure:

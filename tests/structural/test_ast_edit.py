@@ -83,10 +83,10 @@ async def test_a_failing_third_write_restores_every_file(run, files, root, monke
     third = root / "pkg/m3.py"
     real_replace = os.replace
 
-    def failing_replace(src, dst):  # the disk failure we cannot cause for real as root
-        if os.fspath(dst) == os.fspath(third):
-            raise OSError(28, "No space left on device", os.fspath(dst))
-        return real_replace(src, dst)
+    def failing_replace(src, dst, **folder_fds):  # a disk failure we cannot cause as root
+        if dst == third.name:  # the writer renames relative to the folder's descriptor
+            raise OSError(28, "No space left on device", dst)
+        return real_replace(src, dst, **folder_fds)
 
     monkeypatch.setattr(atomic.os, "replace", failing_replace)
     res = await run.call("resolve", {"edit_id": data["edit_id"], "action": "accept"})

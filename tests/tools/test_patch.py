@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import resource
+import signal
+
+import pytest
+
 PATCH = """\
 --- a/one.py
 +++ b/one.py
@@ -67,3 +73,46 @@ async def test_garbage_is_invalid_arguments(runtime):
     run = await runtime.create_run()
     result = await run.call("apply_patch", {"patch": "this is not a diff"})
     assert result.code == "invalid_arguments"
+
+
+def _modify(path: str) -> str:
+    return f"--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-old\n+new\n"
+
+
+@pytest.mark.parametrize(("path", "code", "says"), [
+    ("x" * 300, "invalid_arguments", "too long"),
+    ("notes.txt/inner.txt", "not_found", "not a folder"),
+    ("folder", "invalid_arguments", "is a folder"),
+    ("pipe", "invalid_arguments", "not a regular file"),
+])
+async def test_os_refusals_are_contract_errors_and_change_nothing(runtime, root, path, code, says):
+    (root / "notes.txt").write_text("old\n")
+    (root / "folder").mkdir()
+    os.mkfifo(root / "pipe")
+    run = await runtime.create_run()
+    result = await run.call("apply_patch", {"patch": _modify("notes.txt") + _modify(path)})
+    assert result.code == code and says in result.error["message"], result.text
+    assert "bug in the tool" not in result.text
+    assert (root / "notes.txt").read_text() == "old\n"
+
+
+async def test_a_failed_fourth_file_names_it_and_restores_the_other_three(runtime, root):
+    for i in range(1, 4):
+        (root / f"f{i}.py").write_text("old\n")
+    patch = "".join(_modify(f"f{i}.py") for i in range(1, 4))
+    patch += "--- /dev/null\n+++ b/f4.py\n@@ -0,0 +1 @@\n+" + "y" * 4096 + "\n"
+    run = await runtime.create_run()
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1024, hard))  # a real "file too large"
+    try:
+        result = await run.call("apply_patch", {"patch": patch})
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+    assert result.code == "failed", result.text
+    assert result.error["message"].startswith(
+        "Writing f4.py failed (File too large); no file was changed.")
+    assert ".tmp" not in result.text
+    assert sorted(p.name for p in root.iterdir()) == ["f1.py", "f2.py", "f3.py"]
+    assert all((root / f"f{i}.py").read_text() == "old\n" for i in range(1, 4))

@@ -1,0 +1,262 @@
+"""Opening files under the root at the moment of use, never following a symbolic link.
+
+A path is checked when a tool parses it (`resolve_inside`), but a folder can be swapped
+for a link between that check and the read or write. So reads and writes open every
+folder from the root down with O_NOFOLLOW|O_DIRECTORY and the file itself with
+O_NOFOLLOW, relative to its folder's descriptor: what was checked is what is used.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..runtime.results import ErrorCode, ToolError
+from .errors import Action, os_error
+from .paths import real_root
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
+# O_NONBLOCK: opening a named pipe must not hang the call; regular files ignore it.
+READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
+_SNIFF_BYTES = 8192
+
+
+def shown_name(root: Path, path: Path) -> str:
+    """How errors name a file: relative to the root (never a temporary file's name)."""
+    try:
+        return path.relative_to(real_root(root)).as_posix() or "."
+    except ValueError:
+        return path.as_posix()
+
+
+def parts_under_root(root: Path, path: Path) -> tuple[str, ...]:
+    """The names leading from the root to `path`; path_outside_root when it is not under it.
+
+    `path` is what `resolve_inside` returned: absolute and free of links when checked, so
+    the test is lexical; the descent then proves no name has become a link since.
+    """
+    top = real_root(root)
+    if path != top and top not in path.parents:
+        raise ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
+                        f"{path} is outside the server root ({top}). Use a path inside it.")
+    return path.relative_to(top).parts
+
+
+@dataclass
+class OpenedFolder:
+    """A folder's descriptor, and the folders created on the way (to undo on failure)."""
+
+    fd: int
+    created: list[tuple[int, str]]
+
+    def close(self) -> None:
+        os.close(self.fd)
+        _close_all(self.created)
+
+    def remove_created(self) -> None:
+        """Remove the folders this open created (emptied again by the caller's rollback)."""
+        _remove_all(self.created)
+
+
+def _remove_all(created: list[tuple[int, str]]) -> None:
+    for parent, name in reversed(created):
+        try:
+            os.rmdir(name, dir_fd=parent)
+        except OSError:
+            pass  # something else put a file there meanwhile: keep it
+
+
+def _close_all(created: list[tuple[int, str]]) -> None:
+    for parent, _ in created:
+        os.close(parent)
+
+
+def open_folder(root: Path, folder: Path, *, create: bool = False,
+                action: Action = "read", shown: str | None = None) -> OpenedFolder:
+    """Open `folder` (under `root`) one name at a time from the root, following no link.
+
+    With `create`, missing folders are made (mode 0o777 less the umask). A name that is
+    now a symbolic link answers path_outside_root; other OS errors are mapped, naming
+    `shown` (the file the caller is after, as the user knows it) or the folder.
+    """
+    shown = shown or shown_name(root, folder)
+    names = parts_under_root(root, folder)
+    fd = os.open(real_root(root), FOLDER_FLAGS & ~os.O_NOFOLLOW)  # the root may be a link
+    created: list[tuple[int, str]] = []
+    try:
+        for name in names:
+            try:
+                next_fd = os.open(name, FOLDER_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                    created.append((os.dup(fd), name))
+                except FileExistsError:
+                    pass  # another writer made it meanwhile: use it, it is not ours to undo
+                next_fd = os.open(name, FOLDER_FLAGS, dir_fd=fd)
+            except NotADirectoryError:
+                # A link now, or a folder again: either way it was swapped during the call.
+                if _is_link(fd, name) or _is_folder(fd, name):
+                    raise link_swapped(shown, action) from None
+                raise
+            os.close(fd)
+            fd = next_fd
+    except BaseException as exc:
+        os.close(fd)
+        _remove_all(created)
+        _close_all(created)
+        if isinstance(exc, OSError):
+            raise os_error(exc, shown, action=action) from None
+        raise
+    return OpenedFolder(fd, created)
+
+
+def _is_link(folder_fd: int, name: str) -> bool:
+    return _kind(folder_fd, name, stat.S_ISLNK)
+
+
+def _is_folder(folder_fd: int, name: str) -> bool:
+    return _kind(folder_fd, name, stat.S_ISDIR)
+
+
+def _kind(folder_fd: int, name: str, test: Callable[[int], bool]) -> bool:
+    try:
+        return test(os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def link_swapped(shown: str, action: Action) -> ToolError:
+    """The refusal when a name checked as a file or folder is now a symbolic link."""
+    done = "written" if action == "write" else "read"
+    return ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
+                     f"{shown} now goes through a symbolic link (it changed after the path was "
+                     f"checked); files are opened without following links, so nothing was "
+                     f"{done}. Use the real path inside the server root.")
+
+
+def open_file_in(folder_fd: int, name: str, shown: str, *, action: Action = "read") -> int | None:
+    """A read descriptor of the regular file `name` in a folder, None if it does not exist.
+
+    A link answers path_outside_root; a folder, pipe or device invalid_arguments.
+    """
+    try:
+        fd = os.open(name, READ_FLAGS, dir_fd=folder_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or _is_link(folder_fd, name):
+            raise link_swapped(shown, action) from None
+        raise os_error(exc, shown, action=action) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a pipe, socket or device)"
+        hint = "glob lists what a folder holds" if stat.S_ISDIR(mode) else "use bash to look at it"
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{shown} is {kind}. Name a file; {hint}.")
+    return fd
+
+
+def read_bytes_inside(root: Path, path: Path, max_bytes: int | None = None, *,
+                      shown: str | None = None) -> bytes:
+    """The bytes of the regular file `path` under `root`, opened without following links.
+
+    not_found when it does not exist; failed when it is over `max_bytes`. Errors name the
+    file as `shown` (default: relative to the root).
+    """
+    shown = shown or shown_name(root, path)
+    if path == real_root(root):
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"{shown} is a folder. Name a file; glob lists what a folder holds.")
+    folder = open_folder(root, path.parent, shown=shown)
+    try:
+        fd = open_file_in(folder.fd, path.name, shown)
+    finally:
+        folder.close()
+    if fd is None:
+        raise ToolError(ErrorCode.NOT_FOUND, f"{shown} does not exist. Check the path with glob.")
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(fd).st_size
+        if max_bytes is not None and size > max_bytes:
+            raise ToolError(ErrorCode.FAILED,
+                            f"{shown} is {size} bytes, over the {max_bytes}-byte limit. Use "
+                            "grep, or bash with head/sed, to look at part of it.")
+        try:
+            data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+        except OSError as exc:
+            raise os_error(exc, shown) from None
+    if max_bytes is not None and len(data) > max_bytes:  # grew since fstat
+        raise ToolError(ErrorCode.FAILED,
+                        f"{shown} is over the {max_bytes}-byte limit. Use grep, or bash with "
+                        "head/sed, to look at part of it.")
+    return data
+
+
+def read_text_inside(root: Path, path: Path, max_bytes: int, *,
+                     shown: str | None = None) -> str:
+    """A text file's content (UTF-8, else Latin-1); binary files are refused."""
+    shown = shown or shown_name(root, path)
+    data = read_bytes_inside(root, path, max_bytes, shown=shown)
+    if b"\x00" in data[:_SNIFF_BYTES]:
+        raise ToolError(ErrorCode.FAILED,
+                        f"{shown} is a binary file; read shows text only. Use "
+                        "bash (e.g. `file`, `xxd | head`) to inspect it.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """Which file a path named: its own and its folder's (device, inode).
+
+    Equal content is not the same file: a folder swapped for a link to an outside copy
+    has the same bytes but another identity.
+    """
+
+    device: int
+    inode: int
+    folder_device: int
+    folder_inode: int
+
+    @classmethod
+    def of_descriptors(cls, file_fd: int, folder_fd: int) -> FileIdentity:
+        own, folder = os.fstat(file_fd), os.fstat(folder_fd)
+        return cls(own.st_dev, own.st_ino, folder.st_dev, folder.st_ino)
+
+    @classmethod
+    def of_path(cls, path: Path) -> FileIdentity | None:
+        """The identity `path` names now (None if it is missing), following no final link."""
+        try:
+            own, folder = os.lstat(path), os.lstat(path.parent)
+        except OSError:
+            return None
+        return cls(own.st_dev, own.st_ino, folder.st_dev, folder.st_ino)
+
+
+def identity_inside(root: Path, path: Path) -> FileIdentity | None:
+    """The identity of `path` reached from the root without links; None if unreachable."""
+    try:
+        folder = open_folder(root, path.parent)
+    except ToolError:
+        return None
+    try:
+        fd = open_file_in(folder.fd, path.name, shown_name(root, path))
+        if fd is None:
+            return None
+        try:
+            return FileIdentity.of_descriptors(fd, folder.fd)
+        finally:
+            os.close(fd)
+    except ToolError:
+        return None
+    finally:
+        folder.close()
