@@ -26,8 +26,9 @@ _RICH_TYPES = (("text/html", "html"), ("text/markdown", "markdown"), ("text/late
                ("application/json", "json"))
 # What the agent reads when text/plain says nothing: the sources, plainest first.
 _READABLE_TYPES = ("text/markdown", "text/latex", "application/json", "text/html")
-# IPython's default repr (`<IPython.core.display.Markdown object>`), which says nothing.
-_BARE_REPR = re.compile(r"<[\w.]+ object(?: at 0x[0-9a-fA-F]+)?>")
+# A default repr, which says nothing: `<IPython.core.display.Markdown object>`, Python's
+# `<m.Foo object at 0x7f...>`, IPython's `<m.Foo at 0x7f...>`.
+_BARE_REPR = re.compile(r"<[\w.]+(?: object| at 0x[0-9a-fA-F]+| object at 0x[0-9a-fA-F]+)>")
 
 
 def strip_ansi(text: str) -> str:

@@ -115,3 +115,13 @@ async def test_reset_is_not_a_loss_but_is_no_kept_state_either(kernels_runtime):
     assert result.code == "failed" and result.data["state_lost"] is False
     assert "[reset" in result.text and "as reset asked" in result.error["message"]
     assert "state is kept" not in result.text
+
+
+async def test_an_object_with_only_a_markdown_repr_is_read_as_its_markdown(kernels_runtime):
+    run = await kernels_runtime.create_run()
+    result = await run.call("eval", cell(
+        "class Note:\n"
+        "    def _repr_markdown_(self): return '**remember** the milk'\n"
+        "Note()"))
+    assert result.blocks == [{"type": "markdown", "markdown": "**remember** the milk"}]
+    assert result.text == "**remember** the milk" == result.data["result"]
