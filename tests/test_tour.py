@@ -1,13 +1,19 @@
-"""notebooks/tour.ipynb runs top to bottom against a live server, as in Binder.
+"""notebooks/tour.ipynb runs top to bottom against a live server laid out as Binder's.
 
-The test plays the human: it answers the tour's question card through the HTTP route, and
-clicks Accept on the staged edit's diff the way JupyterLab does (a comm message to the kernel).
+Binder (and most people) start JupyterLab at the repository checkout and open the tour from
+`notebooks/`; the kernel finds the server through its runtime files. So the server's root
+here is a git clone of this repository, with its .gitignore (the working tree's, committed
+in the clone), and the kernel gets no hint of where the server is. The test plays the human:
+it answers the tour's question card through the HTTP route, and clicks Accept on the staged
+edit's diff the way JupyterLab does (a comm message to the kernel).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -17,7 +23,7 @@ from nbclient import NotebookClient
 from jupyter_agent_tools.testing.agents import SERVER_ARGS
 from jupyter_agent_tools.testing.server import ENV_ROOT, ENV_TOKEN, ENV_URL
 
-TOUR = Path(__file__).resolve().parents[1] / "notebooks" / "tour.ipynb"
+REPO = Path(__file__).resolve().parents[1]
 CELL_TIMEOUT = 300  # a bound on a stuck cell, never an assertion
 
 # Finds the Accept button of the edit the previous cell staged, once the panel shows it.
@@ -30,6 +36,27 @@ for _ in range(600):
     time.sleep(0.05)
 print("ACCEPT", view.accept_button.model_id)
 """
+
+
+def git(checkout: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.name=tour", "-c", "user.email=tour@localhost",
+                           *args], cwd=checkout, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.fixture
+def jp_root_dir(tmp_path):
+    """The server's root: a clone of this repository (only what is committed is there), with
+    the working tree's .gitignore and tour committed on top, so `git status` starts clean."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("needs git and a git checkout of the repository")
+    checkout = tmp_path / "checkout"
+    git(REPO, "clone", "--quiet", "--depth", "1", f"file://{REPO}", str(checkout))
+    for name in (".gitignore", "notebooks/tour.ipynb"):
+        shutil.copyfile(REPO / name, checkout / name)
+    if git(checkout, "status", "--porcelain"):
+        git(checkout, "commit", "--quiet", "--all", "--message", "the working tree's tour")
+    return checkout
 
 
 @pytest.fixture
@@ -51,13 +78,14 @@ def printed(cell, tag: str) -> str:
     raise AssertionError(f"no {tag} line in {cell.outputs}")
 
 
-async def test_the_tour_runs_top_to_bottom(api, jp_serverapp, jp_root_dir):
-    notebook = nbformat.read(str(TOUR), as_version=4)
-    env = {**os.environ, ENV_URL: jp_serverapp.connection_url,
-           ENV_TOKEN: jp_serverapp.identity_provider.token, ENV_ROOT: str(jp_root_dir)}
+async def test_the_tour_runs_top_to_bottom_in_a_checkout(api, jp_serverapp, jp_root_dir):
+    notebook = nbformat.read(str(jp_root_dir / "notebooks" / "tour.ipynb"), as_version=4)
+    # As in JupyterLab: no hint of the server but its runtime files (JUPYTER_RUNTIME_DIR).
+    env = {k: v for k, v in os.environ.items() if k not in (ENV_URL, ENV_TOKEN, ENV_ROOT)}
     client = NotebookClient(notebook, kernel_name="python3", timeout=CELL_TIMEOUT,
-                            resources={"metadata": {"path": str(jp_root_dir)}})
+                            resources={"metadata": {"path": str(jp_root_dir / "notebooks")}})
     answered: list[dict] = []
+    untracked_during: list[str] = []
 
     async def answer_the_cards() -> None:
         """The human of the tour's space, through the questions route."""
@@ -83,8 +111,17 @@ async def test_the_tour_runs_top_to_bottom(api, jp_serverapp, jp_root_dir):
                 await client.async_execute_cell(cell, index)  # raises with the cell's traceback
                 if "accept-in-panel" in cell.metadata.get("tags", []):
                     await click_accept(client, notebook)
+                if not untracked_during:  # after the first cell: the run and its copy exist
+                    copies = list((jp_root_dir / "notebooks" / "agent-tools-runs").iterdir())
+                    assert len(copies) == 1 and (copies[0] / "main.py").is_file(), copies
+                    untracked_during.append(await asyncio.to_thread(
+                        git, jp_root_dir, "status", "--porcelain", "--untracked-files=all"))
     finally:
         answering.cancel()
+
+    assert untracked_during == [""], "the tour's scratch copy shows in git status"
+    assert not list((jp_root_dir / "notebooks" / "agent-tools-runs").iterdir())
+    assert git(jp_root_dir, "status", "--porcelain", "--untracked-files=all") == ""
 
     assert [card["question"] for card in answered] == ["Keep the flushed prints?"]
     assert answered[0]["space"] == "tour"

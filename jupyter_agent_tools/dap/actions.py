@@ -75,7 +75,8 @@ async def status(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
     header = f"{session.spec.name} session on {session.program or 'an attached process'}"
     left = supervisor.expires_in(run)
     if left is not None:
-        text += f"\n(The session ends in {left / 60:.0f} min, at its time limit.)"
+        ends = f"{left:.0f} s" if left < 60 else f"{left / 60:.0f} min"  # never "0 min"
+        text += f"\n(The session ends in {ends}, at its time limit.)"
     return ToolResult.success(f"{header}: {text}",
                               {**data, "adapter": session.spec.name, "program": session.program,
                                "pid": session.debuggee_pid, "expires_in_seconds": left})

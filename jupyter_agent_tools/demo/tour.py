@@ -31,19 +31,29 @@ class Step:
     title: str
     tool: str
     args: dict[str, Any] = field(default_factory=dict)
-    # Fills arguments from earlier results (e.g. the edit id staged by ast_edit).
+    # Fills arguments from earlier results (e.g. the edit id staged by ast_edit); raises
+    # MissingResult when the earlier step produced nothing to pass on.
     bind: Callable[[dict[str, ToolResult]], dict[str, Any]] | None = None
     key: str | None = None
 
 
+class MissingResult(Exception):
+    """A step needs what an earlier step did not produce; the message says which."""
+
+
+def _produced(results: dict[str, ToolResult], key: str, field: str, by: str) -> Any:
+    value = results[key].data.get(field) if key in results else None
+    if not value:
+        raise MissingResult(f"{by} produced no {field} to pass on")
+    return value
+
+
 def _edit_id(results: dict[str, ToolResult]) -> dict[str, Any]:
-    staged = results.get("staged")
-    return {"edit_id": staged.data.get("edit_id", "") if staged else ""}
+    return {"edit_id": _produced(results, "staged", "edit_id", "ast_edit")}
 
 
 def _worker_id(results: dict[str, ToolResult]) -> dict[str, Any]:
-    spawned = results.get("spawned")
-    return {"worker_id": spawned.data.get("worker_id", "") if spawned else ""}
+    return {"worker_id": _produced(results, "spawned", "worker_id", "vibe_spawn")}
 
 
 STEPS: list[Step] = [
@@ -160,7 +170,12 @@ async def _tour(run: Run, out: Callable[[str], None]) -> int:
             skipped += 1
             out(f"{header}\n    (skipped: {step.tool} is not available in this install)\n")
             continue
-        args = {**step.args, **(step.bind(results) if step.bind else {})}
+        try:
+            args = {**step.args, **(step.bind(results) if step.bind else {})}
+        except MissingResult as missing:
+            failures += 1  # the tour broke earlier; calling with a made-up id would hide it
+            out(f"{header}  [not run]\n    ({missing}: see the steps above)\n")
+            continue
         result = await run.call(step.tool, args)
         if step.key:
             results[step.key] = result

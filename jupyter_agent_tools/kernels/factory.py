@@ -73,6 +73,10 @@ class KernelFactory(ResourceProvider):
     start_timeout_seconds = Float(
         60.0, help="Longest a kernel may take to start and answer.",
     ).tag(config=True)
+    syntax_check_timeout_seconds = Float(
+        10.0, help="Longest Deno may take to find the syntax error of a JavaScript cell that "
+        "its kernel rejected with only 'Execution failed'.",
+    ).tag(config=True)
     max_images = Int(8, help="Most images one eval result carries.").tag(config=True)
     max_kernels = Int(
         32, help="Most kernels alive at once (warm ones included); starting one more is refused.",

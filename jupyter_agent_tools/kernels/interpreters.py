@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..runtime import ErrorCode, ToolError, ToolResult
+from .javascript_syntax import find_syntax_error
 from .outputs import CellOutput
 from .session import CellEnd, KernelSession
 
@@ -27,24 +28,14 @@ class RunInterpreters:
 
     async def execute(self, language: str, code: str, *, reset: bool = False) -> ToolResult:
         """Run a cell in the run's interpreter for `language`; fail with a ToolError."""
+        session, lost_reason = await self._interpreter(language, reset)
         notes: list[str] = []
-        session = self.sessions.get(language)
-        # A kernel that died between calls is replaced before the cell runs, not after.
-        if session is not None and (reset or not await session.is_alive()):
-            if session.dead:
-                self.lost.setdefault(language, session.death_reason or "it died")
-            await self.discard(language)
-            session = None
-        if session is None:
-            session = await self.factory.acquire(language, self.run)
-            self.sessions[language] = session
-            reason = self.lost.pop(language, None)
-            if reset:
-                notes.append(f"[reset: this is a fresh {language} interpreter]")
-            elif reason:
-                notes.append(f"[state lost: the previous {language} kernel stopped ({reason}); "
-                             "this is a fresh interpreter, so re-run the imports and definitions "
-                             "you need]")
+        if reset and lost_reason is None:
+            notes.append(f"[reset: this is a fresh {language} interpreter]")
+        elif lost_reason is not None:
+            notes.append(f"[state lost: the previous {language} kernel stopped ({lost_reason}); "
+                         "this is a fresh interpreter, so re-run the imports and definitions "
+                         "you need]")
         output = CellOutput(max_chars=self.run.runtime.max_output_chars,
                             max_images=self.factory.max_images)
         self.running.add(language)
@@ -52,28 +43,42 @@ class RunInterpreters:
             end = await session.execute(code, output, self.factory.idle_timeout_seconds)
         finally:
             self.running.discard(language)
+        # Its kernel stopped under the cell (killed, shut down, or stuck after an interrupt).
+        gone = end is CellEnd.DIED or (end is not CellEnd.OK and not await session.is_alive())
+        if gone and end is CellEnd.ERROR:
+            end = CellEnd.DIED
+        why = ""
+        if end is CellEnd.ERROR and language == "javascript" and not output.has_traceback:
+            why = await self._explain_bare_failure(code, output)
         text, blocks, data = output.render()
         if notes:
             text = "\n".join([*notes, text]) if text else "\n".join(notes)
             blocks = [{"type": "text", "text": note} for note in notes] + blocks
-        data.update(language=language, kernel_id=session.kernel_id, where=session.handle.where,
-                    state_lost=any(note.startswith("[state lost") for note in notes))
+        # One story in status, flags and text: state is lost when this cell ran in a fresh
+        # interpreter it did not ask for, or when its own kernel stopped under it.
+        data.update(status=end.value, language=language, kernel_id=session.kernel_id,
+                    where=session.handle.where,
+                    state_lost=lost_reason is not None or gone)
         if end is CellEnd.OK:
             return ToolResult.success(text or "(no output)", data, blocks)
+        state = ("This ran in a fresh interpreter: what earlier cells defined is gone."
+                 if lost_reason is not None else
+                 "This ran in a fresh interpreter, as reset asked." if reset else
+                 "The interpreter's state is kept.")
         if end is CellEnd.ERROR:
             error = data.get("error") or {}
             raise ToolError(
                 ErrorCode.FAILED,
-                f"The cell raised {error.get('ename', 'an error')}; read the traceback, fix the "
-                "code and run it again (the interpreter's state is kept).",
+                (why or f"The cell raised {error.get('ename', 'an error')}; read the traceback, "
+                 "fix the code and run it again.") + f" {state}",
                 text=text, data=data, blocks=blocks,
             )
-        if end is CellEnd.TIMEOUT and not session.dead:
+        if end is CellEnd.TIMEOUT and not gone:
             raise ToolError(
                 ErrorCode.TIMEOUT,
                 f"The cell produced no output for {self.factory.idle_timeout_seconds:g}s and was "
                 "interrupted; what it produced is above. Print progress, make it faster, or split "
-                "the work into smaller cells (the interpreter's state is kept).",
+                f"the work into smaller cells. {state}",
                 text=text, data=data, blocks=blocks,
             )
         reason = session.death_reason or "it died"
@@ -94,6 +99,35 @@ class RunInterpreters:
             "If it ran out of memory, work on less data at once.",
             text=text or None, data=data, blocks=blocks,
         )
+
+    async def _interpreter(self, language: str, reset: bool) -> tuple[KernelSession, str | None]:
+        """The session to run in, and why the previous one was lost (None: it was not)."""
+        session = self.sessions.get(language)
+        # A kernel that died between calls is replaced before the cell runs, not after.
+        if session is not None and (reset or not await session.is_alive()):
+            if session.dead:
+                self.lost.setdefault(language, session.death_reason or "it died")
+            await self.discard(language)
+            session = None
+        if session is not None:
+            return session, None
+        session = await self.factory.acquire(language, self.run)
+        self.sessions[language] = session
+        reason = self.lost.pop(language, None)
+        return session, None if reset else reason
+
+    async def _explain_bare_failure(self, code: str, output: CellOutput) -> str:
+        """Deno's kernel rejected the cell with only "Execution failed": find out why."""
+        problem = await find_syntax_error(code, self.factory.syntax_check_timeout_seconds)
+        if problem is None:
+            return ("Deno's kernel answered only 'Execution failed', without detail, and the cell "
+                    "parses: it failed before running, most often on an import that cannot be "
+                    "resolved or downloaded. Check the import specifiers (npm:, jsr:, paths) "
+                    "and that the network can reach them.")
+        output.add_error(problem.report(), {"ename": "SyntaxError", "evalue": problem.message,
+                                            "line": problem.line, "column": problem.column})
+        return (f"The cell has a syntax error at line {problem.line}, column {problem.column} "
+                f"({problem.message}); none of it ran. Fix it and run the cell again.")
 
     async def discard(self, language: str) -> None:
         """Shut down the interpreter of `language` (the next eval starts a fresh one)."""

@@ -202,6 +202,7 @@ class KernelSession:
                 await self._interrupt(cell, reply)
             elif end is CellEnd.OK and reply.result()["content"].get("status") != "ok":
                 end = CellEnd.ERROR
+                output.add_reply_error(reply.result()["content"])
             return end
         except asyncio.CancelledError:
             # The caller gave up (a bridge timeout): stop the cell, or the next one queues.

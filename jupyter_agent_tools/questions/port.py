@@ -162,15 +162,17 @@ class RunQuestions:
 
     async def _show(self, kind: CardKind, **fields: Any) -> Card:
         if self.port.humans(self.space) == 0:
-            what = "ask the user" if kind is CardKind.QUESTION else f"approve {fields['tool']}"
-            raise ToolError(
-                ErrorCode.NO_HUMAN,
-                f"Nobody is connected to space {self.space!r} to {what}. "
-                + ("Continue on your stated assumption, or "
-                   if kind is CardKind.QUESTION else "The call did not run. ")
-                + "tell the user to open the agent panel there (notebook: "
-                "jupyter_agent_tools.notebook.open_panel()) and try again.",
-            )
+            open_panel = ("the agent panel there (notebook: "
+                          "jupyter_agent_tools.notebook.open_panel())")
+            if kind is CardKind.QUESTION:
+                message = (f"Nobody is connected to space {self.space!r} to ask the user. "
+                           f"Continue on your stated assumption, or tell the user to open "
+                           f"{open_panel} and ask again.")
+            else:
+                message = (f"Nobody is connected to space {self.space!r} to approve "
+                           f"{fields['tool']}, so the call did not run. Tell the user to open "
+                           f"{open_panel}, then call it again.")
+            raise ToolError(ErrorCode.NO_HUMAN, message)
         if len(self.pending) >= self.port.max_pending_per_run:
             raise ToolError(ErrorCode.UNAVAILABLE,
                             f"{len(self.pending)} cards of this run are still open; wait for "

@@ -228,6 +228,9 @@ class Run:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             describe_validation_error(name, invalid, tool.json_schema()))
         ctx = CallContext(run=self, tool=tool, origin=origin, call_id=call_id)
+        # A call that cannot succeed fails here, before a human is asked to approve it.
+        for path in tool.paths(parsed):
+            self.resolve(path)
         tool.precheck(ctx, parsed)
         await self.gate.check(self, tool, args)
         if tool.parallel_safe:

@@ -96,10 +96,19 @@ class Tool:
     requires: ClassVar[frozenset[Resource]] = frozenset({Resource.WORKDIR})
     # Tools whose session is state between calls (eval, debug) are serialized per scope.
     parallel_safe: ClassVar[bool] = True
+    # Argument fields holding a path (relative to the run's cwd). Before the approval gate,
+    # the run refuses a call whose path leaves the root, so no human approves what must fail.
+    path_fields: ClassVar[tuple[str, ...]] = ()
+
+    def paths(self, args: Any) -> list[str]:
+        """The paths a call names, as given; by default the values of `path_fields`."""
+        values = (getattr(args, name, None) for name in self.path_fields)
+        return [value for value in values if isinstance(value, str)]
 
     def precheck(self, ctx: CallContext, args: Any) -> None:
         """Raise ToolError for a valid call that can never run here; checked before approval
-        and queueing, so it is refused at once instead of waiting. Most tools accept all."""
+        and queueing, so it is refused at once instead of waiting. Most tools accept all
+        (the run checks `paths` on its own before this)."""
 
     def serial_scope(self, ctx: CallContext, args: Any) -> Hashable:
         """The scope within which calls of a non-parallel tool are serialized."""

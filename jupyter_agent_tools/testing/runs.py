@@ -1,7 +1,10 @@
 """`regression_run()`: a fresh run on the server, over a fresh copy of a project, in one line.
 
 Under the pytest plugin the kernel's environment names the server (see server.py); in a
-notebook opened by hand it is the newest running Jupyter server of this user.
+notebook opened by hand it is the newest running Jupyter server of this user, and the copies
+go beside the notebook — inside the user's repository when the server was started at a
+checkout (Binder). There they must stay visible to the run's own tools, which honour
+.gitignore, yet out of `git status`: the checkout's local exclude file lists the folder.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import subprocess
 import tempfile
 import uuid
 from dataclasses import dataclass, field
@@ -91,7 +95,31 @@ def _runs_folder(root: Path) -> Path:
     base = here if here.is_relative_to(root) and ENV_ROOT not in os.environ else root
     folder = base / RUNS_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
+    _exclude_from_git_status(folder)
     return folder
+
+
+def _exclude_from_git_status(folder: Path) -> None:
+    """List `folder` in its git checkout's `info/exclude` (local to the clone, never
+    committed, not read by the tools' walker), so scratch copies never show as untracked."""
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel", "--path-format=absolute",
+             "--git-path", "info/exclude"],
+            cwd=folder, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return  # no git here: nothing lists untracked files
+    lines = found.stdout.splitlines()
+    if found.returncode != 0 or len(lines) != 2:
+        return  # not inside a git checkout
+    top, exclude = Path(lines[0]), Path(lines[1])
+    pattern = f"/{folder.resolve().relative_to(top.resolve()).as_posix()}/"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    existing = exclude.read_text() if exclude.is_file() else ""
+    if pattern not in existing.splitlines():
+        with exclude.open("a") as handle:
+            handle.write(("\n" if existing and not existing.endswith("\n") else "")
+                         + f"# scratch copies of agent-tools regression runs\n{pattern}\n")
 
 
 def _close_quietly(run: RegressionRun) -> None:

@@ -54,6 +54,7 @@ class Debug(Tool):
         "adapters says which debuggers can serve this directory and why not."
     )
     Args = DebugArgs
+    path_fields = ("file", "program")
 
     def serial_scope(self, ctx: CallContext, args: DebugArgs) -> Hashable:
         return (self.name, ctx.run.conversation_id)

@@ -47,8 +47,8 @@ class Eval(Tool):
     description = (
         "Run code in this run's persistent kernel (Python by default, or JavaScript in Deno); "
         "state survives between calls, like notebook cells. Returns the last expression's "
-        "value, printed output, displays (tables as html, figures as images) or the "
-        "traceback. IPython idioms work (%pip, %cd, !cmd, %%bash). Inside a cell, "
+        "value, printed output, displays (tables as html, figures as images, Markdown, LaTeX "
+        "and JSON as their source) or the traceback. IPython idioms work (%pip, %cd, !cmd, %%bash). Inside a cell, "
         "tool(name, args) calls any tool of this run and returns its result (.text, .data), "
         "raising ToolError on failure. A cell quiet for too long is interrupted."
     )

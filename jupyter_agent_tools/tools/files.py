@@ -25,6 +25,7 @@ class Read(Tool):
         "long files. Binary files are refused; use bash to inspect them."
     )
     Args = ReadArgs
+    path_fields = ("path",)
 
     def label(self, args: ReadArgs) -> str:
         return f"read {args.path}"
@@ -74,6 +75,7 @@ class Write(Tool):
         "New diagnostics from the language server, if one serves the file, are attached."
     )
     Args = WriteArgs
+    path_fields = ("path",)
 
     def label(self, args: WriteArgs) -> str:
         return f"write {args.path}"
@@ -112,6 +114,7 @@ class Edit(Tool):
         "attached."
     )
     Args = EditArgs
+    path_fields = ("path",)
 
     def label(self, args: EditArgs) -> str:
         return f"edit {args.path}"

@@ -73,6 +73,7 @@ class LspRename(Tool):
         "none does; the result lists files and edits, carries the diff and new diagnostics."
     )
     Args = LspRenameArgs
+    path_fields = ("file",)
 
     def label(self, args: LspRenameArgs) -> str:
         return f"lsp_rename {args.symbol} → {args.new_name}"

@@ -30,6 +30,14 @@ class ApplyPatch(Tool):
     )
     Args = ApplyPatchArgs
 
+    def paths(self, args: ApplyPatchArgs) -> list[str]:
+        """The files the patch names (an unparseable patch is explained by call)."""
+        try:
+            text = args.patch if args.patch.endswith("\n") else args.patch + "\n"
+            return [patched.path for patched in PatchSet(text)]
+        except UnidiffParseError:
+            return []
+
     async def call(self, ctx: CallContext, args: ApplyPatchArgs) -> ToolResult:
         # Parsing, matching hunks and the disk work stay off the server's event loop.
         changes, created, summary = await asyncio.to_thread(self._apply, ctx, args)

@@ -43,6 +43,7 @@ class AstGrep(Tool):
         ".gitignored, binary and oversized files are skipped."
     )
     Args = AstGrepArgs
+    path_fields = ("path",)
 
     def label(self, args: AstGrepArgs) -> str:
         return f"ast_grep {args.pattern}"
@@ -102,6 +103,7 @@ class AstEdit(Tool):
         "call resolve with it to accept or discard."
     )
     Args = AstEditArgs
+    path_fields = ("path",)
 
     def label(self, args: AstEditArgs) -> str:
         return f"ast_edit {args.pattern} -> {args.rewrite}"
@@ -144,6 +146,9 @@ class Resolve(Tool):
         "and refuses (stale_edit) if any file changed since staging."
     )
     Args = ResolveArgs
+
+    def precheck(self, ctx: CallContext, args: ResolveArgs) -> None:
+        _session(ctx).staged(args.edit_id)  # an unknown or resolved edit is refused unasked
 
     def label(self, args: ResolveArgs) -> str:
         return f"resolve {args.edit_id} {args.action}"

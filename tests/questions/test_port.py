@@ -99,6 +99,7 @@ async def test_no_human_fails_at_once(runtime):
     async with await runtime.connect_human("elsewhere"):
         result = await run.call("ask_user", {"question": "Anyone?"})
     assert result.code == "no_human" and "open_panel" in result.error["message"]
+    assert result.error["message"].endswith("and ask again."), result.error["message"]
 
 
 async def test_timeout_is_an_error_with_the_same_instruction(root):
@@ -192,6 +193,9 @@ async def test_permission_without_a_human_is_no_human(runtime, root):
     run = await runtime.create_run(space="lab", approvals="ask")
     result = await run.call("write", {"path": "a.txt", "content": "x"})
     assert result.code == "no_human" and not (root / "a.txt").exists()
+    sentences = result.error["message"].split(". ")
+    assert sentences[0] == "Nobody is connected to space 'lab' to approve write, so the call did not run"
+    assert all(sentence[0].isupper() for sentence in sentences), sentences
 
 
 async def test_a_cancelled_call_withdraws_its_card(runtime):

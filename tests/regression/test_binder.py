@@ -15,6 +15,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pathspec
 from traitlets.config import Configurable
 
 from jupyter_agent_tools.testing.agents import SERVER_ARGS
@@ -62,6 +63,14 @@ def test_start_puts_the_npm_servers_on_path():
     assert ".tools/node/node_modules/.bin" in (BINDER / "start").read_text()
     assert ".tools/node" in (REPO / "scripts/setup.sh").read_text()
     assert (BINDER / "runtime.txt").read_text().strip().startswith("python-3.")
+
+
+def test_the_tours_scratch_copies_are_not_gitignored():
+    """The tools honour .gitignore: a rule over the tour's copies (beside the notebook) would
+    hide the whole sample project from them. `git status` is kept clean otherwise (see
+    tests/test_tour.py)."""
+    rules = pathspec.GitIgnoreSpec.from_lines((REPO / ".gitignore").read_text().splitlines())
+    assert not rules.match_file("notebooks/agent-tools-runs/run-x/inventory/stock.py")
 
 
 def _configurable(name: str) -> type[Configurable]:
