@@ -36,9 +36,11 @@ class WalkStats:
     truncated: bool = False
 
     def to_json(self) -> dict[str, int]:
-        """The counts (`truncated` is reported on its own: it is not a number of files)."""
-        return {"ignored": self.ignored, "binary": self.binary, "oversized": self.oversized,
-                "vanished": self.vanished}
+        """The counts; `vanished` only when a race happened (`truncated` is not a count)."""
+        counts = {"ignored": self.ignored, "binary": self.binary, "oversized": self.oversized}
+        if self.vanished:
+            counts["vanished"] = self.vanished
+        return counts
 
     def describe(self) -> str:
         parts = [f"{n} {what}" for what, n in self.to_json().items() if n]
