@@ -33,6 +33,9 @@ _IGNORED = re.compile(rb"^rg: DEBUG\|ignore::walk\|[^\n]*: ignoring [^\n]*Ignore
 _OVERSIZED = re.compile(rb"^rg: DEBUG\|ignore::walk\|[^\n]*: ignoring [^\n]*: \d+ bytes$",
                         re.MULTILINE)
 _BINARY = re.compile(rb"^rg: DEBUG\|[^\n]*: ignoring [^\n]*: found binary data", re.MULTILINE)
+# Listed, then gone before rg opened it (an atomic writer's temp file, a deletion).
+_VANISHED = re.compile(rb"^rg: (?!DEBUG\|)[^\n]*: No such file or directory \(os error 2\)$",
+                       re.MULTILINE)
 _GLOB_SPECIAL = re.compile(r"([*?\[\]{}!\\])")
 
 
@@ -171,7 +174,7 @@ def _parse(query: RipgrepQuery, limits: RipgrepLimits, stdout: bytes, stderr: by
     lines = stdout.splitlines()
     if not complete and lines:
         lines.pop()  # the last line may be cut mid-message
-    if complete and returncode == 2 and not any(line.startswith(b'{"type":"summary"')
+    if complete and returncode == 2 and not any(b'"type":"summary"' in line
                                                   for line in lines[-1:]):
         # No summary: rg stopped before searching. Its message says why (regex, glob, ...).
         message = _error_text(stderr)
@@ -205,6 +208,9 @@ def _parse(query: RipgrepQuery, limits: RipgrepLimits, stdout: bytes, stderr: by
         "binary": len(_BINARY.findall(stderr)),
         "oversized": len(_OVERSIZED.findall(stderr)),
     }
+    vanished = len(_VANISHED.findall(stderr))
+    if vanished:
+        skipped["vanished"] = vanished
     if outside:
         skipped["outside_root"] = outside
     return RipgrepOutcome(matches, total, complete, skipped)
