@@ -15,10 +15,14 @@ import base64
 import json
 import os
 import re
+import selectors
 import shutil
+import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -36,6 +40,10 @@ _BINARY = re.compile(rb"^rg: DEBUG\|[^\n]*: ignoring [^\n]*: found binary data",
 # Listed, then gone before rg opened it (an atomic writer's temp file, a deletion).
 _VANISHED = re.compile(rb"^rg: (?!DEBUG\|)[^\n]*: No such file or directory \(os error 2\)$",
                        re.MULTILINE)
+# rg leads a process group of its own, so a timeout kills all of it. `process_group` keeps
+# vfork usable (start_new_session does not): spawning from a big server stays cheap.
+_OWN_PROCESS_GROUP: dict[str, Any] = (
+    {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True})
 _GLOB_SPECIAL = re.compile(r"([*?\[\]{}!\\])")
 
 
@@ -101,26 +109,58 @@ class RipgrepLimits:
     max_line_chars: int
 
 
-async def search(query: RipgrepQuery, limits: RipgrepLimits) -> RipgrepOutcome:
-    """Run rg for `query`; RipgrepError for bad arguments, RipgrepTimeout past the time bound."""
+async def search(query: RipgrepQuery, limits: RipgrepLimits,
+                 executor: Executor | None = None) -> RipgrepOutcome:
+    """Run rg for `query`; RipgrepError for bad arguments, RipgrepTimeout past the time bound.
+
+    Everything happens in a worker thread of `executor`, the spawn included: under load a
+    fork/exec (and asyncio's child watcher) can hold the event loop for tens of ms.
+    """
     rg = find_rg()
     if rg is None:
         raise FileNotFoundError("rg")
-    with tempfile.TemporaryDirectory(prefix="agent-tools-rg-") as scratch:
-        argv = await asyncio.to_thread(_argv, rg, query, Path(scratch))
-        stdout, stderr, complete, returncode = await _run(argv, query.root, limits)
-    return await asyncio.to_thread(_parse, query, limits, stdout, stderr, complete, returncode)
+    running: list[subprocess.Popen[bytes]] = []
+    loop = asyncio.get_running_loop()
+    try:
+        return await loop.run_in_executor(executor or _shared_executor(), _search, rg, query,
+                                          limits, running)
+    except asyncio.CancelledError:
+        for process in running:  # the worker thread sees EOF and returns
+            signal_process_group(process.pid)
+        raise
 
 
-def _argv(rg: str, query: RipgrepQuery, scratch: Path) -> list[str]:
+@lru_cache(maxsize=1)
+def _shared_executor() -> ThreadPoolExecutor:
+    # Apart from asyncio's default pool: a slow search must not starve the other tools'
+    # threads. Callers bound how many searches they run at once (Runtime.grep_max_concurrent).
+    return ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-tools-rg")
+
+
+def _search(rg: str, query: RipgrepQuery, limits: RipgrepLimits,
+            running: list[subprocess.Popen[bytes]]) -> RipgrepOutcome:
+    argv, ignore_file = _argv(rg, query)
+    try:
+        stdout, stderr, complete, returncode = _run(argv, query.root, limits, running)
+    finally:
+        if ignore_file is not None:
+            ignore_file.unlink(missing_ok=True)
+    return _parse(query, limits, stdout, stderr, complete, returncode)
+
+
+def _argv(rg: str, query: RipgrepQuery) -> tuple[list[str], Path | None]:
+    """rg's arguments, and the temporary ignore file they name (the caller removes it)."""
     argv = [rg, "--json", "--debug", "--no-config", "--hidden", "--no-ignore-global",
             "--no-ignore-parent", "--no-require-git", "--max-filesize", str(query.max_file_bytes)]
+    ignore_file = None
     if query.respect_gitignore:
         inherited = _inherited_rules(query.root, query.start)
         if inherited:
-            ignore_file = scratch / "inherited.gitignore"
-            ignore_file.write_text("\n".join(inherited) + "\n", encoding="utf-8")
-            argv += ["--ignore-file", str(ignore_file)]
+            handle, name = tempfile.mkstemp(prefix="agent-tools-rg-", suffix=".gitignore")
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write("\n".join(inherited) + "\n")
+            ignore_file = Path(name)
+            argv += ["--ignore-file", name]
     else:
         argv.append("--no-ignore")
     for name in query.skip_dirs:
@@ -128,44 +168,48 @@ def _argv(rg: str, query: RipgrepQuery, scratch: Path) -> list[str]:
     start_rel = query.start.relative_to(query.root).as_posix()
     if query.glob and query.start.is_dir():
         argv += ["--glob", _rebase_glob(query.glob, "" if start_rel == "." else start_rel)]
-    return [*argv, "--regexp", query.pattern, "--", start_rel]
+    return [*argv, "--regexp", query.pattern, "--", start_rel], ignore_file
 
 
-async def _run(argv: list[str], cwd: Path,
-               limits: RipgrepLimits) -> tuple[bytes, bytes, bool, int | None]:
-    process = await asyncio.create_subprocess_exec(
-        *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, start_new_session=True,
-    )
+def _run(argv: list[str], cwd: Path, limits: RipgrepLimits,
+         running: list[subprocess.Popen[bytes]]) -> tuple[bytes, bytes, bool, int | None]:
+    """rg's stdout and stderr, each read up to the output bound, within the time bound."""
+    process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, **_OWN_PROCESS_GROUP)
+    running.append(process)
+    deadline = time.monotonic() + limits.timeout_seconds
     out = bytearray()
     err = bytearray()
     complete = True
-
-    async def read_stdout() -> None:
-        nonlocal complete
-        assert process.stdout is not None
-        while chunk := await process.stdout.read(1 << 16):
-            out.extend(chunk)
-            if len(out) > limits.max_output_bytes:
-                complete = False
-                signal_process_group(process.pid)  # enough: the rest would only be counted
-                return
-
-    async def read_stderr() -> None:
-        assert process.stderr is not None
-        while chunk := await process.stderr.read(1 << 16):
-            if len(err) < limits.max_output_bytes:
-                err.extend(chunk)
-
     try:
-        await asyncio.wait_for(asyncio.gather(read_stdout(), read_stderr(), process.wait()),
-                               limits.timeout_seconds)
-    except asyncio.TimeoutError:
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ, out)  # type: ignore[arg-type]
+            selector.register(process.stderr, selectors.EVENT_READ, err)  # type: ignore[arg-type]
+            while selector.get_map() and complete:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise RipgrepTimeout()
+                for key, _ in selector.select(remaining):
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk:
+                        selector.unregister(key.fileobj)
+                    elif key.data is out:
+                        out.extend(chunk)
+                        # Enough: the rest would only be counted. rg is stopped below.
+                        complete = len(out) <= limits.max_output_bytes
+                    elif len(err) < limits.max_output_bytes:
+                        err.extend(chunk)
+        if complete:
+            process.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
         raise RipgrepTimeout() from None
     finally:
-        if process.returncode is None:  # timed out, cancelled, or cut at the output bound
+        if process.poll() is None:  # timed out, cancelled, or cut at the output bound
             signal_process_group(process.pid)
-            await process.wait()
+            process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
     return bytes(out), bytes(err), complete, process.returncode
 
 

@@ -172,3 +172,31 @@ async def test_grep_is_bounded_in_time_and_output(runtime_factory, root):
     slow = await runtime_factory(grep_timeout_seconds=0.0001).create_run()
     stopped = await slow.call("grep", {"pattern": "needle"})
     assert stopped.code == "timeout" and "Narrow" in stopped.error["message"]
+
+
+def _ripgreps() -> list:
+    import psutil
+
+    return [p for p in psutil.Process().children(recursive=True) if p.name() == "rg"]
+
+
+async def test_a_cancelled_or_timed_out_grep_leaves_no_ripgrep_behind(runtime_factory, root):
+    import asyncio
+    import os
+
+    os.mkfifo(root / "never_written")  # rg blocks reading it: a search that never ends
+    run = await runtime_factory().create_run()
+    call = asyncio.ensure_future(run.call("grep", {"pattern": "x", "path": "never_written"}))
+    for _ in range(100):
+        await asyncio.sleep(0.05)
+        if _ripgreps():
+            break
+    assert _ripgreps(), "rg did not start"
+    call.cancel()
+    await asyncio.gather(call, return_exceptions=True)
+    await asyncio.sleep(0.2)
+    assert _ripgreps() == []
+
+    bounded = await runtime_factory(grep_timeout_seconds=0.5).create_run()
+    stopped = await bounded.call("grep", {"pattern": "x", "path": "never_written"})
+    assert stopped.code == "timeout" and _ripgreps() == []
