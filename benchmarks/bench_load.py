@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import re
 import statistics
@@ -152,7 +153,8 @@ async def _bench(url: str, token: str, runs: int, calls: int) -> dict[str, Any]:
         warm_started = time.perf_counter()
         await asyncio.gather(*[_warm(client, r, p) for r, p in zip(run_ids, plans, strict=True)])
         warm_s = time.perf_counter() - warm_started
-        await client.post("bench-loop-probe")
+        cpu_before = (await client.get("bench-loop-probe")).json()
+        await client.post("bench-loop-probe")  # resets the lag samples (starts the profile)
         started = time.perf_counter()
         per_run = await asyncio.gather(*[_drive(client, r, p) for r, p in zip(run_ids, plans, strict=True)])
         wall = time.perf_counter() - started
@@ -162,7 +164,9 @@ async def _bench(url: str, token: str, runs: int, calls: int) -> dict[str, Any]:
         for run_id in run_ids:
             await client.delete(f"agent-tools/api/runs/{run_id}")
     samples = [sample for run in per_run for sample in run]
+    cpu = {key: probe[key] - cpu_before[key] for key in ("cpu_server_s", "cpu_children_s")}
     return {"samples": samples, "wall": wall, "warm_s": warm_s, "probe": probe, "exact": exact,
+            "cpu": cpu,
             "rss_per_idle_run": (idle - before) / runs, "read_p50": read_p50,
             "contents_p50": contents_p50}
 
@@ -182,10 +186,13 @@ def main() -> None:
                         help="asyncio debug mode: list callbacks holding the loop > 50 ms")
     parser.add_argument("--stall-stacks", action="store_true",
                         help="sample the loop thread's stack during stalls > 50 ms")
+    parser.add_argument("--profile", metavar="FILE",
+                        help="cProfile the server's loop thread during the timed phase into FILE")
     options = parser.parse_args()
     env = {"PYTHONPATH": str(REPO),
            "BENCH_ASYNCIO_DEBUG": "1" if options.asyncio_debug else "0",
-           "BENCH_STALL_STACKS": "1" if options.stall_stacks else "0"}
+           "BENCH_STALL_STACKS": "1" if options.stall_stacks else "0",
+           "BENCH_PROFILE": str(Path(options.profile).resolve()) if options.profile else ""}
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         _project(root, options.runs)
@@ -215,6 +222,12 @@ def main() -> None:
         target = "   (target p99 <= 100 ms)" if tool in {"read", "grep", "edit"} else ""
         print(f"  {tool:<9} n={len(values):4d}  p50 {_pct(values, 0.5):8.1f} ms   "
               f"p99 {_pct(values, 0.99):8.1f} ms   failed {failed[tool]}{target}")
+    cpu = figures["cpu"]
+    # On a shared machine wall-clock figures follow the load; CPU per call does much less.
+    print(f"CPU per call: server process {cpu['cpu_server_s'] / len(samples) * 1000:.1f} ms, "
+          f"its children (rg, parser workers, kernels) "
+          f"{cpu['cpu_children_s'] / len(samples) * 1000:.1f} ms; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     probe = figures["probe"]
     print(f"event loop: longest stall {probe['max_lag_ms']:.1f} ms, p99 lag "
           f"{probe['p99_lag_ms']:.1f} ms over {probe['samples']} ticks of 10 ms (target <= 50 ms)")

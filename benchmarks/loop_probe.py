@@ -3,15 +3,18 @@
 A task sleeps 10 ms at a time on the server's loop and records how much later than asked it
 wakes: anything that holds the loop (a regex, a walk, a big JSON) shows up as lag.
 `GET bench-loop-probe` answers the longest and the p99 lag since the last `POST` (which resets),
-and the RSS of the server with its child processes. With BENCH_ASYNCIO_DEBUG=1 the loop also
+and the RSS and CPU time of the server and of its child processes. With BENCH_ASYNCIO_DEBUG=1 the loop also
 runs in asyncio debug mode (logging every callback that holds it over 50 ms); with
 BENCH_STALL_STACKS=1 a watchdog thread samples the loop thread's stack every 10 ms while the
-loop is stalled over 50 ms, so the answer names the code that held it.
+loop is stalled over 50 ms, so the answer names the code that held it. With
+BENCH_PROFILE=<file> the loop thread runs under cProfile from the `POST` on; the next `GET`
+writes the statistics to <file>.
 """
 
 from __future__ import annotations
 
 import asyncio
+import cProfile
 import os
 import sys
 import threading
@@ -35,6 +38,7 @@ class LoopProbe:
         self.lags: list[float] = []
         self.last_tick = time.monotonic()
         self.stall_stacks: Counter[str] = Counter()
+        self.profile: cProfile.Profile | None = None
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -62,25 +66,39 @@ class LoopProbe:
         ordered = sorted(self.lags) or [0.0]
         server = psutil.Process(os.getpid())
         rss = server.memory_info().rss
+        times = server.cpu_times()
+        children_cpu = times.children_user + times.children_system  # those already reaped
         for child in server.children(recursive=True):
             try:
                 rss += child.memory_info().rss
+                child_times = child.cpu_times()
+                children_cpu += child_times.user + child_times.system
             except psutil.Error:
                 continue
         return {"samples": len(self.lags), "max_lag_ms": ordered[-1] * 1000,
                 "p99_lag_ms": ordered[int(len(ordered) * 0.99)] * 1000, "rss_bytes": rss,
+                "cpu_server_s": times.user + times.system, "cpu_children_s": children_cpu,
                 "stall_stacks": self.stall_stacks.most_common(25)}
 
 
 class ProbeHandler(APIHandler):
     @web.authenticated
     def get(self) -> None:
-        self.finish(self.settings["bench_loop_probe"].report())
+        probe = self.settings["bench_loop_probe"]
+        if probe.profile is not None:
+            probe.profile.disable()
+            probe.profile.dump_stats(os.environ["BENCH_PROFILE"])
+            probe.profile = None
+        self.finish(probe.report())
 
     @web.authenticated
     def post(self) -> None:
-        self.settings["bench_loop_probe"].lags.clear()
-        self.settings["bench_loop_probe"].stall_stacks.clear()
+        probe = self.settings["bench_loop_probe"]
+        probe.lags.clear()
+        probe.stall_stacks.clear()
+        if os.environ.get("BENCH_PROFILE"):
+            probe.profile = cProfile.Profile()
+            probe.profile.enable()  # on the loop thread: what the loop itself spends
         self.finish({})
 
 

@@ -22,6 +22,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -109,12 +110,14 @@ class RipgrepLimits:
     max_line_chars: int
 
 
-async def search(query: RipgrepQuery, limits: RipgrepLimits,
+async def search(query: RipgrepQuery | Callable[[], RipgrepQuery], limits: RipgrepLimits,
                  executor: Executor | None = None) -> RipgrepOutcome:
     """Run rg for `query`; RipgrepError for bad arguments, RipgrepTimeout past the time bound.
 
-    Everything happens in a worker thread of `executor`, the spawn included: under load a
-    fork/exec (and asyncio's child watcher) can hold the event loop for tens of ms.
+    `query` may be a function that builds it (resolving paths: disk work): it runs in the
+    same worker thread of `executor` as everything else, the spawn included. Under load a
+    fork/exec (and asyncio's child watcher) can hold the event loop for tens of ms, and each
+    hand-off to a thread costs a wake-up.
     """
     rg = find_rg()
     if rg is None:
@@ -137,8 +140,10 @@ def _shared_executor() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-tools-rg")
 
 
-def _search(rg: str, query: RipgrepQuery, limits: RipgrepLimits,
+def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: RipgrepLimits,
             running: list[subprocess.Popen[bytes]]) -> RipgrepOutcome:
+    if callable(query):
+        query = query()
     argv, ignore_file = _argv(rg, query)
     try:
         stdout, stderr, complete, returncode = _run(argv, query.root, limits, running)

