@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..runtime.processes import signal_process_group
+from .walk import is_binary
 
 # rg --debug names each entry it leaves out; counting those lines keeps the `skipped` counts
 # the Python walker gave (rg's JSON output has none).
@@ -144,6 +145,12 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
             running: list[subprocess.Popen[bytes]]) -> RipgrepOutcome:
     if callable(query):
         query = query()
+    if query.start.is_file():
+        # rg searches a file it is named whatever its size or content; ours follows the rules.
+        left_out = _left_out(query.start, query.max_file_bytes)
+        if left_out:
+            return RipgrepOutcome([], 0, True, {"ignored": 0, "binary": 0, "oversized": 0,
+                                                left_out: 1})
     argv, ignore_file = _argv(rg, query)
     try:
         stdout, stderr, complete, returncode = _run(argv, query.root, limits, running)
@@ -263,6 +270,16 @@ def _parse(query: RipgrepQuery, limits: RipgrepLimits, stdout: bytes, stderr: by
     if outside:
         skipped["outside_root"] = outside
     return RipgrepOutcome(matches, total, complete, skipped)
+
+
+def _left_out(path: Path, max_file_bytes: int) -> str | None:
+    """"oversized", "binary" or "vanished" when `path` is not to be searched, else None."""
+    try:
+        if path.stat().st_size > max_file_bytes:
+            return "oversized"
+        return "binary" if is_binary(path) else None
+    except OSError:
+        return "vanished"
 
 
 def _inside(root: Path, path: Path) -> bool:

@@ -200,3 +200,13 @@ async def test_a_cancelled_or_timed_out_grep_leaves_no_ripgrep_behind(runtime_fa
     bounded = await runtime_factory(grep_timeout_seconds=0.5).create_run()
     stopped = await bounded.call("grep", {"pattern": "x", "path": "never_written"})
     assert stopped.code == "timeout" and _ripgreps() == []
+
+
+async def test_a_file_named_as_path_follows_the_size_and_binary_rules(runtime_factory, root):
+    (root / "big.txt").write_text("needle\n" + "x" * 5_000)
+    (root / "blob.dat").write_bytes(b"needle\x00\x01")
+    run = await runtime_factory(read_max_bytes=1_000).create_run()
+    big = await run.call("grep", {"pattern": "needle", "path": "big.txt"})
+    assert big.data["total"] == 0 and big.data["skipped"]["oversized"] == 1
+    blob = await run.call("grep", {"pattern": "needle", "path": "blob.dat"})
+    assert blob.data["total"] == 0 and blob.data["skipped"]["binary"] == 1
