@@ -162,8 +162,11 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
 
 def _argv(rg: str, query: RipgrepQuery) -> tuple[list[str], Path | None]:
     """rg's arguments, and the temporary ignore file they name (the caller removes it)."""
+    # The walker's rules, no more: .gitignore files only (not .ignore/.rgignore, git's global
+    # or per-repository excludes), from the root down, inside a git repository or not.
     argv = [rg, "--json", "--debug", "--no-config", "--hidden", "--no-ignore-global",
-            "--no-ignore-parent", "--no-require-git", "--max-filesize", str(query.max_file_bytes)]
+            "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-parent", "--no-require-git",
+            "--max-filesize", str(query.max_file_bytes)]
     ignore_file = None
     if query.respect_gitignore:
         inherited = _inherited_rules(query.root, query.start)

@@ -210,3 +210,33 @@ async def test_a_file_named_as_path_follows_the_size_and_binary_rules(runtime_fa
     assert big.data["total"] == 0 and big.data["skipped"]["oversized"] == 1
     blob = await run.call("grep", {"pattern": "needle", "path": "blob.dat"})
     assert blob.data["total"] == 0 and blob.data["skipped"]["binary"] == 1
+
+
+async def test_grep_and_glob_see_the_same_files(runtime, root):
+    layout = {
+        ".gitignore": "*.log\n/dist\ncache/\n",
+        ".hidden.py": "x",
+        ".ignore": "a.py\n",  # ripgrep's own ignore file: not a .gitignore, so not honoured
+        "a.py": "x",
+        "app.log": "x",
+        "dist/out.js": "x",
+        "lib/dist/keep.js": "x",
+        "lib/.gitignore": "!keep.log\ngen_*\n",
+        "lib/keep.log": "x",
+        "lib/gen_1.py": "x",
+        "lib/cache/c.py": "x",
+        "lib/deep/ok.py": "x",
+    }
+    for name, content in layout.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content)
+    run = await runtime.create_run()
+    listed = (await run.call("glob", {"pattern": "*"})).data["files"]
+    searched = sorted({m["file"] for m in (await run.call("grep", {"pattern": "."})).data["matches"]})
+    assert listed == searched == [".gitignore", ".hidden.py", ".ignore", "a.py",
+                                  "lib/.gitignore", "lib/deep/ok.py", "lib/dist/keep.js",
+                                  "lib/keep.log"]
+    for start in ("lib", "lib/deep"):
+        below = (await run.call("glob", {"pattern": "*", "path": start})).data["files"]
+        found = (await run.call("grep", {"pattern": ".", "path": start})).data["matches"]
+        assert below == sorted({m["file"] for m in found})
