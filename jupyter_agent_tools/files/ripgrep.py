@@ -17,6 +17,7 @@ import os
 import re
 import selectors
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -215,9 +216,8 @@ def _run(argv: list[str], cwd: Path, limits: RipgrepLimits,
                     elif len(err) < limits.max_output_bytes:
                         err.extend(chunk)
         if complete:
-            process.wait(max(0.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        raise RipgrepTimeout() from None
+            # Both pipes are at EOF: rg is exiting. (wait(timeout) would poll with sleeps.)
+            process.wait()
     finally:
         if process.poll() is None:  # timed out, cancelled, or cut at the output bound
             signal_process_group(process.pid)
@@ -249,10 +249,11 @@ def _parse(query: RipgrepQuery, limits: RipgrepLimits, stdout: bytes, stderr: by
     matches: list[RipgrepMatch] = []
     total = 0
     outside = 0
+    folders_inside: dict[Path, bool] = {}
     for name in sorted(files, key=lambda n: PurePosixPath(n).parts):
         path = Path(os.path.normpath(query.root / name))
         file_lines = files[name]
-        if not _inside(query.root, path):
+        if not _inside(query.root, path, folders_inside):
             outside += 1  # swapped for a link out while rg ran: never quote it
             continue
         total += len(file_lines)
@@ -285,9 +286,20 @@ def _left_out(path: Path, max_file_bytes: int) -> str | None:
         return "vanished"
 
 
-def _inside(root: Path, path: Path) -> bool:
-    real = Path(os.path.realpath(path))
-    return real == root or root in real.parents
+def _inside(root: Path, path: Path, folders_inside: dict[Path, bool]) -> bool:
+    """Whether `path` is (still) inside `root`: its folder resolves inside, it is no link.
+
+    rg follows no symlink, so only a swap while it ran can lead out. Folders are resolved
+    once per search (many matches share one).
+    """
+    inside = folders_inside.get(path.parent)
+    if inside is None:
+        real = Path(os.path.realpath(path.parent))
+        inside = folders_inside[path.parent] = real == root or root in real.parents
+    try:
+        return inside and not stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:  # gone since rg read it, through a folder that is inside
+        return inside
 
 
 def _path_text(value: dict[str, Any]) -> str:
