@@ -22,9 +22,10 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -88,6 +89,8 @@ class RipgrepQuery:
 
 @dataclass
 class RipgrepMatch:
+    """One matching line; `text` is cut to the line bound."""
+
     file: Path
     line: int
     text: str
@@ -106,33 +109,54 @@ class RipgrepOutcome:
 
 @dataclass(frozen=True)
 class RipgrepLimits:
+    """Bounds of one search (from the runtime's traitlets)."""
+
     timeout_seconds: float
     max_output_bytes: int
     max_results: int
     max_line_chars: int
 
 
-async def search(query: RipgrepQuery | Callable[[], RipgrepQuery], limits: RipgrepLimits,
-                 executor: Executor | None = None) -> RipgrepOutcome:
+async def search(query: RipgrepQuery | Callable[[], RipgrepQuery],
+                 limits: RipgrepLimits) -> RipgrepOutcome:
     """Run rg for `query`; RipgrepError for bad arguments, RipgrepTimeout past the time bound.
 
     `query` may be a function that builds it (resolving paths: disk work): it runs in the
-    same worker thread of `executor` as everything else, the spawn included. Under load a
+    same worker thread as everything else, the spawn included. Under load a
     fork/exec (and asyncio's child watcher) can hold the event loop for tens of ms, and each
     hand-off to a thread costs a wake-up.
     """
     rg = find_rg()
     if rg is None:
         raise FileNotFoundError("rg")
-    running: list[subprocess.Popen[bytes]] = []
+    handle = _Handle()
     loop = asyncio.get_running_loop()
     try:
-        return await loop.run_in_executor(executor or _shared_executor(), _search, rg, query,
-                                          limits, running)
+        return await loop.run_in_executor(_shared_executor(), _search, rg, query, limits, handle)
     except asyncio.CancelledError:
-        for process in running:  # the worker thread sees EOF and returns
-            signal_process_group(process.pid)
+        handle.cancel()  # the worker thread sees EOF and returns
         raise
+
+
+class _Handle:
+    """The rg process of one search, so that a cancelled call can stop it from the loop."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._cancelled = False
+
+    def started(self, process: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._process = process
+            if self._cancelled:  # cancelled while it was being spawned
+                signal_process_group(process.pid)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._process is not None:
+                signal_process_group(self._process.pid)
 
 
 @lru_cache(maxsize=1)
@@ -143,7 +167,7 @@ def _shared_executor() -> ThreadPoolExecutor:
 
 
 def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: RipgrepLimits,
-            running: list[subprocess.Popen[bytes]]) -> RipgrepOutcome:
+            handle: _Handle) -> RipgrepOutcome:
     if callable(query):
         query = query()
     if query.start.is_file():
@@ -154,7 +178,7 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
                                                 left_out: 1})
     argv, ignore_file = _argv(rg, query)
     try:
-        stdout, stderr, complete, returncode = _run(argv, query.root, limits, running)
+        stdout, stderr, complete, returncode = _run(argv, query.root, limits, handle)
     finally:
         if ignore_file is not None:
             ignore_file.unlink(missing_ok=True)
@@ -188,11 +212,11 @@ def _argv(rg: str, query: RipgrepQuery) -> tuple[list[str], Path | None]:
 
 
 def _run(argv: list[str], cwd: Path, limits: RipgrepLimits,
-         running: list[subprocess.Popen[bytes]]) -> tuple[bytes, bytes, bool, int | None]:
+         handle: _Handle) -> tuple[bytes, bytes, bool, int | None]:
     """rg's stdout and stderr, each read up to the output bound, within the time bound."""
     process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, **_OWN_PROCESS_GROUP)
-    running.append(process)
+    handle.started(process)
     deadline = time.monotonic() + limits.timeout_seconds
     out = bytearray()
     err = bytearray()
