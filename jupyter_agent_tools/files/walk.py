@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
+from pathspec.patterns.gitwildmatch import GitWildMatchPattern
 
 from ..runtime.results import ErrorCode, ToolError
 
 DEFAULT_SKIP_DIRS = (".git", ".hg", ".svn", "__pycache__", "node_modules", ".ipynb_checkpoints")
+DEFAULT_MAX_ENTRIES = 200_000
+DEFAULT_TIMEOUT_SECONDS = 30.0
 _SNIFF_BYTES = 8192
+
+# The folder a .gitignore sits in, and its patterns in file order.
+IgnoreRules = tuple[Path, list[GitWildMatchPattern]]
 
 
 @dataclass
@@ -22,21 +30,30 @@ class WalkStats:
     ignored: int = 0
     binary: int = 0
     oversized: int = 0
+    # Listed, then gone before it could be looked at (a writer's temp file, a deletion).
+    vanished: int = 0
+    # The walk stopped at its entry or time bound; what it found is incomplete.
+    truncated: bool = False
 
     def to_json(self) -> dict[str, int]:
-        return {"ignored": self.ignored, "binary": self.binary, "oversized": self.oversized}
+        """The counts; `vanished` only when a race happened (`truncated` is not a count)."""
+        counts = {"ignored": self.ignored, "binary": self.binary, "oversized": self.oversized}
+        if self.vanished:
+            counts["vanished"] = self.vanished
+        return counts
 
     def describe(self) -> str:
         parts = [f"{n} {what}" for what, n in self.to_json().items() if n]
-        return f"skipped: {', '.join(parts)}" if parts else ""
+        notes = [f"skipped: {', '.join(parts)}"] if parts else []
+        if self.truncated:
+            notes.append("the walk stopped at its bound; narrow the path")
+        return "; ".join(notes)
 
 
 def is_binary(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            return b"\x00" in handle.read(_SNIFF_BYTES)
-    except OSError:
-        return True
+    """Whether the file's head holds a NUL byte (OSError when it cannot be opened)."""
+    with path.open("rb") as handle:
+        return b"\x00" in handle.read(_SNIFF_BYTES)
 
 
 def read_text(path: Path, max_bytes: int) -> str:
@@ -63,7 +80,12 @@ def read_text(path: Path, max_bytes: int) -> str:
 
 
 class FileWalker:
-    """Yields the files under a directory, honouring .gitignore files at every level."""
+    """Yields the files under a directory, honouring .gitignore files at every level.
+
+    Ignore rules apply *below* the starting point, as ripgrep does for a path it is given: a
+    walk that starts inside an ignored folder searches that folder. A walk is bounded: it stops
+    after `max_entries` directory entries or `timeout_seconds`, and says so in its stats.
+    """
 
     def __init__(
         self,
@@ -73,84 +95,134 @@ class FileWalker:
         max_file_bytes: int = 2_000_000,
         skip_dirs: tuple[str, ...] = DEFAULT_SKIP_DIRS,
         skip_binary: bool = True,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     ) -> None:
         self.root = Path(os.path.realpath(root))
         self.respect_gitignore = respect_gitignore
         self.max_file_bytes = max_file_bytes
         self.skip_dirs = set(skip_dirs)
         self.skip_binary = skip_binary
+        self.max_entries = max_entries
+        self.timeout_seconds = timeout_seconds
         self.stats = WalkStats()
+        self._entries = 0
+        self._deadline = 0.0
 
-    def _spec_for(self, directory: Path) -> pathspec.PathSpec | None:
+    def _rules_for(self, directory: Path) -> IgnoreRules | None:
         ignore = directory / ".gitignore"
-        if not self.respect_gitignore or not ignore.is_file():
+        if not self.respect_gitignore:
             return None
         try:
-            return pathspec.GitIgnoreSpec.from_lines(ignore.read_text(errors="replace").splitlines())
-        except Exception:
+            lines = ignore.read_text(errors="replace").splitlines()
+        except OSError:  # none here, unreadable, or gone since it was listed
             return None
+        try:
+            patterns = pathspec.GitIgnoreSpec.from_lines(lines).patterns
+        except Exception:  # a malformed .gitignore ignores nothing rather than failing the walk
+            return None
+        return directory, [p for p in patterns if p.include is not None and p.regex is not None]
 
-    def _inherited_specs(self, start: Path) -> list[tuple[Path, pathspec.PathSpec]]:
-        """.gitignore files of the directories between the root and `start`."""
-        specs = []
-        chain = [start, *start.parents]
-        for directory in reversed(chain):
+    def _inherited_rules(self, start: Path) -> list[IgnoreRules]:
+        """.gitignore files of the directories between the root and `start` (excluded)."""
+        rules = []
+        for directory in reversed(start.parents):
             if directory != self.root and self.root not in directory.parents:
                 continue
-            if directory == start:
-                continue
-            spec = self._spec_for(directory)
-            if spec is not None:
-                specs.append((directory, spec))
-        return specs
+            own = self._rules_for(directory)
+            if own is not None:
+                rules.append(own)
+        return rules
 
     @staticmethod
-    def _ignored(specs: list[tuple[Path, pathspec.PathSpec]], path: Path, is_dir: bool) -> bool:
-        for base, spec in specs:
+    def _ignored(rules: list[IgnoreRules], path: Path, is_dir: bool) -> bool:
+        # Later (deeper) files and later lines win, as in git. A pattern must match the path
+        # itself: a match through one of its folders (`build/` on `build/x.py`) does not count,
+        # because a walk never enters an ignored folder unless it was asked to start there.
+        decision = False
+        for base, patterns in rules:
             rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
-            if spec.match_file(rel):
-                return True
-        return False
+            for pattern in patterns:
+                if pattern.regex.fullmatch(rel):
+                    decision = bool(pattern.include)
+        return decision
+
+    async def list_files(self, start: Path) -> list[Path]:
+        """`files(start)` in a worker thread: a big tree is never walked on the event loop."""
+        return await asyncio.to_thread(lambda: list(self.files(start)))
 
     def files(self, start: Path) -> Iterator[Path]:
         """Every eligible file under `start` (or `start` itself when it is a file), sorted."""
+        self._entries = 0
+        self._deadline = time.monotonic() + self.timeout_seconds
         start = Path(os.path.realpath(start))
         if start.is_file():
             if self._eligible(start):
                 yield start
             return
-        yield from self._walk(start, self._inherited_specs(start))
+        yield from self._walk(start, self._inherited_rules(start))
 
-    def _walk(self, directory: Path, specs: list[tuple[Path, pathspec.PathSpec]]) -> Iterator[Path]:
-        own = self._spec_for(directory)
+    def _walk(self, directory: Path, rules: list[IgnoreRules]) -> Iterator[Path]:
+        own = self._rules_for(directory)
         if own is not None:
-            specs = [*specs, (directory, own)]
+            rules = [*rules, own]
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
+        except OSError:  # unreadable, or removed while we walked
             return
         for entry in entries:
+            if self._over_bounds():
+                return
             path = Path(entry.path)
-            if entry.is_dir(follow_symlinks=False):
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_file = not is_dir and entry.is_file(follow_symlinks=False)
+            except OSError:
+                self.stats.vanished += 1
+                continue
+            if is_dir:
                 if entry.name in self.skip_dirs:
                     continue
-                if self._ignored(specs, path, is_dir=True):
+                if self._ignored(rules, path, is_dir=True):
                     self.stats.ignored += 1
                     continue
-                yield from self._walk(path, specs)
-            elif entry.is_file(follow_symlinks=False):
-                if self._ignored(specs, path, is_dir=False):
+                yield from self._walk(path, rules)
+            elif is_file:
+                if self._ignored(rules, path, is_dir=False):
                     self.stats.ignored += 1
                     continue
-                if self._eligible(path, entry.stat().st_size):
+                try:
+                    size = entry.stat(follow_symlinks=False).st_size
+                except OSError:  # listed, then gone: an atomic writer's temp file, a deletion
+                    self.stats.vanished += 1
+                    continue
+                if self._eligible(path, size):
                     yield path
 
+    def _over_bounds(self) -> bool:
+        self._entries += 1
+        if self._entries > self.max_entries or time.monotonic() > self._deadline:
+            self.stats.truncated = True
+            return True
+        return False
+
     def _eligible(self, path: Path, size: int | None = None) -> bool:
-        size = path.stat().st_size if size is None else size
+        if size is None:
+            try:
+                size = path.stat().st_size
+            except OSError:
+                self.stats.vanished += 1
+                return False
         if size > self.max_file_bytes:
             self.stats.oversized += 1
             return False
-        if self.skip_binary and is_binary(path):
-            self.stats.binary += 1
-            return False
+        if self.skip_binary:
+            try:
+                binary = is_binary(path)
+            except OSError:
+                self.stats.vanished += 1
+                return False
+            if binary:
+                self.stats.binary += 1
+                return False
         return True

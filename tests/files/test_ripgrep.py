@@ -1,0 +1,51 @@
+"""The ripgrep runner: arguments it builds, and what it refuses to quote."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from jupyter_agent_tools.files import ripgrep
+
+LIMITS = ripgrep.RipgrepLimits(timeout_seconds=30, max_output_bytes=1_000_000, max_results=10,
+                               max_line_chars=200)
+
+
+def _rg_output(*files: str) -> bytes:
+    """What `rg --json` prints (compact JSON) for one matching line in each of `files`."""
+    lines = []
+    for name in files:
+        lines.append({"type": "begin", "data": {"path": {"text": name}}})
+        lines.append({"type": "match", "data": {"path": {"text": name},
+                                                "lines": {"text": "needle\n"}, "line_number": 1}})
+    lines.append({"data": {"stats": {}}, "type": "summary"})
+    return b"".join(json.dumps(line, separators=(",", ":")).encode() + b"\n" for line in lines)
+
+
+def test_a_match_through_a_link_swapped_in_while_rg_ran_is_not_quoted(root, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("needle\n")
+    (root / "inside.txt").write_text("needle\n")
+    # rg read these as a plain file and a plain folder; they are links out by the time it ends.
+    (root / "was_a_file.txt").symlink_to(outside / "secret.txt")
+    (root / "was_a_folder").symlink_to(outside, target_is_directory=True)
+    query = ripgrep.RipgrepQuery(root=root, start=root, pattern="needle")
+    stdout = _rg_output("inside.txt", "was_a_file.txt", "was_a_folder/secret.txt")
+    outcome = ripgrep._parse(query, LIMITS, stdout, b"", True, 0)
+    assert [m.file.name for m in outcome.matches] == ["inside.txt"]
+    assert outcome.total == 1 and outcome.skipped["outside_root"] == 2
+
+
+def test_rules_between_the_root_and_the_start_are_rebased_onto_the_root(root):
+    (root / ".gitignore").write_text("*.log\n/dist\n")
+    (root / "pkg" / "sub").mkdir(parents=True)
+    (root / "pkg" / ".gitignore").write_text("# generated\nbuild/\n/local.py\n!keep.log\n")
+    rules = ripgrep._inherited_rules(root, root / "pkg" / "sub")
+    assert rules == ["*.log", "/dist", "/pkg/**/build/", "/pkg/local.py", "!/pkg/**/keep.log"]
+    assert ripgrep._inherited_rules(root, root) == []
+
+
+def test_the_binary_is_the_one_installed_beside_python():
+    found = ripgrep.find_rg()
+    assert found is not None and Path(found).name == "rg"

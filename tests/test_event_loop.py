@@ -1,0 +1,121 @@
+"""No call may stall the server: searches run off its event loop, and race writers safely.
+
+Against a real `jupyter server` in a child process, over HTTP, while another client polls the
+server's own `GET api/status`. Bounds are generous (machines are shared and noisy); the real
+figures come from `python -m benchmarks.bench_load`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from jupyter_agent_tools.testing.server import JupyterServerProcess
+
+# A poll slower than this means the loop was held: a stall, not noise.
+POLL_BOUND_S = 1.0
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServerProcess]:
+    root = tmp_path_factory.mktemp("event-loop-root")
+    # A backtracking engine needs ~2^30 steps per line for `(a+)+$` here; a linear one, none.
+    (root / "redos").mkdir()
+    for index in range(20):
+        (root / "redos" / f"lines_{index}.txt").write_text(("a" * 30 + "!\n") * 2_000)
+    (root / "shared").mkdir()
+    with JupyterServerProcess(root) as process:
+        yield process
+
+
+def _client(server: JupyterServerProcess) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=server.url.rstrip("/") + "/",
+                             headers={"Authorization": f"token {server.token}"}, timeout=120)
+
+
+async def _new_run(client: httpx.AsyncClient) -> str:
+    response = await client.post("agent-tools/api/runs", json={})
+    assert response.status_code == 201, response.text
+    return response.json()["id"]
+
+
+async def _call(client: httpx.AsyncClient, run_id: str, tool: str, args: dict) -> dict:
+    response = await client.post(f"agent-tools/api/runs/{run_id}/calls",
+                                 json={"tool": tool, "args": args})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def _poll_status(client: httpx.AsyncClient, stop: asyncio.Event) -> list[float]:
+    """Latencies of `GET api/status` (jupyter_server's own route) until `stop` is set."""
+    latencies: list[float] = []
+    while not stop.is_set() or len(latencies) < 5:
+        started = time.perf_counter()
+        response = await client.get("api/status")
+        latencies.append(time.perf_counter() - started)
+        assert response.status_code == 200
+        await asyncio.sleep(0.01)
+    return latencies
+
+
+async def test_a_catastrophic_regex_does_not_stall_the_server(server: JupyterServerProcess):
+    async with _client(server) as searcher, _client(server) as poller:
+        run_id = await _new_run(searcher)
+        stop = asyncio.Event()
+        polling = asyncio.create_task(_poll_status(poller, stop))
+        await asyncio.sleep(0.1)  # the poll is running before the regex starts
+        results = await asyncio.gather(*[
+            _call(searcher, run_id, "grep", {"pattern": "(a+)+$", "path": "redos"})
+            for _ in range(4)
+        ])
+        await asyncio.sleep(0.1)
+        stop.set()
+        latencies = await polling
+    assert all(result["ok"] and result["data"]["total"] == 0 for result in results)
+    assert len(latencies) >= 5
+    assert max(latencies) < POLL_BOUND_S, f"api/status took {max(latencies):.2f} s"
+
+
+async def test_searches_while_other_runs_write_have_no_unexpected_failure(
+        server: JupyterServerProcess):
+    rounds = 25
+
+    async def writer(client: httpx.AsyncClient, run_id: str, index: int) -> list[dict]:
+        # Each write goes through the atomic writer: a temp file appears, then is renamed.
+        return [await _call(client, run_id, "write",
+                            {"path": f"shared/w{index}_{n % 3}.py",
+                             "content": f"value_{n} = {n}  # needle\n" * 50})
+                for n in range(rounds)]
+
+    async def searcher(client: httpx.AsyncClient, run_id: str) -> list[dict]:
+        results = []
+        for n in range(rounds):
+            if n % 2:
+                results.append(await _call(client, run_id, "glob",
+                                           {"pattern": "*.py", "path": "shared"}))
+            else:
+                results.append(await _call(client, run_id, "grep",
+                                           {"pattern": r"value_\d+", "path": "shared"}))
+        return results
+
+    async with _client(server) as client:
+        writers = [await _new_run(client) for _ in range(3)]
+        searchers = [await _new_run(client) for _ in range(3)]
+        answers = await asyncio.gather(
+            *[writer(client, run_id, i) for i, run_id in enumerate(writers)],
+            *[searcher(client, run_id) for run_id in searchers],
+        )
+    failures = [result for batch in answers for result in batch if not result["ok"]]
+    assert failures == []
+    searches = [result for batch in answers[len(writers):] for result in batch]
+    assert len(searches) == 3 * rounds
+    # No temp file of the writer is ever reported as a match or a listed file.
+    for result in searches:
+        named = [m["file"] for m in result["data"].get("matches", [])]
+        named += result["data"].get("files", [])
+        assert all(Path(name).name.startswith("w") and name.endswith(".py") for name in named)
