@@ -14,12 +14,13 @@ from ..files import write_files_atomically
 from ..runtime import CallContext, ErrorCode, ToolError, ToolResult
 from .client import LspRequestError
 from .journal import FileDiagnostic
+from .languages import LANGUAGES
 from .positions import locate_symbol
 from .project_check import ProjectCheckError, run_project_check
 from .server import LanguageServer, ServerUnavailable
-from .session import LspSession
+from .session import OUTSIDE_ROOT, LspSession, describe_location, request_failure
 from .specs import ServerSpec
-from .workspace_edit import plan_workspace_edit
+from .workspace_edit import PlannedEdit, plan_workspace_edit
 
 NAVIGATION: dict[str, tuple[str, str, type]] = {
     "definition": (types.TEXT_DOCUMENT_DEFINITION, "definition_provider", types.DefinitionParams),
@@ -73,31 +74,41 @@ def _with_note(text: str, note: str) -> str:
 
 async def navigate(session: LspSession, args: Any) -> ToolResult:
     """definition, type_definition, implementation, references."""
-    method, capability, params_type = NAVIGATION[args.action]
     path, server, position, note = await _position(session, args, args.action)
-    _supports(server, capability, args.action)
+    language = LANGUAGES.get(server.spec.language_id(path) or "")
+    found = await _navigation_request(session, server, args.action, path, position)
+    if (args.action == "implementation" and not found and language is not None
+            and not language.separate_implementations):
+        found = await _navigation_request(session, server, "definition", path, position)
+        note = "; ".join(filter(None, [note, f"{language.name} has no implementations apart "
+                                       "from definitions: this is the definition"]))
+    limit = session.supervisor.references_max if args.action == "references" else len(found)
+    locations = await session.locations(found[:limit])
+    what = args.action.replace("_", " ")
+    if not locations:
+        text = f"No {what} found for {args.symbol!r} at {session.run.relpath(path)}:{args.line}."
+    else:
+        lines = [describe_location(loc) for loc in locations]
+        text = f"{what.capitalize()} of {args.symbol!r} ({len(found)}):\n" + "\n".join(lines)
+        if len(found) > limit:
+            text += f"\n[cut: showing {limit} of {len(found)} references]"
+    data = {"locations": locations, "total": len(found), "truncated": len(found) > limit}
+    return ToolResult.success(_with_note(text, note), data)
+
+
+async def _navigation_request(session: LspSession, server: LanguageServer, action: str,
+                              path: Path, position: types.Position) -> list[tuple[str, types.Range]]:
+    method, capability, params_type = NAVIGATION[action]
+    _supports(server, capability, action)
     document = types.TextDocumentIdentifier(from_fs_path(str(path)))
-    if args.action == "references":
+    if action == "references":
         params: Any = types.ReferenceParams(
             text_document=document, position=position,
             context=types.ReferenceContext(include_declaration=True),
         )
     else:
         params = params_type(text_document=document, position=position)
-    found = _locations(await session.request(server, method, params))
-    limit = session.supervisor.references_max if args.action == "references" else len(found)
-    cache: dict[Path, list[str]] = {}
-    locations = [session.location(uri, range_, cache) for uri, range_ in found[:limit]]
-    what = args.action.replace("_", " ")
-    if not locations:
-        text = f"No {what} found for {args.symbol!r} at {session.run.relpath(path)}:{args.line}."
-    else:
-        lines = [f"{loc['path']}:{loc['line']}: {loc.get('text', '')}".rstrip() for loc in locations]
-        text = f"{what.capitalize()} of {args.symbol!r} ({len(found)}):\n" + "\n".join(lines)
-        if len(found) > limit:
-            text += f"\n[cut: showing {limit} of {len(found)} references]"
-    data = {"locations": locations, "total": len(found), "truncated": len(found) > limit}
-    return ToolResult.success(_with_note(text, note), data)
+    return _locations(await session.request(server, method, params))
 
 
 def _hover_text(contents: Any) -> str:
@@ -160,12 +171,15 @@ async def symbols(session: LspSession, args: Any) -> ToolResult:
                                      "truncated": len(found) > limit})
 
 
-def _project_file(session: LspSession, server: LanguageServer) -> Path | None:
+async def _project_file(session: LspSession, server: LanguageServer) -> Path | None:
     """A file of the server's language under its root, so servers that index on open can search."""
-    for path in session.run.walker().files(server.root):
-        if server.spec.serves(path):
-            return path
-    return None
+    def first() -> Path | None:
+        for path in session.run.walker().files(server.root):
+            if server.spec.serves(path):
+                return path
+        return None
+
+    return await asyncio.to_thread(first)
 
 
 async def _workspace_symbols(session: LspSession, args: Any) -> ToolResult:
@@ -178,28 +192,28 @@ async def _workspace_symbols(session: LspSession, args: Any) -> ToolResult:
                         "No language server serves the run's cwd. Call lsp with action=status to "
                         "see why, or pass `file` to search from that file's project.")
     found: list[dict[str, Any]] = []
-    cache: dict[Path, list[str]] = {}
     for server in servers:
         # Some servers (tsserver) search only the projects of open files: open one.
         if args.file:
             await session.open(server, session.run.resolve(args.file))
-        elif not server.has_open_documents and (sample := _project_file(session, server)):
+        elif not server.has_open_documents and (sample := await _project_file(session, server)):
             await session.open(server, sample)
         await session.start(server)
         _supports(server, "workspace_symbol_provider", "symbol search")
         result = await session.request(server, types.WORKSPACE_SYMBOL,
                                        types.WorkspaceSymbolParams(query=args.query))
-        for symbol in result or []:
-            location = symbol.location
-            range_ = getattr(location, "range", None) or types.Range(
-                types.Position(0, 0), types.Position(0, 0))
-            entry = session.location(location.uri, range_, cache)
-            entry.update(name=symbol.name, kind=types.SymbolKind(symbol.kind).name.lower(),
-                         container=symbol.container_name)
+        symbols = list(result or [])
+        places = [(s.location.uri, getattr(s.location, "range", None) or types.Range(
+            types.Position(0, 0), types.Position(0, 0))) for s in symbols]
+        for symbol, entry in zip(symbols, await session.locations(places), strict=True):
+            if not entry.get("outside_root"):  # a name is content too: not shown from outside
+                entry.update(name=symbol.name, kind=types.SymbolKind(symbol.kind).name.lower(),
+                             container=symbol.container_name)
             found.append(entry)
     limit = session.supervisor.symbols_query_max
     shown = found[:limit]
-    lines = [f"{s['kind']} {s['name']} {s['path']}:{s['line']}" for s in shown]
+    lines = [f"{s['kind']} {s['name']} {s['path']}:{s['line']}" if "name" in s
+             else describe_location(s) for s in shown]
     text = (f"Symbols matching {args.query!r} ({len(found)}):\n" + "\n".join(lines)
             if found else f"No symbols match {args.query!r}.")
     if len(found) > limit:
@@ -229,7 +243,7 @@ async def code_actions(session: LspSession, args: Any) -> ToolResult:
     if not servers:
         raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for "
                         f"{session.run.relpath(path)}: {reason}. Call lsp with action=status.")
-    text = session.read(path)
+    text = await session.read(path)
     lines = text.splitlines()
     if not 1 <= args.line <= max(len(lines), 1):
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
@@ -271,8 +285,10 @@ async def code_actions(session: LspSession, args: Any) -> ToolResult:
                     uris = list((action.edit.changes or {}).keys()) + [
                         c.text_document.uri for c in action.edit.document_changes or []
                         if isinstance(c, types.TextDocumentEdit)]
-                    entry["files"] = sorted({session.run.relpath(Path(to_fs_path(u) or u))
-                                             for u in uris})
+                    paths = {Path(to_fs_path(u) or u) for u in uris}
+                    entry["files"] = sorted(
+                        session.run.relpath(p) + ("" if session.contained(p) else
+                                                  f" ({OUTSIDE_ROOT})") for p in paths)
             offered.append(entry)
         return offered
 
@@ -292,65 +308,80 @@ async def diagnostics(session: LspSession, ctx: CallContext, args: Any) -> ToolR
     if args.file == "*":
         return await project_diagnostics(session, ctx)
     path = session.run.resolve(args.file)
-    report = await session.diagnostics(path, save=False)
     rel = session.run.relpath(path)
+    if not await asyncio.to_thread(path.is_file):
+        raise ToolError(ErrorCode.NOT_FOUND, f"{rel} is not a file. Check the path with glob.")
+    report = await session.diagnostics(path, save=False)
     if not report.available:
         raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for {rel}: "
                         f"{'; '.join(report.problems)}. Call lsp with action=status for details.")
     session.journal.observe(rel, report.items)
     limit = session.supervisor.diagnostics_max
     status = "pending" if report.pending else "clean" if not report.items else "reported"
-    if status == "pending":
+    answered = ", ".join(report.answered)
+    failed = f" {', '.join(report.failed)} failed (below)." if report.failed else ""
+    if not report.answered and report.failed:
+        head = f"No diagnostics received for {rel}: {', '.join(report.failed)} failed."
+        status = "failed"
+    elif status == "pending":
         head = (f"Diagnostics for {rel} are pending: {', '.join(report.pending)} did not report "
-                "in time. What has arrived so far is below; call again shortly.")
+                f"in time. What has arrived so far is below; call again shortly.{failed}")
     elif status == "clean":
-        head = f"No diagnostics in {rel}: clean."
+        head = f"No diagnostics in {rel} from {answered}: clean.{failed}"
     else:
-        head = f"Diagnostics in {rel} ({len(report.items)}):"
+        head = f"Diagnostics in {rel} ({len(report.items)}) from {answered}:{failed}"
     lines = [head, *(f"  {d.describe()}" for d in report.items[:limit])]
     if len(report.items) > limit:
         lines.append(f"  [cut: showing {limit} of {len(report.items)}]")
     lines.extend(f"  {problem}" for problem in report.problems)
-    if report.problems and not report.items and status == "clean":
-        lines[0] = f"No diagnostics received for {rel}: a server failed."
-        status = "failed"
     return ToolResult.success("\n".join(lines), {
         "path": rel, "status": status, "diagnostics": [d.to_json() for d in report.items[:limit]],
         "total": len(report.items), "truncated": len(report.items) > limit,
-        "pending": report.pending, "problems": report.problems,
+        "pending": report.pending, "problems": report.problems, "servers": report.answered,
+        "failed": report.failed,
     })
 
 
 async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResult:
     """Each language's own checker over the run's cwd, summarized and bounded."""
     run = session.run
-    checks = [spec for spec in session.supervisor.specs.values()
-              if spec.enabled and spec.project_check and spec.find_root(run.cwd, run.cwd)]
+    marked = [spec for spec in session.supervisor.specs.values()
+              if spec.enabled and spec.find_root(run.cwd, run.cwd)]
+    checks = [spec for spec in marked if spec.project_check or spec.open_project_sources]
+    if not checks and marked:
+        raise ToolError(ErrorCode.UNAVAILABLE,
+                        f"No project check exists for {', '.join(s.name for s in marked)}: it has "
+                        "no whole-project checker here. Pass a file instead of '*' (diagnostics "
+                        "are per file).")
     if not checks:
         raise ToolError(ErrorCode.UNAVAILABLE,
                         "No project check applies: the run's cwd has no root marker of a language "
-                        "with a checker (pyproject.toml, package.json, tsconfig.json, ...). Pass a "
-                        "file instead of '*'.")
+                        "with a checker (pyproject.toml, package.json, tsconfig.json, "
+                        "compile_flags.txt, ...). Pass a file instead of '*'.")
     found: list[FileDiagnostic] = []
     summary: dict[str, Any] = {}
     for index, spec in enumerate(checks, 1):
+        name = spec.project_check[0] if spec.project_check else spec.name
         run.events.publish("lsp_progress", run_id=run.id, call_id=ctx.call_id,
-                           check=spec.project_check[0], step=index, of=len(checks), state="started")
+                           check=name, step=index, of=len(checks), state="started")
         started = time.perf_counter()
         try:
-            items = await run_project_check(spec, run.cwd, run.relpath,
-                                            session.supervisor.project_check_timeout)
+            if spec.project_check:
+                items = await run_project_check(spec, run.cwd, run.relpath,
+                                                session.supervisor.project_check_timeout)
+            else:
+                items = await _check_through_server(session, spec)
         except ProjectCheckError as exc:
-            summary[spec.project_check[0]] = {"error": str(exc)}
+            summary[name] = {"error": str(exc)}
         else:
             found.extend(items)
-            summary[spec.project_check[0]] = {
+            summary[name] = {
                 "errors": sum(d.severity == "error" for d in items),
                 "warnings": sum(d.severity == "warning" for d in items),
                 "seconds": round(time.perf_counter() - started, 2),
             }
         run.events.publish("lsp_progress", run_id=run.id, call_id=ctx.call_id,
-                           check=spec.project_check[0], step=index, of=len(checks), state="done")
+                           check=name, step=index, of=len(checks), state="done")
     limit = session.supervisor.diagnostics_max
     found.sort(key=lambda d: (d.severity != "error", d.path, d.line))
     by_file: dict[str, int] = {}
@@ -368,6 +399,27 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
         "checks": summary, "diagnostics": [d.to_json() for d in found[:limit]],
         "total": len(found), "by_file": by_file, "truncated": len(found) > limit,
     })
+
+
+async def _check_through_server(session: LspSession, spec: ServerSpec) -> list[FileDiagnostic]:
+    """A language without a checker of its own (C/C++): its server over every source under
+    the cwd, bounded in files by `project_sources_max` and in time by `diagnostics_timeout`."""
+    binary = session.supervisor.binary(spec)
+    if binary is None:
+        raise ProjectCheckError(f"{spec.command[0]} not found on PATH or in the Python "
+                                "environment's bin folder")
+    server = session.server_at(spec, session.run.cwd, binary)
+    sources = await session.project_sources(server)
+    if sources is None:
+        raise ProjectCheckError(f"more than {session.supervisor.project_sources_max} source files "
+                                "to open; raise LanguageServerSupervisor.project_sources_max or "
+                                "pass files one at a time")
+    reports = await session.diagnostics_many(sources, save=False)
+    unread = [session.run.relpath(r.path) for r in reports if r.pending or r.problems]
+    if unread:
+        raise ProjectCheckError(f"{spec.name} did not finish {', '.join(unread[:10])} in time; "
+                                "call again shortly")
+    return [item for report in reports for item in report.items]
 
 
 def _describe_availability(session: LspSession, path: Path,
@@ -446,30 +498,45 @@ async def reload(session: LspSession, args: Any) -> ToolResult:
 
 
 async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult:
-    """prepareRename, rename, then apply the WorkspaceEdit atomically inside the root."""
+    """Check the new name, prepareRename, rename, then apply the WorkspaceEdit atomically
+    inside the root: every file changes, or the call is an error saying why none did."""
+    target = session.run.resolve(args.file)
+    _check_new_name(session.navigation_server(target), target, args)  # before any server starts
     path, server, position, note = await _position(session, args, "rename")
     _supports(server, "rename_provider", "rename")
     document = types.TextDocumentIdentifier(from_fs_path(str(path)))
     provider = server.capabilities.rename_provider if server.capabilities else None
     if isinstance(provider, types.RenameOptions) and provider.prepare_provider:
-        prepared = await session.request(server, types.TEXT_DOCUMENT_PREPARE_RENAME,
-                                         types.PrepareRenameParams(document, position))
+        prepared = await _ask_rename(server, types.TEXT_DOCUMENT_PREPARE_RENAME,
+                                     types.PrepareRenameParams(document, position), args)
         if prepared is None:
             raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
                             f"{args.symbol!r} on line {args.line} cannot be renamed (the server "
                             "sees no renameable symbol there). Point at its definition or a use.")
-    edit = await session.request(server, types.TEXT_DOCUMENT_RENAME, types.RenameParams(
-        text_document=document, position=position, new_name=args.new_name))
+    await _refuse_outside_definitions(session, server, path, position, args)
+    if server.spec.open_project_sources:
+        await _open_every_source(session, server, args)
+    edit = await _ask_rename(server, types.TEXT_DOCUMENT_RENAME, types.RenameParams(
+        text_document=document, position=position, new_name=args.new_name), args)
     if edit is None:
         raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
-                        f"{server.spec.name} returned no edit for renaming {args.symbol!r}. Check "
-                        "the line and symbol with read.")
-    plan = plan_workspace_edit(edit, session.run.resolve, session.run.runtime.read_max_bytes)
+                        f"Renaming {args.symbol!r} changes nothing: {server.spec.name} returned no "
+                        "edit (it sees no renameable symbol there). Check the line and symbol "
+                        "with read, or point at the definition.")
+
+    def plan_now() -> tuple[PlannedEdit, str]:
+        plan = plan_workspace_edit(edit, session.contained, session.run.relpath,
+                                   session.run.runtime.read_max_bytes)
+        return plan, plan.diff(session.run.relpath)
+
+    plan, diff = await asyncio.to_thread(plan_now)
     if not plan.changes:
-        return ToolResult.success(f"Renaming {args.symbol!r} to {args.new_name!r} changes nothing.",
-                                  {"files": []})
-    diff = plan.diff(session.run.relpath)
-    ctx.wrote(*plan.changes, created=write_files_atomically(plan.changes))
+        raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
+                        f"Renaming {args.symbol!r} to {args.new_name!r} changes nothing: "
+                        f"{server.spec.name}'s edit leaves every file as it is (a name it does "
+                        "not own, e.g. a builtin or a library's). No file was changed.")
+    created = await asyncio.to_thread(write_files_atomically, plan.changes)
+    ctx.wrote(*plan.changes, created=created)
     files = [{"path": session.run.relpath(p), "edits": plan.edit_counts.get(p, 0),
               "deleted": content is None} for p, content in plan.changes.items()]
     total = sum(f["edits"] for f in files)
@@ -478,3 +545,69 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
                       f"{len(files)} file(s):\n{listing}", note)
     return ToolResult.success(text, {"files": files, "edits": total, "diff": diff},
                               blocks=[{"type": "text", "text": text}, {"type": "diff", "diff": diff}])
+
+
+def _check_new_name(server: LanguageServer, path: Path, args: Any) -> None:
+    """A name the file's language accepts, and a different one: else nothing is asked."""
+    if args.new_name == args.symbol:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"new_name is {args.symbol!r}'s current name: the rename would change "
+                        "nothing. Pass the name you want instead.")
+    language = LANGUAGES.get(server.spec.language_id(path) or "")
+    problem = language.name_problem(args.new_name) if language else None
+    if problem:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"Cannot rename {args.symbol!r} to {args.new_name!r}: {problem}. No file "
+                        "was changed; pick a name the language accepts.")
+
+
+async def _ask_rename(server: LanguageServer, method: str, params: Any, args: Any) -> Any:
+    """prepareRename or rename; a refusal by the server is the caller's to fix, said as such."""
+    try:
+        return await server.request(method, params)
+    except ServerUnavailable as exc:
+        raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
+    except LspRequestError as exc:
+        if exc.timed_out or not (server.connection and server.connection.alive):
+            raise request_failure(exc) from None
+        raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
+                        f"{server.spec.name} refused to rename {args.symbol!r} on line "
+                        f"{args.line} ({exc}). No file was changed.") from None
+
+
+async def _refuse_outside_definitions(session: LspSession, server: LanguageServer, path: Path,
+                                      position: types.Position, args: Any) -> None:
+    """A symbol defined outside the root cannot be renamed whole: servers then rename only the
+    uses (clangd: the code no longer compiles) or alias the import (tsserver)."""
+    if not getattr(server.capabilities, "definition_provider", None):
+        return
+    found = await _navigation_request(session, server, "definition", path, position)
+    places = [Path(to_fs_path(uri) or uri) for uri, _ in found]
+    outside = await asyncio.to_thread(lambda: [p for p in places if session.contained(p) is None])
+    if outside:
+        raise ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
+                        f"Cannot rename {args.symbol!r}: it is defined in "
+                        f"{', '.join(session.run.relpath(p) for p in outside)}, outside the "
+                        "server's root, which no tool may change. No file was changed.")
+
+
+async def _open_every_source(session: LspSession, server: LanguageServer, args: Any) -> None:
+    """A server that indexes only open files (clangd with compile_flags.txt) renames only
+    where it looked: open every source under its root and let it read them first, or refuse."""
+    sources = await session.project_sources(server)
+    limit = session.supervisor.project_sources_max
+    if sources is None:
+        raise ToolError(ErrorCode.UNAVAILABLE,
+                        f"Cannot rename {args.symbol!r} completely: {server.spec.name} renames "
+                        f"only in files it has read, and {session.run.relpath(server.root)} has "
+                        f"more than {limit} source files to open. Add a compile_commands.json "
+                        "(CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; make: bear -- make) and "
+                        "raise LanguageServerSupervisor.project_sources_max, or rename with "
+                        "ast_edit. No file was changed.")
+    reports = await session.diagnostics_many(sources, save=False)
+    unread = sorted({session.run.relpath(r.path) for r in reports if r.pending or r.problems})
+    if unread:
+        raise ToolError(ErrorCode.TIMEOUT,
+                        f"Cannot rename {args.symbol!r} completely: {server.spec.name} had not "
+                        f"finished reading {', '.join(unread[:10])}. No file was changed; try "
+                        "again in a moment.")

@@ -45,10 +45,10 @@ async def files_of_commands(ctx: CallContext, args: Any, call_next: CallNext) ->
     delete files; the servers' source files are listed before and after, and what changed is
     announced, as a file watcher would."""
     session: LspSession | None = ctx.run.resources.get(Resource.LSP)
-    before = session.source_files() if session is not None and ctx.tool.tier is Tier.EXEC else None
+    before = await session.source_files() if session is not None and ctx.tool.tier is Tier.EXEC else None
     result = await call_next()
     if session is not None and before is not None:
-        after = session.source_files()
+        after = await session.source_files()
         if after is not None and after != before:
             session.files_created_or_deleted(sorted(after - before), sorted(before - after))
     return result

@@ -51,6 +51,10 @@ class ServerSpec:
     # "tsserver": asked through typescript-language-server's tsserverRequest (it publishes
     # nothing for a file that stays clean).
     diagnostics_source: str = "server"
+    # The server knows only the files it has open (clangd without a finished compile_commands
+    # index): a rename first opens every source under its root, and `diagnostics "*"` checks
+    # them through it; both bounded by the supervisor's `project_sources_max`.
+    open_project_sources: bool = False
     enabled: bool = True
 
     @property
@@ -150,6 +154,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         root_markers=("compile_commands.json", "compile_flags.txt", ".clangd", "CMakeLists.txt"),
         command=("clangd", "--log=error"),
         executables=("clangd", "clangd-*"),
+        open_project_sources=True,
     ),
     ServerSpec(
         name="rust-analyzer",

@@ -65,6 +65,10 @@ class LanguageServerSupervisor(ResourceProvider):
         "roots are listed before and after (a few ms per thousand), so that servers hear of "
         "source files the command created or deleted. Roots holding more files are not listed.",
     ).tag(config=True)
+    project_sources_max = Int(
+        100, help="Most source files a server that knows only its open files (clangd) opens "
+        "for a rename or a project check; a project with more is refused with what to add.",
+    ).tag(config=True)
     project_check_timeout = Float(
         300.0, help="Seconds the whole-project check (`lsp diagnostics` with '*') may run."
     ).tag(config=True)
