@@ -11,7 +11,7 @@ from typing import Any
 from ..files import read_text, resolve_inside
 from ..runtime import CallContext, ErrorCode, Resource, Run, ToolError, ToolResult
 from ..runtime.limits import bound_text
-from .adapters import AdapterSpec, availability
+from .adapters import AdapterSpec
 from .client import AdapterGone, DapError, RequestTimeout
 from .protocol import StackFrame
 from .session import DebugSession, SessionFailed, StaleReference, State
@@ -61,7 +61,7 @@ async def perform(ctx: CallContext, args: Any) -> ToolResult:
 
 async def adapters(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     rows, lines = [], []
-    for found in supervisor.availability(run):
+    for found in await supervisor.availability(run):
         rows.append({"name": found.spec.name, "usable": found.usable, "reason": found.reason,
                      "markers": found.spec.markers,
                      "project_root": run.relpath(found.project_root) if found.project_root
@@ -119,7 +119,7 @@ async def launch(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
     if not program.exists():
         raise ToolError(ErrorCode.NOT_FOUND, f"{args.program} does not exist. Check the path "
                         "(and build it first for compiled languages).")
-    spec = _choose(run, supervisor, args.adapter, program)
+    spec = await _choose(run, supervisor, args.adapter, program)
     arguments = {**spec.launch_arguments, "program": str(program), "args": list(args.args or []),
                  "cwd": str(run.cwd)}
     session = await supervisor.start(run, spec, "launch", arguments, run.relpath(program))
@@ -132,7 +132,7 @@ async def attach(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
     if args.port is None:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                         "attach needs port (where the debuggee's debug server listens).")
-    spec = _choose(run, supervisor, args.adapter, None)
+    spec = await _choose(run, supervisor, args.adapter, None)
     arguments = _fill_port(spec.attach_arguments, args.port)
     session = await supervisor.start(run, spec, "attach", arguments, port=args.port)
     text, data = await _stop_report(run, session)
@@ -242,7 +242,7 @@ ACTIONS: dict[str, Callable[[Run, DebugSupervisor, Any], Awaitable[ToolResult]]]
 # -- helpers -------------------------------------------------------------------------------
 
 
-def _choose(run: Run, supervisor: DebugSupervisor, name: str | None,
+async def _choose(run: Run, supervisor: DebugSupervisor, name: str | None,
             program: Path | None) -> AdapterSpec:
     """The adapter named, else the one whose program suffix matches, else the first usable."""
     if name is not None:
@@ -257,9 +257,9 @@ def _choose(run: Run, supervisor: DebugSupervisor, name: str | None,
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                         f"No adapter debugs {program.name} by its suffix; pass adapter "
                         f"({', '.join(supervisor.specs)}).")
-    for spec in supervisor.specs.values():
-        if availability(spec, run.cwd, supervisor.runtime.root_path).usable:
-            return spec
+    for found in await supervisor.availability(run):
+        if found.usable:
+            return found.spec
     raise ToolError(ErrorCode.UNAVAILABLE,
                     "No debug adapter can serve this directory; see debug action=adapters.")
 

@@ -51,7 +51,7 @@ async def _position(session: LspSession, args: Any, action: str
     _require(args.file, "file", action, "the file the symbol is in.")
     _require(args.line, "line", action, "the 1-based line the symbol is on.")
     path = session.run.resolve(args.file)
-    server = session.navigation_server(path)
+    server = await session.navigation_server(path)
     text = await session.open(server, path)
     located = locate_symbol(text, args.line, args.symbol, args.occurrence, action)
     return path, server, located.position, located.note
@@ -152,7 +152,7 @@ async def symbols(session: LspSession, args: Any) -> ToolResult:
     _require(args.file, "file", "symbols", "a file for its outline, or `query` to search the "
              "workspace.")
     path = session.run.resolve(args.file)
-    server = session.navigation_server(path)
+    server = await session.navigation_server(path)
     await session.open(server, path)
     _supports(server, "document_symbol_provider", "symbols")
     result = await session.request(server, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
@@ -175,7 +175,7 @@ async def _project_file(session: LspSession, server: LanguageServer) -> Path | N
     """A file of the server's language under its root, so servers that index on open can search."""
     def first() -> Path | None:
         for path in session.run.walker().files(server.root):
-            if server.spec.serves(path):
+            if server.spec.serves(path) and session.contained(path):
                 return path
         return None
 
@@ -184,9 +184,9 @@ async def _project_file(session: LspSession, server: LanguageServer) -> Path | N
 
 async def _workspace_symbols(session: LspSession, args: Any) -> ToolResult:
     if args.file:
-        servers = [session.navigation_server(session.run.resolve(args.file))]
+        servers = [await session.navigation_server(session.run.resolve(args.file))]
     else:
-        servers = [s for s in _cwd_servers(session) if s.spec.navigation]
+        servers = [s for s in await _cwd_servers(session) if s.spec.navigation]
     if not servers:
         raise ToolError(ErrorCode.UNAVAILABLE,
                         "No language server serves the run's cwd. Call lsp with action=status to "
@@ -222,13 +222,13 @@ async def _workspace_symbols(session: LspSession, args: Any) -> ToolResult:
                                      "truncated": len(found) > limit})
 
 
-def _cwd_servers(session: LspSession) -> list[LanguageServer]:
+async def _cwd_servers(session: LspSession) -> list[LanguageServer]:
     """Servers for the languages whose root marker is in the run's cwd."""
     servers = []
     for spec in session.supervisor.specs.values():
         if not spec.enabled or spec.find_root(session.run.cwd, session.run.cwd) is None:
             continue
-        binary = session.supervisor.binary(spec)
+        binary = await session.supervisor.binary(spec)
         if binary is not None:
             servers.append(session.server_at(spec, session.run.cwd, binary))
     return servers
@@ -239,7 +239,7 @@ async def code_actions(session: LspSession, args: Any) -> ToolResult:
     _require(args.file, "file", "code_actions", "the file to look at.")
     _require(args.line, "line", "code_actions", "the 1-based line to fix.")
     path = session.run.resolve(args.file)
-    servers, reason = session.servers_for(path)
+    servers, reason = await session.servers_for(path)
     if not servers:
         raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for "
                         f"{session.run.relpath(path)}: {reason}. Call lsp with action=status.")
@@ -404,7 +404,7 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
 async def _check_through_server(session: LspSession, spec: ServerSpec) -> list[FileDiagnostic]:
     """A language without a checker of its own (C/C++): its server over every source under
     the cwd, bounded in files by `project_sources_max` and in time by `diagnostics_timeout`."""
-    binary = session.supervisor.binary(spec)
+    binary = await session.supervisor.binary(spec)
     if binary is None:
         raise ProjectCheckError(f"{spec.command[0]} not found on PATH or in the Python "
                                 "environment's bin folder")
@@ -422,10 +422,10 @@ async def _check_through_server(session: LspSession, spec: ServerSpec) -> list[F
     return [item for report in reports for item in report.items]
 
 
-def _describe_availability(session: LspSession, path: Path,
+async def _describe_availability(session: LspSession, path: Path,
                            specs: list[ServerSpec] | None = None) -> list[dict[str, Any]]:
     entries = []
-    for option in session.availability(path, specs):
+    for option in await session.availability(path, specs):
         entry: dict[str, Any] = {
             "server": option.spec.name,
             "languages": option.spec.languages,
@@ -450,7 +450,7 @@ async def status(session: LspSession, args: Any) -> ToolResult:
     """Per server: root marker found?, binary path, running?, pid, uptime, last error."""
     if args.file:
         path = session.run.resolve(args.file)
-        entries = _describe_availability(session, path)
+        entries = await _describe_availability(session, path)
         where = session.run.relpath(path)
         if not entries:
             suffix = path.suffix or "extension-less"
@@ -458,7 +458,7 @@ async def status(session: LspSession, args: Any) -> ToolResult:
                                       {"servers": []})
     else:
         # Markers in the cwd itself: `find_root` looks from a file's folder, here the cwd.
-        entries = _describe_availability(session, session.run.cwd / "_",
+        entries = await _describe_availability(session, session.run.cwd / "_",
                                          list(session.supervisor.specs.values()))
         where = "the run's cwd"
     lines = [f"Language servers for {where}:"]
@@ -477,9 +477,9 @@ async def status(session: LspSession, args: Any) -> ToolResult:
 async def reload(session: LspSession, args: Any) -> ToolResult:
     """Restart the servers for a file's root (or every server the run's cwd uses)."""
     if args.file:
-        servers, reason = session.servers_for(session.run.resolve(args.file))
+        servers, reason = await session.servers_for(session.run.resolve(args.file))
     else:
-        servers, reason = _cwd_servers(session), "no server serves the run's cwd"
+        servers, reason = await _cwd_servers(session), "no server serves the run's cwd"
         known = {id(s) for s in servers}
         servers += [s for key in session.servers
                     if (s := session.supervisor.existing(key)) and id(s) not in known]
@@ -501,7 +501,8 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
     """Check the new name, prepareRename, rename, then apply the WorkspaceEdit atomically
     inside the root: every file changes, or the call is an error saying why none did."""
     target = session.run.resolve(args.file)
-    _check_new_name(session.navigation_server(target), target, args)  # before any server starts
+    # Checked before any server starts.
+    _check_new_name(await session.navigation_server(target), target, args)
     path, server, position, note = await _position(session, args, "rename")
     _supports(server, "rename_provider", "rename")
     document = types.TextDocumentIdentifier(from_fs_path(str(path)))

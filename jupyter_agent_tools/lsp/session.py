@@ -36,6 +36,7 @@ class Availability:
     root: Path | None
     marker: str | None
     binary: str | None
+    binary_problem: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -47,8 +48,7 @@ class Availability:
             missing.append(f"no root marker ({', '.join(self.spec.root_markers)}) between the "
                            "file and the run's cwd")
         if self.binary is None:
-            missing.append(f"{self.spec.command[0]} not found on PATH or in the Python "
-                           "environment's bin folder")
+            missing.append(self.binary_problem or f"{self.spec.command[0]} not found")
         return f"{self.spec.name}: {' and '.join(missing)}"
 
 
@@ -88,7 +88,8 @@ class LspSession:
         cwd = self.run.cwd
         return cwd if path == cwd or cwd in path.parents else self.run.runtime.root_path
 
-    def availability(self, path: Path, specs: list[ServerSpec] | None = None) -> list[Availability]:
+    async def availability(self, path: Path, specs: list[ServerSpec] | None = None
+                           ) -> list[Availability]:
         """For each enabled spec serving `path` (or each of `specs`, whatever `path` is):
         the root marker and the binary, or what lacks."""
         if specs is None:
@@ -100,13 +101,14 @@ class LspSession:
             if not spec.enabled:
                 continue
             root = self.supervisor.find_root(spec, path, stop)
+            binary = await self.supervisor.binary_check(spec)
             found.append(Availability(spec, root[0] if root else None, root[1] if root else None,
-                                      self.supervisor.binary(spec)))
+                                      binary.path, binary.problem))
         return found
 
-    def servers_for(self, path: Path) -> tuple[list[LanguageServer], str]:
+    async def servers_for(self, path: Path) -> tuple[list[LanguageServer], str]:
         """The servers for `path` (not yet started), or none and the reason."""
-        options = self.availability(path)
+        options = await self.availability(path)
         if not options:
             suffix = path.suffix or "extension-less"
             return [], f"no language server handles {suffix} files"
@@ -121,9 +123,9 @@ class LspSession:
         self.servers.add((root, spec.name))
         return server
 
-    def navigation_server(self, path: Path) -> LanguageServer:
+    async def navigation_server(self, path: Path) -> LanguageServer:
         """The server that answers navigation for `path`; `unavailable` says why there is none."""
-        servers, reason = self.servers_for(path)
+        servers, reason = await self.servers_for(path)
         for server in servers:
             if server.spec.navigation:
                 return server
@@ -238,7 +240,7 @@ class LspSession:
         work: list[tuple[FileDiagnostics, LanguageServer, str]] = []
         served: list[tuple[FileDiagnostics, list[LanguageServer]]] = []
         for report in reports:
-            servers, reason = self.servers_for(report.path)
+            servers, reason = await self.servers_for(report.path)
             if not servers:
                 report.available = False
                 report.problems.append(reason)
