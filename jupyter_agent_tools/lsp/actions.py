@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,9 @@ def _with_note(text: str, note: str) -> str:
 async def navigate(session: LspSession, args: Any) -> ToolResult:
     """definition, type_definition, implementation, references."""
     path, server, position, note = await _position(session, args, args.action)
+    if server.spec.open_project_sources:
+        problem = await _read_every_source(session, server)
+        note = "; ".join(filter(None, [note, problem and f"may be incomplete: {problem}"]))
     language = LANGUAGES.get(server.spec.language_id(path) or "")
     found = await _navigation_request(session, server, args.action, path, position)
     if (args.action == "implementation" and not found and language is not None
@@ -369,6 +373,7 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
             if spec.project_check:
                 items = await run_project_check(spec, run.cwd, run.relpath,
                                                 session.supervisor.project_check_timeout)
+                items = await asyncio.to_thread(_without_outside_content, session, items)
             else:
                 items = await _check_through_server(session, spec)
         except ProjectCheckError as exc:
@@ -399,6 +404,20 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
         "checks": summary, "diagnostics": [d.to_json() for d in found[:limit]],
         "total": len(found), "by_file": by_file, "truncated": len(found) > limit,
     })
+
+
+def _without_outside_content(session: LspSession, items: list[FileDiagnostic]
+                             ) -> list[FileDiagnostic]:
+    """A checker may follow a symlinked folder out of the root: such files keep their place in
+    the list, not their messages (which quote code)."""
+    inside: dict[str, bool] = {}
+    kept = []
+    for item in items:
+        if item.path not in inside:
+            inside[item.path] = session.contained(session.run.cwd / item.path) is not None
+        kept.append(item if inside[item.path] else dataclasses.replace(
+            item, code="", message=f"({OUTSIDE_ROOT}: not shown)"))
+    return kept
 
 
 async def _check_through_server(session: LspSession, spec: ServerSpec) -> list[FileDiagnostic]:
@@ -555,7 +574,7 @@ def _check_new_name(server: LanguageServer, path: Path, args: Any) -> None:
                         f"new_name is {args.symbol!r}'s current name: the rename would change "
                         "nothing. Pass the name you want instead.")
     language = LANGUAGES.get(server.spec.language_id(path) or "")
-    problem = language.name_problem(args.new_name) if language else None
+    problem = language.name_problem(args.new_name, args.symbol) if language else None
     if problem:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                         f"Cannot rename {args.symbol!r} to {args.new_name!r}: {problem}. No file "
@@ -592,23 +611,28 @@ async def _refuse_outside_definitions(session: LspSession, server: LanguageServe
                         "server's root, which no tool may change. No file was changed.")
 
 
-async def _open_every_source(session: LspSession, server: LanguageServer, args: Any) -> None:
-    """A server that indexes only open files (clangd with compile_flags.txt) renames only
-    where it looked: open every source under its root and let it read them first, or refuse."""
+async def _read_every_source(session: LspSession, server: LanguageServer) -> str | None:
+    """A server that indexes only open files (clangd with compile_flags.txt) answers only from
+    where it looked: open every source under its root and let it read them first. None when
+    done, else what kept it from seeing them all."""
     sources = await session.project_sources(server)
-    limit = session.supervisor.project_sources_max
     if sources is None:
-        raise ToolError(ErrorCode.UNAVAILABLE,
-                        f"Cannot rename {args.symbol!r} completely: {server.spec.name} renames "
-                        f"only in files it has read, and {session.run.relpath(server.root)} has "
-                        f"more than {limit} source files to open. Add a compile_commands.json "
-                        "(CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; make: bear -- make) and "
-                        "raise LanguageServerSupervisor.project_sources_max, or rename with "
-                        "ast_edit. No file was changed.")
+        return (f"{session.run.relpath(server.root)} has more than "
+                f"{session.supervisor.project_sources_max} source files to open, and "
+                f"{server.spec.name} sees only the files it has read. Add a compile_commands.json "
+                "(CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; make: bear -- make) and raise "
+                "LanguageServerSupervisor.project_sources_max")
     reports = await session.diagnostics_many(sources, save=False)
     unread = sorted({session.run.relpath(r.path) for r in reports if r.pending or r.problems})
     if unread:
-        raise ToolError(ErrorCode.TIMEOUT,
-                        f"Cannot rename {args.symbol!r} completely: {server.spec.name} had not "
-                        f"finished reading {', '.join(unread[:10])}. No file was changed; try "
-                        "again in a moment.")
+        return (f"{server.spec.name} had not finished reading {', '.join(unread[:10])}; try "
+                "again in a moment")
+    return None
+
+
+async def _open_every_source(session: LspSession, server: LanguageServer, args: Any) -> None:
+    """A rename is complete or refused: every source read first, or nothing changed."""
+    problem = await _read_every_source(session, server)
+    if problem:
+        raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot rename {args.symbol!r} completely: "
+                        f"{problem}. No file was changed; rename with ast_edit meanwhile.")

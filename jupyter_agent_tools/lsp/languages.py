@@ -59,8 +59,12 @@ class Language:
     # C has functions, not interfaces: "implementation" of a name is its definition.
     separate_implementations: bool = True
 
-    def name_problem(self, name: str) -> str | None:
-        """Why `name` cannot name a symbol in this language, or None when it can."""
+    def name_problem(self, name: str, old: str = "") -> str | None:
+        """Why `name` cannot replace `old` in this language, or None when it can."""
+        if self.name in ("JavaScript", "TypeScript") and old.startswith("#"):
+            if not name.startswith("#"):
+                return f"{old!r} is a private member: its new name starts with '#' too"
+            name = name[1:]  # a private member's name is an identifier after its '#'
         if not self._is_identifier(name):
             return f"{name!r} is not a valid {self.name} identifier"
         if name in self.keywords:

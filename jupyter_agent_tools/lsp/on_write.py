@@ -4,6 +4,7 @@ diagnostics that are new for this run."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ..runtime import Resource, Tier, ToolResult
@@ -19,9 +20,10 @@ async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext)
     if session is None or not result.ok:
         return result
     changed = list(dict.fromkeys(ctx.written))
-    written = [p for p in changed if p.is_file()]
+    on_disk = await asyncio.to_thread(lambda: {p: (p.is_file(), p.exists()) for p in changed})
+    written = [p for p in changed if on_disk[p][0]]
     created = [p for p in written if p in ctx.created]
-    deleted = [p for p in changed if not p.exists()]
+    deleted = [p for p in changed if not on_disk[p][1]]
     if created or deleted:  # first, so that the diagnostics below already account for them
         session.files_created_or_deleted(created, deleted)
     if not written:

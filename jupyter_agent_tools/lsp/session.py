@@ -100,7 +100,7 @@ class LspSession:
         for spec in specs:
             if not spec.enabled:
                 continue
-            root = self.supervisor.find_root(spec, path, stop)
+            root = await asyncio.to_thread(self.supervisor.find_root, spec, path, stop)
             binary = await self.supervisor.binary_check(spec)
             found.append(Availability(spec, root[0] if root else None, root[1] if root else None,
                                       binary.path, binary.problem))

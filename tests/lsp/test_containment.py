@@ -9,6 +9,8 @@ import pytest
 
 from jupyter_agent_tools.lsp.specs import find_executable
 
+# preserveSymlinks: tsserver and tsc name files by the path through the link
+TS_CONFIG = '{"compilerOptions": {"strict": true, "noEmit": true, "preserveSymlinks": true}}\n'
 SECRET_LINE = "def leak(token: str) -> str:  # the secret line"
 
 
@@ -73,7 +75,7 @@ async def test_a_rename_reaching_outside_the_root_changes_no_file(lsp_runtime, w
     (elsewhere / "lib.ts").write_text("export function greet(name: string): string {\n"
                                       "  return 'hi ' + name;\n}\n")
     project = write_files({
-        "tsconfig.json": '{"compilerOptions": {"strict": true, "noEmit": true, "preserveSymlinks": true}}\n',
+        "tsconfig.json": TS_CONFIG,
         "app.ts": "import { greet } from './linked/lib';\n\nconsole.log(greet('bob'));\n",
     }, "web")
     (project / "linked").symlink_to(elsewhere)
@@ -85,3 +87,24 @@ async def test_a_rename_reaching_outside_the_root_changes_no_file(lsp_runtime, w
     assert "defined in linked/lib.ts, outside the server's root" in renamed.error["message"]
     assert "greet('bob')" in (project / "app.ts").read_text()
     assert "function greet" in (elsewhere / "lib.ts").read_text()
+
+
+@pytest.mark.skipif(find_executable(["tsc"]) is None,
+                    reason="tsc (typescript) is installed by scripts/setup.sh")
+async def test_a_project_check_through_the_link_lists_outside_files_without_messages(
+        lsp_runtime, write_files, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "lib.ts").write_text("export const hidden: number = secretTokenName;\n")
+    project = write_files({
+        "tsconfig.json": TS_CONFIG,
+        "app.ts": "import { hidden } from './linked/lib';\n\nconsole.log(hidden);\n",
+    }, "web")
+    (project / "linked").symlink_to(elsewhere)
+    run = await lsp_runtime().create_run(cwd="web", surface="plan")
+    check = await run.call("lsp", {"action": "diagnostics", "file": "*"})
+    assert check.ok, check.text
+    assert "secretTokenName" not in check.text and "secretTokenName" not in str(check.data)
+    # tsc follows the link: the file is listed, its message (which quotes code) is not
+    assert [(d["path"], d["message"]) for d in check.data["diagnostics"]] == [
+        ("linked/lib.ts", "(outside the server's root: not shown)")], check.text

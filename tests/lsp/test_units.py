@@ -10,6 +10,7 @@ from lsprotocol import types
 
 from jupyter_agent_tools.files import resolve_inside
 from jupyter_agent_tools.lsp.journal import DiagnosticsJournal, FileDiagnostic
+from jupyter_agent_tools.lsp.languages import LANGUAGES
 from jupyter_agent_tools.lsp.positions import locate_symbol, utf16_column
 from jupyter_agent_tools.lsp.specs import ENTRY_POINT_GROUP, find_executable, load_specs
 from jupyter_agent_tools.lsp.workspace_edit import plan_workspace_edit
@@ -159,3 +160,22 @@ def test_a_workspace_edit_through_a_symlinked_folder_is_refused_whole(tmp_path):
         plan_workspace_edit(edit, contained, lambda p: p.relative_to(root).as_posix(), 10_000)
     assert refused.value.code.value == "path_outside_root"
     assert "linked/b.py, outside the server's root" in refused.value.message
+
+
+@pytest.mark.parametrize("language, old, new, problem", [
+    ("python", "x", "1bad", "not a valid Python identifier"),
+    ("python", "x", "class", "reserved word in Python"),
+    ("python", "x", "match", None),  # a soft keyword is a name
+    ("python", "x", "größe", None),
+    ("typescript", "x", "bad name!", "not a valid TypeScript identifier"),
+    ("typescript", "x", "enum", "reserved word in TypeScript"),
+    ("typescript", "x", "$élan", None),
+    ("typescript", "#count", "#total", None),
+    ("typescript", "#count", "total", "private member"),
+    ("c", "add", "a-b", "not a valid C identifier"),
+    ("cpp", "add", "template", "reserved word in C++"),
+    ("c", "add", "template", None),
+])
+def test_new_names_per_language(language, old, new, problem):
+    found = LANGUAGES[language].name_problem(new, old)
+    assert (found is None) if problem is None else (problem in (found or "")), found
