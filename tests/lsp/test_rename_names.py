@@ -44,3 +44,17 @@ async def test_typescript_names(lsp_runtime, write_files, root, new_name, why):
                                             "new_name": new_name})
     assert refused.code == "invalid_arguments" and why in refused.text, refused.text
     assert (root / "web" / "app.ts").read_text() == TS_FILES["app.ts"]
+
+
+@pytest.mark.skipif(find_executable(["typescript-language-server"]) is None,
+                    reason="typescript-language-server is installed by scripts/setup.sh")
+async def test_a_rename_the_server_refuses_says_why_and_changes_nothing(lsp_runtime, write_files,
+                                                                       root):
+    write_files(TS_FILES, "web")
+    run = await lsp_runtime().create_run(cwd="web")
+    refused = await run.call("lsp_rename", {"file": "app.ts", "line": 4, "symbol": "log",
+                                            "new_name": "print"})
+    assert refused.code == "symbol_not_found", refused.text
+    assert "defined in the standard TypeScript library" in refused.text  # tsserver's reason
+    assert "No file was changed" in refused.text
+    assert (root / "web" / "app.ts").read_text() == TS_FILES["app.ts"]
