@@ -218,8 +218,9 @@ class LanguageServerSupervisor(ResourceProvider):
     async def status(self) -> dict[str, Any]:
         """Languages, whether each binary resolves, running servers. No argv, no environment."""
         languages = {}
-        for spec in self.specs.values():
-            found = await self.binary_check(spec)
+        specs = list(self.specs.values())
+        checks = await asyncio.gather(*(self.binary_check(spec) for spec in specs))  # probes
+        for spec, found in zip(specs, checks, strict=True):
             languages[spec.name] = {
                 "languages": spec.languages,
                 "enabled": spec.enabled,
