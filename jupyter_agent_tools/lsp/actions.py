@@ -80,12 +80,12 @@ async def navigate(session: LspSession, args: Any) -> ToolResult:
         problem = await _read_every_source(session, server)
         note = "; ".join(filter(None, [note, problem and f"may be incomplete: {problem}"]))
     language = LANGUAGES.get(server.spec.language_id(path) or "")
-    found = await _navigation_request(session, server, args.action, path, position)
-    if (args.action == "implementation" and not found and language is not None
-            and not language.separate_implementations):
-        found = await _navigation_request(session, server, "definition", path, position)
+    asked = args.action
+    if asked == "implementation" and language and not language.separate_implementations:
+        asked = "definition"
         note = "; ".join(filter(None, [note, f"{language.name} has no implementations apart "
                                        "from definitions: this is the definition"]))
+    found = await _navigation_request(session, server, asked, path, position)
     limit = session.supervisor.references_max if args.action == "references" else len(found)
     locations = await session.locations(found[:limit])
     what = args.action.replace("_", " ")
@@ -96,7 +96,8 @@ async def navigate(session: LspSession, args: Any) -> ToolResult:
         text = f"{what.capitalize()} of {args.symbol!r} ({len(found)}):\n" + "\n".join(lines)
         if len(found) > limit:
             text += f"\n[cut: showing {limit} of {len(found)} references]"
-    data = {"locations": locations, "total": len(found), "truncated": len(found) > limit}
+    data = {"locations": locations, "total": len(found), "truncated": len(found) > limit,
+            "answered_with": asked}
     return ToolResult.success(_with_note(text, note), data)
 
 

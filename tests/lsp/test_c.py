@@ -72,6 +72,7 @@ async def test_project_check_implementation_and_missing_files(lsp_runtime, write
     assert implementation.ok and implementation.data["locations"], implementation.text
     assert implementation.data["locations"][0]["path"] == "util.c"
     assert "C has no implementations apart from definitions" in implementation.text
+    assert implementation.data["answered_with"] == "definition"
 
     missing = await run.call("lsp", {"action": "diagnostics", "file": "nope.c"})
     assert missing.code == "not_found" and ".." not in missing.error["message"]
