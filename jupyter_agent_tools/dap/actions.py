@@ -3,14 +3,15 @@ text an agent reads and in JSON, what happened and where execution now stands.""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..files import read_text
+from ..files import read_text, resolve_inside
 from ..runtime import CallContext, ErrorCode, Resource, Run, ToolError, ToolResult
 from ..runtime.limits import bound_text
-from .adapters import AdapterSpec, availability
+from .adapters import AdapterSpec
 from .client import AdapterGone, DapError, RequestTimeout
 from .protocol import StackFrame
 from .session import DebugSession, SessionFailed, StaleReference, State
@@ -18,6 +19,7 @@ from .supervisor import DebugSupervisor
 
 RESUME_COMMANDS = {"continue": "continue", "step_over": "next", "step_in": "stepIn",
                    "step_out": "stepOut"}
+OUTSIDE_ROOT = "outside the server's root"
 # New output shown with a stop report; the whole (bounded) output is the `output` action.
 STOP_OUTPUT_CHARS = 2_000
 
@@ -44,9 +46,10 @@ async def perform(ctx: CallContext, args: Any) -> ToolResult:
                         "status, or terminate and launch again.") from None
     except DapError as exc:
         if exc.command == "evaluate":
-            reason = exc.message.strip().splitlines()[-1] if exc.message.strip() else "failed"
+            # Keep the whole message: lldb's last line is only a caret under the error.
+            reason = bound_text(exc.message.strip() or "failed", STOP_OUTPUT_CHARS)[0]
             raise ToolError(ErrorCode.FAILED,
-                            f"Evaluating {args.expression!r} failed: {reason}. Fix the "
+                            f"Evaluating {args.expression!r} failed:\n{reason}\nFix the "
                             "expression; it runs in the frame's scope.") from None
         raise ToolError(ErrorCode.FAILED,
                         f"The debug adapter refused {exc.command}: {exc.message}. Check the "
@@ -58,7 +61,7 @@ async def perform(ctx: CallContext, args: Any) -> ToolResult:
 
 async def adapters(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     rows, lines = [], []
-    for found in supervisor.availability(run):
+    for found in await supervisor.availability(run):
         rows.append({"name": found.spec.name, "usable": found.usable, "reason": found.reason,
                      "markers": found.spec.markers,
                      "project_root": run.relpath(found.project_root) if found.project_root
@@ -71,7 +74,7 @@ async def adapters(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResu
 async def status(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     session = supervisor.session(run)
     await session.locate_stop()
-    text, data = _stop_report(run, session, with_output=False)
+    text, data = await _stop_report(run, session, with_output=False)
     header = f"{session.spec.name} session on {session.program or 'an attached process'}"
     left = supervisor.expires_in(run)
     if left is not None:
@@ -117,11 +120,11 @@ async def launch(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
     if not program.exists():
         raise ToolError(ErrorCode.NOT_FOUND, f"{args.program} does not exist. Check the path "
                         "(and build it first for compiled languages).")
-    spec = _choose(run, supervisor, args.adapter, program)
+    spec = await _choose(run, supervisor, args.adapter, program)
     arguments = {**spec.launch_arguments, "program": str(program), "args": list(args.args or []),
                  "cwd": str(run.cwd)}
     session = await supervisor.start(run, spec, "launch", arguments, run.relpath(program))
-    text, data = _stop_report(run, session)
+    text, data = await _stop_report(run, session)
     return ToolResult.success(f"Launched {run.relpath(program)} with {spec.name}. {text}",
                               {**data, "adapter": spec.name, "pid": session.debuggee_pid})
 
@@ -130,10 +133,10 @@ async def attach(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
     if args.port is None:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                         "attach needs port (where the debuggee's debug server listens).")
-    spec = _choose(run, supervisor, args.adapter, None)
+    spec = await _choose(run, supervisor, args.adapter, None)
     arguments = _fill_port(spec.attach_arguments, args.port)
     session = await supervisor.start(run, spec, "attach", arguments, port=args.port)
-    text, data = _stop_report(run, session)
+    text, data = await _stop_report(run, session)
     return ToolResult.success(f"Attached with {spec.name} to port {args.port}. {text}",
                               {**data, "adapter": spec.name})
 
@@ -155,14 +158,14 @@ async def terminate(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolRes
 async def resume(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     session = supervisor.session(run)
     await session.resume(RESUME_COMMANDS[args.action], args.thread_id)
-    text, data = _stop_report(run, session)
+    text, data = await _stop_report(run, session)
     return ToolResult.success(text, data)
 
 
 async def pause(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     session = supervisor.session(run)
     await session.pause(args.thread_id)
-    text, data = _stop_report(run, session)
+    text, data = await _stop_report(run, session)
     return ToolResult.success(text, data)
 
 
@@ -178,9 +181,8 @@ async def threads(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResul
 
 async def stack(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     frames = await supervisor.session(run).stack(args.thread_id)
-    rows = [_frame_row(run, f) for f in frames]
-    text = "\n".join(f"frame {r['id']}: {r['name']} at {r['file'] or '?'}:{r['line']}"
-                     for r in rows)
+    rows = await _frame_rows(run, frames)
+    text = "\n".join(f"frame {r['id']}: {r['name']} at {_where(r)}" for r in rows)
     return ToolResult.success(text or "No frames.", {"frames": rows})
 
 
@@ -241,7 +243,7 @@ ACTIONS: dict[str, Callable[[Run, DebugSupervisor, Any], Awaitable[ToolResult]]]
 # -- helpers -------------------------------------------------------------------------------
 
 
-def _choose(run: Run, supervisor: DebugSupervisor, name: str | None,
+async def _choose(run: Run, supervisor: DebugSupervisor, name: str | None,
             program: Path | None) -> AdapterSpec:
     """The adapter named, else the one whose program suffix matches, else the first usable."""
     if name is not None:
@@ -256,9 +258,9 @@ def _choose(run: Run, supervisor: DebugSupervisor, name: str | None,
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                         f"No adapter debugs {program.name} by its suffix; pass adapter "
                         f"({', '.join(supervisor.specs)}).")
-    for spec in supervisor.specs.values():
-        if availability(spec, run.cwd, supervisor.runtime.root_path).usable:
-            return spec
+    for found in await supervisor.availability(run):
+        if found.usable:
+            return found.spec
     raise ToolError(ErrorCode.UNAVAILABLE,
                     "No debug adapter can serve this directory; see debug action=adapters.")
 
@@ -275,7 +277,7 @@ def _fill_port(template: Any, port: int) -> Any:
     return template
 
 
-def _stop_report(run: Run, session: DebugSession, with_output: bool = True
+async def _stop_report(run: Run, session: DebugSession, with_output: bool = True
                  ) -> tuple[str, dict[str, Any]]:
     """Where execution stands, in a sentence, plus the output it printed since last shown."""
     data: dict[str, Any] = {"state": session.state.value}
@@ -284,9 +286,9 @@ def _stop_report(run: Run, session: DebugSession, with_output: bool = True
         where = ""
         data.update(reason=stop.reason, thread_id=stop.thread_id, description=stop.description)
         if stop.frame is not None:
-            row = _frame_row(run, stop.frame)
+            row = (await _frame_rows(run, [stop.frame]))[0]
             data["frame"] = row
-            where = f" at {row['file'] or '?'}:{row['line']} in {row['name']}"
+            where = f" at {_where(row)} in {row['name']}"
             if row.get("source_line") is not None:
                 where += f"\n  {row['line']} | {row['source_line']}"
         text = f"Stopped ({stop.reason}) in thread {stop.thread_id}{where}"
@@ -306,20 +308,37 @@ def _stop_report(run: Run, session: DebugSession, with_output: bool = True
     return text, data
 
 
+async def _frame_rows(run: Run, frames: list[StackFrame]) -> list[dict[str, Any]]:
+    """Frames as results show them, with their source lines read in a worker thread."""
+    return await asyncio.to_thread(lambda: [_frame_row(run, frame) for frame in frames])
+
+
 def _frame_row(run: Run, frame: StackFrame) -> dict[str, Any]:
     path = frame.source.path if frame.source is not None else None
     row: dict[str, Any] = {"id": frame.id, "name": frame.name, "line": frame.line,
                            "file": run.relpath(Path(path)) if path else None}
-    if path and frame.line > 0:
-        row["source_line"] = _source_line(run, path, frame.line)
+    if not path:
+        return row
+    try:  # the adapter may name a file outside the root (through a symlinked folder)
+        real = resolve_inside(run.runtime.root_path, run.runtime.root_path, path)
+    except ToolError:
+        row["outside_root"] = True
+        return row
+    if frame.line > 0:
+        row["source_line"] = _source_line(run, real, frame.line)
     return row
 
 
-def _source_line(run: Run, path: str, line: int) -> str | None:
+def _where(row: dict[str, Any]) -> str:
+    where = f"{row['file'] or '?'}:{row['line']}"
+    return f"{where} ({OUTSIDE_ROOT})" if row.get("outside_root") else where
+
+
+def _source_line(run: Run, path: Path, line: int) -> str | None:
     try:
-        lines = read_text(run.resolve(path), run.runtime.read_max_bytes).splitlines()
+        lines = read_text(path, run.runtime.read_max_bytes).splitlines()
     except ToolError:
-        return None  # outside the root, binary or missing: the location alone must do
+        return None  # binary or missing: the location alone must do
     return lines[line - 1].strip()[:200] if 0 < line <= len(lines) else None
 
 

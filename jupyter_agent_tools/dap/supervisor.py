@@ -135,9 +135,12 @@ class DebugSupervisor(ResourceProvider):
 
     # -- what the debug tool uses ----------------------------------------------------------
 
-    def availability(self, run: Run) -> list[Availability]:
-        """Every adapter, usable for this run's directory or not, and why."""
-        return [availability(spec, run.cwd, self.runtime.root_path) for spec in self.specs.values()]
+    async def availability(self, run: Run) -> list[Availability]:
+        """Every adapter, usable for this run's directory or not, and why (looked up on disk,
+        PATH globs included, in a worker thread)."""
+        return await asyncio.to_thread(
+            lambda: [availability(spec, run.cwd, self.runtime.root_path)
+                     for spec in self.specs.values()])
 
     def conversation(self, run: Run) -> Conversation:
         return self.conversations.setdefault(run.conversation_id or "", Conversation())
@@ -166,7 +169,7 @@ class DebugSupervisor(ResourceProvider):
                             f"A debug session ({conversation.session.spec.name}, "
                             f"{conversation.session.state.value}) is already live in this "
                             "conversation. Use it, or call terminate first.")
-        found = availability(spec, run.cwd, self.runtime.root_path)
+        found = await asyncio.to_thread(availability, spec, run.cwd, self.runtime.root_path)
         if not found.usable:
             raise ToolError(ErrorCode.UNAVAILABLE,
                             f"The {spec.name} adapter cannot serve {run.relpath(run.cwd) or '.'}: "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,13 @@ from ..files import write_files_atomically
 from ..runtime import CallContext, ErrorCode, ToolError, ToolResult
 from .client import LspRequestError
 from .journal import FileDiagnostic
+from .languages import LANGUAGES
 from .positions import locate_symbol
 from .project_check import ProjectCheckError, run_project_check
 from .server import LanguageServer, ServerUnavailable
-from .session import LspSession
+from .session import OUTSIDE_ROOT, LspSession, describe_location, request_failure
 from .specs import ServerSpec
-from .workspace_edit import plan_workspace_edit
+from .workspace_edit import PlannedEdit, plan_workspace_edit
 
 NAVIGATION: dict[str, tuple[str, str, type]] = {
     "definition": (types.TEXT_DOCUMENT_DEFINITION, "definition_provider", types.DefinitionParams),
@@ -50,7 +52,7 @@ async def _position(session: LspSession, args: Any, action: str
     _require(args.file, "file", action, "the file the symbol is in.")
     _require(args.line, "line", action, "the 1-based line the symbol is on.")
     path = session.run.resolve(args.file)
-    server = session.navigation_server(path)
+    server = await session.navigation_server(path)
     text = await session.open(server, path)
     located = locate_symbol(text, args.line, args.symbol, args.occurrence, action)
     return path, server, located.position, located.note
@@ -73,31 +75,45 @@ def _with_note(text: str, note: str) -> str:
 
 async def navigate(session: LspSession, args: Any) -> ToolResult:
     """definition, type_definition, implementation, references."""
-    method, capability, params_type = NAVIGATION[args.action]
     path, server, position, note = await _position(session, args, args.action)
-    _supports(server, capability, args.action)
+    if server.spec.open_project_sources:
+        problem = await _read_every_source(session, server)
+        note = "; ".join(filter(None, [note, problem and f"may be incomplete: {problem}"]))
+    language = LANGUAGES.get(server.spec.language_id(path) or "")
+    asked = args.action
+    if asked == "implementation" and language and not language.separate_implementations:
+        asked = "definition"
+        note = "; ".join(filter(None, [note, f"{language.name} has no implementations apart "
+                                       "from definitions: this is the definition"]))
+    found = await _navigation_request(session, server, asked, path, position)
+    limit = session.supervisor.references_max if args.action == "references" else len(found)
+    locations = await session.locations(found[:limit])
+    what = args.action.replace("_", " ")
+    if not locations:
+        text = f"No {what} found for {args.symbol!r} at {session.run.relpath(path)}:{args.line}."
+    else:
+        lines = [describe_location(loc) for loc in locations]
+        text = f"{what.capitalize()} of {args.symbol!r} ({len(found)}):\n" + "\n".join(lines)
+        if len(found) > limit:
+            text += f"\n[cut: showing {limit} of {len(found)} references]"
+    data = {"locations": locations, "total": len(found), "truncated": len(found) > limit,
+            "answered_with": asked}
+    return ToolResult.success(_with_note(text, note), data)
+
+
+async def _navigation_request(session: LspSession, server: LanguageServer, action: str,
+                              path: Path, position: types.Position) -> list[tuple[str, types.Range]]:
+    method, capability, params_type = NAVIGATION[action]
+    _supports(server, capability, action)
     document = types.TextDocumentIdentifier(from_fs_path(str(path)))
-    if args.action == "references":
+    if action == "references":
         params: Any = types.ReferenceParams(
             text_document=document, position=position,
             context=types.ReferenceContext(include_declaration=True),
         )
     else:
         params = params_type(text_document=document, position=position)
-    found = _locations(await session.request(server, method, params))
-    limit = session.supervisor.references_max if args.action == "references" else len(found)
-    cache: dict[Path, list[str]] = {}
-    locations = [session.location(uri, range_, cache) for uri, range_ in found[:limit]]
-    what = args.action.replace("_", " ")
-    if not locations:
-        text = f"No {what} found for {args.symbol!r} at {session.run.relpath(path)}:{args.line}."
-    else:
-        lines = [f"{loc['path']}:{loc['line']}: {loc.get('text', '')}".rstrip() for loc in locations]
-        text = f"{what.capitalize()} of {args.symbol!r} ({len(found)}):\n" + "\n".join(lines)
-        if len(found) > limit:
-            text += f"\n[cut: showing {limit} of {len(found)} references]"
-    data = {"locations": locations, "total": len(found), "truncated": len(found) > limit}
-    return ToolResult.success(_with_note(text, note), data)
+    return _locations(await session.request(server, method, params))
 
 
 def _hover_text(contents: Any) -> str:
@@ -141,7 +157,7 @@ async def symbols(session: LspSession, args: Any) -> ToolResult:
     _require(args.file, "file", "symbols", "a file for its outline, or `query` to search the "
              "workspace.")
     path = session.run.resolve(args.file)
-    server = session.navigation_server(path)
+    server = await session.navigation_server(path)
     await session.open(server, path)
     _supports(server, "document_symbol_provider", "symbols")
     result = await session.request(server, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
@@ -160,46 +176,49 @@ async def symbols(session: LspSession, args: Any) -> ToolResult:
                                      "truncated": len(found) > limit})
 
 
-def _project_file(session: LspSession, server: LanguageServer) -> Path | None:
+async def _project_file(session: LspSession, server: LanguageServer) -> Path | None:
     """A file of the server's language under its root, so servers that index on open can search."""
-    for path in session.run.walker().files(server.root):
-        if server.spec.serves(path):
-            return path
-    return None
+    def first() -> Path | None:
+        for path in session.run.walker().files(server.root):
+            if server.spec.serves(path) and session.contained(path):
+                return path
+        return None
+
+    return await asyncio.to_thread(first)
 
 
 async def _workspace_symbols(session: LspSession, args: Any) -> ToolResult:
     if args.file:
-        servers = [session.navigation_server(session.run.resolve(args.file))]
+        servers = [await session.navigation_server(session.run.resolve(args.file))]
     else:
-        servers = [s for s in _cwd_servers(session) if s.spec.navigation]
+        servers = [s for s in await _cwd_servers(session) if s.spec.navigation]
     if not servers:
         raise ToolError(ErrorCode.UNAVAILABLE,
                         "No language server serves the run's cwd. Call lsp with action=status to "
                         "see why, or pass `file` to search from that file's project.")
     found: list[dict[str, Any]] = []
-    cache: dict[Path, list[str]] = {}
     for server in servers:
         # Some servers (tsserver) search only the projects of open files: open one.
         if args.file:
             await session.open(server, session.run.resolve(args.file))
-        elif not server.has_open_documents and (sample := _project_file(session, server)):
+        elif not server.has_open_documents and (sample := await _project_file(session, server)):
             await session.open(server, sample)
         await session.start(server)
         _supports(server, "workspace_symbol_provider", "symbol search")
         result = await session.request(server, types.WORKSPACE_SYMBOL,
                                        types.WorkspaceSymbolParams(query=args.query))
-        for symbol in result or []:
-            location = symbol.location
-            range_ = getattr(location, "range", None) or types.Range(
-                types.Position(0, 0), types.Position(0, 0))
-            entry = session.location(location.uri, range_, cache)
-            entry.update(name=symbol.name, kind=types.SymbolKind(symbol.kind).name.lower(),
-                         container=symbol.container_name)
+        symbols = list(result or [])
+        places = [(s.location.uri, getattr(s.location, "range", None) or types.Range(
+            types.Position(0, 0), types.Position(0, 0))) for s in symbols]
+        for symbol, entry in zip(symbols, await session.locations(places), strict=True):
+            if not entry.get("outside_root"):  # a name is content too: not shown from outside
+                entry.update(name=symbol.name, kind=types.SymbolKind(symbol.kind).name.lower(),
+                             container=symbol.container_name)
             found.append(entry)
     limit = session.supervisor.symbols_query_max
     shown = found[:limit]
-    lines = [f"{s['kind']} {s['name']} {s['path']}:{s['line']}" for s in shown]
+    lines = [f"{s['kind']} {s['name']} {s['path']}:{s['line']}" if "name" in s
+             else describe_location(s) for s in shown]
     text = (f"Symbols matching {args.query!r} ({len(found)}):\n" + "\n".join(lines)
             if found else f"No symbols match {args.query!r}.")
     if len(found) > limit:
@@ -208,13 +227,13 @@ async def _workspace_symbols(session: LspSession, args: Any) -> ToolResult:
                                      "truncated": len(found) > limit})
 
 
-def _cwd_servers(session: LspSession) -> list[LanguageServer]:
+async def _cwd_servers(session: LspSession) -> list[LanguageServer]:
     """Servers for the languages whose root marker is in the run's cwd."""
     servers = []
     for spec in session.supervisor.specs.values():
         if not spec.enabled or spec.find_root(session.run.cwd, session.run.cwd) is None:
             continue
-        binary = session.supervisor.binary(spec)
+        binary = await session.supervisor.binary(spec)
         if binary is not None:
             servers.append(session.server_at(spec, session.run.cwd, binary))
     return servers
@@ -225,11 +244,11 @@ async def code_actions(session: LspSession, args: Any) -> ToolResult:
     _require(args.file, "file", "code_actions", "the file to look at.")
     _require(args.line, "line", "code_actions", "the 1-based line to fix.")
     path = session.run.resolve(args.file)
-    servers, reason = session.servers_for(path)
+    servers, reason = await session.servers_for(path)
     if not servers:
         raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for "
                         f"{session.run.relpath(path)}: {reason}. Call lsp with action=status.")
-    text = session.read(path)
+    text = await session.read(path)
     lines = text.splitlines()
     if not 1 <= args.line <= max(len(lines), 1):
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
@@ -271,8 +290,10 @@ async def code_actions(session: LspSession, args: Any) -> ToolResult:
                     uris = list((action.edit.changes or {}).keys()) + [
                         c.text_document.uri for c in action.edit.document_changes or []
                         if isinstance(c, types.TextDocumentEdit)]
-                    entry["files"] = sorted({session.run.relpath(Path(to_fs_path(u) or u))
-                                             for u in uris})
+                    paths = {Path(to_fs_path(u) or u) for u in uris}
+                    entry["files"] = sorted(
+                        session.run.relpath(p) + ("" if session.contained(p) else
+                                                  f" ({OUTSIDE_ROOT})") for p in paths)
             offered.append(entry)
         return offered
 
@@ -292,65 +313,81 @@ async def diagnostics(session: LspSession, ctx: CallContext, args: Any) -> ToolR
     if args.file == "*":
         return await project_diagnostics(session, ctx)
     path = session.run.resolve(args.file)
-    report = await session.diagnostics(path, save=False)
     rel = session.run.relpath(path)
+    if not await asyncio.to_thread(path.is_file):
+        raise ToolError(ErrorCode.NOT_FOUND, f"{rel} is not a file. Check the path with glob.")
+    report = await session.diagnostics(path, save=False)
     if not report.available:
         raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for {rel}: "
                         f"{'; '.join(report.problems)}. Call lsp with action=status for details.")
     session.journal.observe(rel, report.items)
     limit = session.supervisor.diagnostics_max
     status = "pending" if report.pending else "clean" if not report.items else "reported"
-    if status == "pending":
+    answered = ", ".join(report.answered)
+    failed = f" {', '.join(report.failed)} failed (below)." if report.failed else ""
+    if not report.answered and report.failed:
+        head = f"No diagnostics received for {rel}: {', '.join(report.failed)} failed."
+        status = "failed"
+    elif status == "pending":
         head = (f"Diagnostics for {rel} are pending: {', '.join(report.pending)} did not report "
-                "in time. What has arrived so far is below; call again shortly.")
+                f"in time. What has arrived so far is below; call again shortly.{failed}")
     elif status == "clean":
-        head = f"No diagnostics in {rel}: clean."
+        head = f"No diagnostics in {rel} from {answered}: clean.{failed}"
     else:
-        head = f"Diagnostics in {rel} ({len(report.items)}):"
+        head = f"Diagnostics in {rel} ({len(report.items)}) from {answered}:{failed}"
     lines = [head, *(f"  {d.describe()}" for d in report.items[:limit])]
     if len(report.items) > limit:
         lines.append(f"  [cut: showing {limit} of {len(report.items)}]")
     lines.extend(f"  {problem}" for problem in report.problems)
-    if report.problems and not report.items and status == "clean":
-        lines[0] = f"No diagnostics received for {rel}: a server failed."
-        status = "failed"
     return ToolResult.success("\n".join(lines), {
         "path": rel, "status": status, "diagnostics": [d.to_json() for d in report.items[:limit]],
         "total": len(report.items), "truncated": len(report.items) > limit,
-        "pending": report.pending, "problems": report.problems,
+        "pending": report.pending, "problems": report.problems, "servers": report.answered,
+        "failed": report.failed,
     })
 
 
 async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResult:
     """Each language's own checker over the run's cwd, summarized and bounded."""
     run = session.run
-    checks = [spec for spec in session.supervisor.specs.values()
-              if spec.enabled and spec.project_check and spec.find_root(run.cwd, run.cwd)]
+    marked = [spec for spec in session.supervisor.specs.values()
+              if spec.enabled and spec.find_root(run.cwd, run.cwd)]
+    checks = [spec for spec in marked if spec.project_check or spec.open_project_sources]
+    if not checks and marked:
+        raise ToolError(ErrorCode.UNAVAILABLE,
+                        f"No project check exists for {', '.join(s.name for s in marked)}: it has "
+                        "no whole-project checker here. Pass a file instead of '*' (diagnostics "
+                        "are per file).")
     if not checks:
         raise ToolError(ErrorCode.UNAVAILABLE,
                         "No project check applies: the run's cwd has no root marker of a language "
-                        "with a checker (pyproject.toml, package.json, tsconfig.json, ...). Pass a "
-                        "file instead of '*'.")
+                        "with a checker (pyproject.toml, package.json, tsconfig.json, "
+                        "compile_flags.txt, ...). Pass a file instead of '*'.")
     found: list[FileDiagnostic] = []
     summary: dict[str, Any] = {}
     for index, spec in enumerate(checks, 1):
+        name = spec.project_check[0] if spec.project_check else spec.name
         run.events.publish("lsp_progress", run_id=run.id, call_id=ctx.call_id,
-                           check=spec.project_check[0], step=index, of=len(checks), state="started")
+                           check=name, step=index, of=len(checks), state="started")
         started = time.perf_counter()
         try:
-            items = await run_project_check(spec, run.cwd, run.relpath,
-                                            session.supervisor.project_check_timeout)
+            if spec.project_check:
+                items = await run_project_check(spec, run.cwd, run.relpath,
+                                                session.supervisor.project_check_timeout)
+                items = await asyncio.to_thread(_without_outside_content, session, items)
+            else:
+                items = await _check_through_server(session, spec)
         except ProjectCheckError as exc:
-            summary[spec.project_check[0]] = {"error": str(exc)}
+            summary[name] = {"error": str(exc)}
         else:
             found.extend(items)
-            summary[spec.project_check[0]] = {
+            summary[name] = {
                 "errors": sum(d.severity == "error" for d in items),
                 "warnings": sum(d.severity == "warning" for d in items),
                 "seconds": round(time.perf_counter() - started, 2),
             }
         run.events.publish("lsp_progress", run_id=run.id, call_id=ctx.call_id,
-                           check=spec.project_check[0], step=index, of=len(checks), state="done")
+                           check=name, step=index, of=len(checks), state="done")
     limit = session.supervisor.diagnostics_max
     found.sort(key=lambda d: (d.severity != "error", d.path, d.line))
     by_file: dict[str, int] = {}
@@ -370,10 +407,45 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
     })
 
 
-def _describe_availability(session: LspSession, path: Path,
+def _without_outside_content(session: LspSession, items: list[FileDiagnostic]
+                             ) -> list[FileDiagnostic]:
+    """A checker may follow a symlinked folder out of the root: such files keep their place in
+    the list, not their messages (which quote code)."""
+    inside: dict[str, bool] = {}
+    kept = []
+    for item in items:
+        if item.path not in inside:
+            inside[item.path] = session.contained(session.run.cwd / item.path) is not None
+        kept.append(item if inside[item.path] else dataclasses.replace(
+            item, code="", message=f"({OUTSIDE_ROOT}: not shown)"))
+    return kept
+
+
+async def _check_through_server(session: LspSession, spec: ServerSpec) -> list[FileDiagnostic]:
+    """A language without a checker of its own (C/C++): its server over every source under
+    the cwd, bounded in files by `project_sources_max` and in time by `diagnostics_timeout`."""
+    binary = await session.supervisor.binary(spec)
+    if binary is None:
+        raise ProjectCheckError(f"{spec.command[0]} not found on PATH or in the Python "
+                                "environment's bin folder")
+    server = session.server_at(spec, session.run.cwd, binary)
+    sources = await session.project_sources(server)
+    if sources is None:
+        raise ProjectCheckError(f"more than {session.supervisor.project_sources_max} source files "
+                                "to open; raise LanguageServerSupervisor.project_sources_max or "
+                                "pass files one at a time")
+    reports = await session.diagnostics_many(sources, save=False)
+    unread = [session.run.relpath(r.path) for r in reports if r.pending or r.problems]
+    if unread:
+        raise ProjectCheckError(f"{spec.name} did not finish {', '.join(unread[:10])} in time; "
+                                "call again shortly")
+    return [item for report in reports for item in report.items]
+
+
+async def _describe_availability(session: LspSession, path: Path,
                            specs: list[ServerSpec] | None = None) -> list[dict[str, Any]]:
     entries = []
-    for option in session.availability(path, specs):
+    for option in await session.availability(path, specs):
         entry: dict[str, Any] = {
             "server": option.spec.name,
             "languages": option.spec.languages,
@@ -398,7 +470,7 @@ async def status(session: LspSession, args: Any) -> ToolResult:
     """Per server: root marker found?, binary path, running?, pid, uptime, last error."""
     if args.file:
         path = session.run.resolve(args.file)
-        entries = _describe_availability(session, path)
+        entries = await _describe_availability(session, path)
         where = session.run.relpath(path)
         if not entries:
             suffix = path.suffix or "extension-less"
@@ -406,7 +478,7 @@ async def status(session: LspSession, args: Any) -> ToolResult:
                                       {"servers": []})
     else:
         # Markers in the cwd itself: `find_root` looks from a file's folder, here the cwd.
-        entries = _describe_availability(session, session.run.cwd / "_",
+        entries = await _describe_availability(session, session.run.cwd / "_",
                                          list(session.supervisor.specs.values()))
         where = "the run's cwd"
     lines = [f"Language servers for {where}:"]
@@ -425,9 +497,9 @@ async def status(session: LspSession, args: Any) -> ToolResult:
 async def reload(session: LspSession, args: Any) -> ToolResult:
     """Restart the servers for a file's root (or every server the run's cwd uses)."""
     if args.file:
-        servers, reason = session.servers_for(session.run.resolve(args.file))
+        servers, reason = await session.servers_for(session.run.resolve(args.file))
     else:
-        servers, reason = _cwd_servers(session), "no server serves the run's cwd"
+        servers, reason = await _cwd_servers(session), "no server serves the run's cwd"
         known = {id(s) for s in servers}
         servers += [s for key in session.servers
                     if (s := session.supervisor.existing(key)) and id(s) not in known]
@@ -446,30 +518,46 @@ async def reload(session: LspSession, args: Any) -> ToolResult:
 
 
 async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult:
-    """prepareRename, rename, then apply the WorkspaceEdit atomically inside the root."""
+    """Check the new name, prepareRename, rename, then apply the WorkspaceEdit atomically
+    inside the root: every file changes, or the call is an error saying why none did."""
+    target = session.run.resolve(args.file)
+    # Checked before any server starts.
+    _check_new_name(await session.navigation_server(target), target, args)
     path, server, position, note = await _position(session, args, "rename")
     _supports(server, "rename_provider", "rename")
     document = types.TextDocumentIdentifier(from_fs_path(str(path)))
     provider = server.capabilities.rename_provider if server.capabilities else None
     if isinstance(provider, types.RenameOptions) and provider.prepare_provider:
-        prepared = await session.request(server, types.TEXT_DOCUMENT_PREPARE_RENAME,
-                                         types.PrepareRenameParams(document, position))
+        prepared = await _ask_rename(server, types.TEXT_DOCUMENT_PREPARE_RENAME,
+                                     types.PrepareRenameParams(document, position), args)
         if prepared is None:
             raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
                             f"{args.symbol!r} on line {args.line} cannot be renamed (the server "
                             "sees no renameable symbol there). Point at its definition or a use.")
-    edit = await session.request(server, types.TEXT_DOCUMENT_RENAME, types.RenameParams(
-        text_document=document, position=position, new_name=args.new_name))
+    await _refuse_outside_definitions(session, server, path, position, args)
+    if server.spec.open_project_sources:
+        await _open_every_source(session, server, args)
+    edit = await _ask_rename(server, types.TEXT_DOCUMENT_RENAME, types.RenameParams(
+        text_document=document, position=position, new_name=args.new_name), args)
     if edit is None:
         raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
-                        f"{server.spec.name} returned no edit for renaming {args.symbol!r}. Check "
-                        "the line and symbol with read.")
-    plan = plan_workspace_edit(edit, session.run.resolve, session.run.runtime.read_max_bytes)
+                        f"Renaming {args.symbol!r} changes nothing: {server.spec.name} returned no "
+                        "edit (it sees no renameable symbol there). Check the line and symbol "
+                        "with read, or point at the definition.")
+
+    def plan_now() -> tuple[PlannedEdit, str]:
+        plan = plan_workspace_edit(edit, session.contained, session.run.relpath,
+                                   session.run.runtime.read_max_bytes)
+        return plan, plan.diff(session.run.relpath)
+
+    plan, diff = await asyncio.to_thread(plan_now)
     if not plan.changes:
-        return ToolResult.success(f"Renaming {args.symbol!r} to {args.new_name!r} changes nothing.",
-                                  {"files": []})
-    diff = plan.diff(session.run.relpath)
-    ctx.wrote(*plan.changes, created=write_files_atomically(plan.changes))
+        raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
+                        f"Renaming {args.symbol!r} to {args.new_name!r} changes nothing: "
+                        f"{server.spec.name}'s edit leaves every file as it is (a name it does "
+                        "not own, e.g. a builtin or a library's). No file was changed.")
+    created = await asyncio.to_thread(write_files_atomically, plan.changes)
+    ctx.wrote(*plan.changes, created=created)
     files = [{"path": session.run.relpath(p), "edits": plan.edit_counts.get(p, 0),
               "deleted": content is None} for p, content in plan.changes.items()]
     total = sum(f["edits"] for f in files)
@@ -478,3 +566,74 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
                       f"{len(files)} file(s):\n{listing}", note)
     return ToolResult.success(text, {"files": files, "edits": total, "diff": diff},
                               blocks=[{"type": "text", "text": text}, {"type": "diff", "diff": diff}])
+
+
+def _check_new_name(server: LanguageServer, path: Path, args: Any) -> None:
+    """A name the file's language accepts, and a different one: else nothing is asked."""
+    if args.new_name == args.symbol:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"new_name is {args.symbol!r}'s current name: the rename would change "
+                        "nothing. Pass the name you want instead.")
+    language = LANGUAGES.get(server.spec.language_id(path) or "")
+    problem = language.name_problem(args.new_name, args.symbol) if language else None
+    if problem:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"Cannot rename {args.symbol!r} to {args.new_name!r}: {problem}. No file "
+                        "was changed; pick a name the language accepts.")
+
+
+async def _ask_rename(server: LanguageServer, method: str, params: Any, args: Any) -> Any:
+    """prepareRename or rename; a refusal by the server is the caller's to fix, said as such."""
+    try:
+        return await server.request(method, params)
+    except ServerUnavailable as exc:
+        raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
+    except LspRequestError as exc:
+        if exc.timed_out or not (server.connection and server.connection.alive):
+            raise request_failure(exc) from None
+        raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
+                        f"{server.spec.name} refused to rename {args.symbol!r} on line "
+                        f"{args.line} ({exc}). No file was changed.") from None
+
+
+async def _refuse_outside_definitions(session: LspSession, server: LanguageServer, path: Path,
+                                      position: types.Position, args: Any) -> None:
+    """A symbol defined outside the root cannot be renamed whole: servers then rename only the
+    uses (clangd: the code no longer compiles) or alias the import (tsserver)."""
+    if not getattr(server.capabilities, "definition_provider", None):
+        return
+    found = await _navigation_request(session, server, "definition", path, position)
+    places = [Path(to_fs_path(uri) or uri) for uri, _ in found]
+    outside = await asyncio.to_thread(lambda: [p for p in places if session.contained(p) is None])
+    if outside:
+        raise ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
+                        f"Cannot rename {args.symbol!r}: it is defined in "
+                        f"{', '.join(session.run.relpath(p) for p in outside)}, outside the "
+                        "server's root, which no tool may change. No file was changed.")
+
+
+async def _read_every_source(session: LspSession, server: LanguageServer) -> str | None:
+    """A server that indexes only open files (clangd with compile_flags.txt) answers only from
+    where it looked: open every source under its root and let it read them first. None when
+    done, else what kept it from seeing them all."""
+    sources = await session.project_sources(server)
+    if sources is None:
+        return (f"{session.run.relpath(server.root)} has more than "
+                f"{session.supervisor.project_sources_max} source files to open, and "
+                f"{server.spec.name} sees only the files it has read. Add a compile_commands.json "
+                "(CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; make: bear -- make) and raise "
+                "LanguageServerSupervisor.project_sources_max")
+    reports = await session.diagnostics_many(sources, save=False)
+    unread = sorted({session.run.relpath(r.path) for r in reports if r.pending or r.problems})
+    if unread:
+        return (f"{server.spec.name} had not finished reading {', '.join(unread[:10])}; try "
+                "again in a moment")
+    return None
+
+
+async def _open_every_source(session: LspSession, server: LanguageServer, args: Any) -> None:
+    """A rename is complete or refused: every source read first, or nothing changed."""
+    problem = await _read_every_source(session, server)
+    if problem:
+        raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot rename {args.symbol!r} completely: "
+                        f"{problem}. No file was changed; rename with ast_edit meanwhile.")

@@ -4,6 +4,7 @@ diagnostics that are new for this run."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ..runtime import Resource, Tier, ToolResult
@@ -19,9 +20,10 @@ async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext)
     if session is None or not result.ok:
         return result
     changed = list(dict.fromkeys(ctx.written))
-    written = [p for p in changed if p.is_file()]
+    on_disk = await asyncio.to_thread(lambda: {p: (p.is_file(), p.exists()) for p in changed})
+    written = [p for p in changed if on_disk[p][0]]
     created = [p for p in written if p in ctx.created]
-    deleted = [p for p in changed if not p.exists()]
+    deleted = [p for p in changed if not on_disk[p][1]]
     if created or deleted:  # first, so that the diagnostics below already account for them
         session.files_created_or_deleted(created, deleted)
     if not written:
@@ -45,10 +47,10 @@ async def files_of_commands(ctx: CallContext, args: Any, call_next: CallNext) ->
     delete files; the servers' source files are listed before and after, and what changed is
     announced, as a file watcher would."""
     session: LspSession | None = ctx.run.resources.get(Resource.LSP)
-    before = session.source_files() if session is not None and ctx.tool.tier is Tier.EXEC else None
+    before = await session.source_files() if session is not None and ctx.tool.tier is Tier.EXEC else None
     result = await call_next()
     if session is not None and before is not None:
-        after = session.source_files()
+        after = await session.source_files()
         if after is not None and after != before:
             session.files_created_or_deleted(sorted(after - before), sorted(before - after))
     return result

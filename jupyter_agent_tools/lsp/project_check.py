@@ -88,7 +88,13 @@ async def run_project_check(spec: ServerSpec, root: Path, relpath: Callable[[Pat
         if process.returncode is None:
             signal_process_group(process.pid)
             await process.wait()
-    output = stdout[:max_output_bytes].decode("utf-8", errors="replace")
+    # Tens of megabytes of JSON to parse: off the event loop.
+    return await asyncio.to_thread(_parse, spec, stdout[:max_output_bytes], stderr, root, relpath)
+
+
+def _parse(spec: ServerSpec, stdout: bytes, stderr: bytes, root: Path,
+           relpath: Callable[[Path], str]) -> list[FileDiagnostic]:
+    output = stdout.decode("utf-8", errors="replace")
     try:
         if spec.project_check_format == "pyright":
             return _pyright(output, relpath)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..files import read_text
+from ..files import read_text, resolve_inside
 from ..files.walk import DEFAULT_SKIP_DIRS
 from ..runtime import ErrorCode, Run, ToolError
 from .client import LspRequestError
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from .supervisor import LanguageServerSupervisor
 
 _TEXT_CACHE_FILES = 32
+OUTSIDE_ROOT = "outside the server's root"
 
 
 @dataclass
@@ -34,6 +36,7 @@ class Availability:
     root: Path | None
     marker: str | None
     binary: str | None
+    binary_problem: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -45,8 +48,7 @@ class Availability:
             missing.append(f"no root marker ({', '.join(self.spec.root_markers)}) between the "
                            "file and the run's cwd")
         if self.binary is None:
-            missing.append(f"{self.spec.command[0]} not found on PATH or in the Python "
-                           "environment's bin folder")
+            missing.append(self.binary_problem or f"{self.spec.command[0]} not found")
         return f"{self.spec.name}: {' and '.join(missing)}"
 
 
@@ -59,6 +61,14 @@ class FileDiagnostics:
     available: bool = True
     pending: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # Servers by name: those that answered (maybe `pending`), those that failed (`problems`).
+    answered: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+    def fail(self, server: LanguageServer, error: BaseException) -> None:
+        self.failed.append(server.spec.name)
+        self.problems.append(str(error))
 
 
 class LspSession:
@@ -70,6 +80,7 @@ class LspSession:
         self.journal = DiagnosticsJournal()
         self.servers: set[tuple[Path, str]] = set()
         self._texts: dict[Path, tuple[tuple[int, int, int], str]] = {}
+        self._texts_lock = threading.Lock()  # reads run in worker threads
 
     # -- which servers ----------------------------------------------------------------------
 
@@ -77,7 +88,8 @@ class LspSession:
         cwd = self.run.cwd
         return cwd if path == cwd or cwd in path.parents else self.run.runtime.root_path
 
-    def availability(self, path: Path, specs: list[ServerSpec] | None = None) -> list[Availability]:
+    async def availability(self, path: Path, specs: list[ServerSpec] | None = None
+                           ) -> list[Availability]:
         """For each enabled spec serving `path` (or each of `specs`, whatever `path` is):
         the root marker and the binary, or what lacks."""
         if specs is None:
@@ -88,14 +100,15 @@ class LspSession:
         for spec in specs:
             if not spec.enabled:
                 continue
-            root = self.supervisor.find_root(spec, path, stop)
+            root = await asyncio.to_thread(self.supervisor.find_root, spec, path, stop)
+            binary = await self.supervisor.binary_check(spec)
             found.append(Availability(spec, root[0] if root else None, root[1] if root else None,
-                                      self.supervisor.binary(spec)))
+                                      binary.path, binary.problem))
         return found
 
-    def servers_for(self, path: Path) -> tuple[list[LanguageServer], str]:
+    async def servers_for(self, path: Path) -> tuple[list[LanguageServer], str]:
         """The servers for `path` (not yet started), or none and the reason."""
-        options = self.availability(path)
+        options = await self.availability(path)
         if not options:
             suffix = path.suffix or "extension-less"
             return [], f"no language server handles {suffix} files"
@@ -110,9 +123,9 @@ class LspSession:
         self.servers.add((root, spec.name))
         return server
 
-    def navigation_server(self, path: Path) -> LanguageServer:
+    async def navigation_server(self, path: Path) -> LanguageServer:
         """The server that answers navigation for `path`; `unavailable` says why there is none."""
-        servers, reason = self.servers_for(path)
+        servers, reason = await self.servers_for(path)
         for server in servers:
             if server.spec.navigation:
                 return server
@@ -123,20 +136,40 @@ class LspSession:
 
     # -- documents and diagnostics -------------------------------------------------------
 
-    def read(self, path: Path) -> str:
-        """A file's text; unchanged files (same inode, mtime and size) come from a small cache."""
+    def contained(self, path: Path) -> Path | None:
+        """`path` with its symlinks resolved when it stays under the server root, else None.
+
+        Every file a server names goes through here before it is read or quoted: a folder
+        inside the root may be a symlink to one outside it.
+        """
+        root = self.run.runtime.root_path
+        try:
+            return resolve_inside(root, root, path)
+        except ToolError:
+            return None
+
+    def read_now(self, path: Path) -> str:
+        """A file's text, in the calling (worker) thread; unchanged files (same inode, mtime
+        and size) come from a small cache."""
         try:
             stat = os.stat(path)
         except OSError:
             return read_text(path, self.run.runtime.read_max_bytes)  # says what is wrong
         stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-        cached = self._texts.pop(path, None)
+        with self._texts_lock:
+            cached = self._texts.get(path)
         if cached is None or cached[0] != stamp:
             cached = (stamp, read_text(path, self.run.runtime.read_max_bytes))
-        self._texts[path] = cached  # most recently used last
-        while len(self._texts) > _TEXT_CACHE_FILES:
-            del self._texts[next(iter(self._texts))]
+        with self._texts_lock:
+            self._texts.pop(path, None)
+            self._texts[path] = cached  # most recently used last
+            while len(self._texts) > _TEXT_CACHE_FILES:
+                del self._texts[next(iter(self._texts))]
         return cached[1]
+
+    async def read(self, path: Path) -> str:
+        """A file's text, read off the event loop."""
+        return await asyncio.to_thread(self.read_now, path)
 
     async def start(self, server: LanguageServer) -> None:
         """Start `server` unless it runs; `unavailable` with the reason when it cannot."""
@@ -147,7 +180,7 @@ class LspSession:
 
     async def open(self, server: LanguageServer, path: Path) -> str:
         """Sync `path`'s disk content to `server`; returns the text."""
-        text = self.read(path)
+        text = await self.read(path)
         try:
             uri, _, _ = await server.sync(path, text)
             await server.project_loaded(uri, self.supervisor.request_timeout)
@@ -155,26 +188,29 @@ class LspSession:
             raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
         return text
 
-    def source_files(self) -> set[Path] | None:
+    async def source_files(self) -> set[Path] | None:
         """The files the running servers of this run would analyse, found on disk under their
         roots (dot-folders, node_modules and __pycache__ skipped); None when no server runs or
-        the roots hold more files of any kind than the supervisor's `command_scan_max_files`."""
+        the roots hold more files of any kind than the supervisor's `command_scan_max_files`.
+        Listed in a worker thread."""
         extensions: dict[Path, set[str]] = {}
         for server in self._running_servers():
             extensions.setdefault(server.root, set()).update(server.spec.extensions)
         if not extensions:
             return None
-        budget = self.supervisor.command_scan_max_files
-        found: set[Path] = set()
-        for root, suffixes in extensions.items():
-            for folder, dirs, files in os.walk(root):
-                dirs[:] = [d for d in dirs if not d.startswith(".") and d not in DEFAULT_SKIP_DIRS]
-                budget -= len(files)
-                if budget < 0:
-                    return None
-                found.update(Path(folder, name) for name in files
-                             if os.path.splitext(name)[1].lower() in suffixes)
-        return found
+        return await asyncio.to_thread(_list_sources, extensions,
+                                       self.supervisor.command_scan_max_files)
+
+    async def project_sources(self, server: LanguageServer) -> list[Path] | None:
+        """The files `server` serves under its root, listed in a worker thread (dot-folders,
+        node_modules, __pycache__ skipped); None when there are more than the supervisor's
+        `project_sources_max`."""
+        limit = self.supervisor.project_sources_max
+        found = await asyncio.to_thread(_list_sources, {server.root: set(server.spec.extensions)},
+                                        self.supervisor.command_scan_max_files, limit + 1)
+        if found is None or len(found) > limit:
+            return None
+        return sorted(p for p in found if self.contained(p) is not None)
 
     def files_created_or_deleted(self, created: list[Path], deleted: list[Path]) -> None:
         """Tell this run's running servers, as a file watcher would; forget the deleted files."""
@@ -202,18 +238,20 @@ class LspSession:
         """
         reports = [FileDiagnostics(path) for path in paths]
         work: list[tuple[FileDiagnostics, LanguageServer, str]] = []
-        texts: dict[int, str] = {}
+        served: list[tuple[FileDiagnostics, list[LanguageServer]]] = []
         for report in reports:
-            servers, reason = self.servers_for(report.path)
+            servers, reason = await self.servers_for(report.path)
             if not servers:
                 report.available = False
                 report.problems.append(reason)
-                continue
-            try:
-                text = self.read(report.path)
-            except ToolError as error:
+            else:
+                served.append((report, servers))
+        read = await asyncio.to_thread(_read_all, self.read_now, [r.path for r, _ in served])
+        texts: dict[int, str] = {}
+        for (report, servers), text in zip(served, read, strict=True):
+            if isinstance(text, ToolError):
                 report.available = False
-                report.problems.append(error.message)
+                report.problems.append(text.message)
                 continue
             texts[id(report)] = text
             work.extend((report, server, text) for server in servers)
@@ -225,12 +263,12 @@ class LspSession:
         pending = []
         for report, server, text in work:
             if id(server) in failed:
-                report.problems.append(str(failed[id(server)]))
+                report.fail(server, failed[id(server)])
                 continue
             try:
                 uri, version, changed = server.sync_now(report.path, text, save=save)
             except ServerUnavailable as exc:
-                report.problems.append(str(exc))
+                report.fail(server, exc)
                 continue
             waiter = server.expect_publish(uri, version) if changed else None
             pending.append((report, server, uri, version, changed, waiter))
@@ -242,8 +280,9 @@ class LspSession:
             try:
                 snapshot = await server.diagnostics(uri, version, changed, wait, waiter)
             except (ServerUnavailable, LspRequestError) as exc:
-                report.problems.append(str(exc))
+                report.fail(server, exc)
                 return
+            report.answered.append(server.spec.name)
             if snapshot.pending:
                 report.pending.append(server.spec.name)
             rel = self.run.relpath(report.path)
@@ -254,6 +293,7 @@ class LspSession:
         await asyncio.gather(*(collect(*item) for item in pending))
         for report in reports:
             report.items.sort(key=lambda d: (d.line, d.column))
+            report.answered.sort()
         return reports
 
     # -- requests -------------------------------------------------------------------------
@@ -265,31 +305,83 @@ class LspSession:
         except ServerUnavailable as exc:
             raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
         except LspRequestError as exc:
-            if exc.timed_out:
-                raise ToolError(ErrorCode.TIMEOUT,
-                                f"{exc}. The server may still be indexing: try again, or call lsp "
-                                "with action=reload if it keeps happening.") from None
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"{exc}. Call lsp with action=status to see its state, and "
-                            "action=reload to restart it.") from None
+            raise request_failure(exc) from None
 
-    def location(self, uri: str, range_: types.Range, cache: dict[Path, list[str]]) -> dict[str, Any]:
-        """A location as results show it: relative path, 1-based line, and the line's text."""
-        path = Path(to_fs_path(uri) or uri)
-        entry: dict[str, Any] = {"path": self.run.relpath(path), "line": range_.start.line + 1}
-        root = self.run.runtime.root_path
-        if path == root or root in path.parents:  # never read outside the root
-            if path not in cache:
-                try:
-                    cache[path] = self.read(path).splitlines()
-                except ToolError:
-                    cache[path] = []
-            lines = cache[path]
-            if range_.start.line < len(lines):
-                entry["text"] = lines[range_.start.line].strip()
-        return entry
+    async def locations(self, found: list[tuple[str, types.Range]]) -> list[dict[str, Any]]:
+        """Locations as results show them: the path as the server named it (relative when it
+        can be), the 1-based line and the line's text. A file outside the server root (a
+        symlinked folder can lead there) is marked `outside_root`, never read. Read in a
+        worker thread."""
+        return await asyncio.to_thread(self._locations_now, found)
+
+    def _locations_now(self, found: list[tuple[str, types.Range]]) -> list[dict[str, Any]]:
+        lines_of: dict[Path, list[str]] = {}
+        entries = []
+        for uri, range_ in found:
+            path = Path(to_fs_path(uri) or uri)
+            entry: dict[str, Any] = {"path": self.run.relpath(path),
+                                     "line": range_.start.line + 1}
+            real = self.contained(path)
+            if real is None:
+                entry["outside_root"] = True
+            else:
+                if real not in lines_of:
+                    try:
+                        lines_of[real] = self.read_now(real).splitlines()
+                    except ToolError:
+                        lines_of[real] = []
+                lines = lines_of[real]
+                if range_.start.line < len(lines):
+                    entry["text"] = lines[range_.start.line].strip()
+            entries.append(entry)
+        return entries
 
     async def release(self) -> None:
         for key in list(self.servers):
             await self.supervisor.leave(key, self.run.id)
         self.servers.clear()
+
+
+def describe_location(entry: dict[str, Any]) -> str:
+    """`path:line: text`, or `path:line (outside the server's root)`."""
+    if entry.get("outside_root"):
+        return f"{entry['path']}:{entry['line']} ({OUTSIDE_ROOT})"
+    return f"{entry['path']}:{entry['line']}: {entry.get('text', '')}".rstrip()
+
+
+def _read_all(read: Any, paths: list[Path]) -> list[str | ToolError]:
+    texts: list[str | ToolError] = []
+    for path in paths:
+        try:
+            texts.append(read(path))
+        except ToolError as error:
+            texts.append(error)
+    return texts
+
+
+def _list_sources(extensions: dict[Path, set[str]], max_files: int,
+                  max_sources: int | None = None) -> set[Path] | None:
+    """Files with the given suffixes under each root; None past `max_files` files of any kind
+    (or, when given, past `max_sources` matching ones)."""
+    budget = max_files
+    found: set[Path] = set()
+    for root, suffixes in extensions.items():
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in DEFAULT_SKIP_DIRS]
+            budget -= len(files)
+            if budget < 0:
+                return None
+            found.update(Path(folder, name) for name in files
+                         if os.path.splitext(name)[1].lower() in suffixes)
+            if max_sources is not None and len(found) > max_sources:
+                return found
+    return found
+
+
+def request_failure(exc: LspRequestError) -> ToolError:
+    """What a failed request tells the agent: a timeout, or a server to look at."""
+    if exc.timed_out:
+        return ToolError(ErrorCode.TIMEOUT, f"{exc}. The server may still be indexing: try "
+                         "again, or call lsp with action=reload if it keeps happening.")
+    return ToolError(ErrorCode.UNAVAILABLE, f"{exc}. Call lsp with action=status to see its "
+                     "state, and action=reload to restart it.")

@@ -38,6 +38,10 @@ class ServerSpec:
     command: tuple[str, ...]
     # Names tried in order for argv[0]; glob patterns (`clangd-*`) pick the highest version.
     executables: tuple[str, ...] = ()
+    # Arguments that make the binary print its version and exit 0; a found binary counts as
+    # available only when they do (a rustup shim without the component exits 1). Empty: no
+    # probe (pyright's langserver has no such flag).
+    version_args: tuple[str, ...] = ()
     initialization_options: Mapping[str, Any] | None = None
     # Answers to `workspace/configuration`, by section ("basedpyright.analysis", ...).
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -51,6 +55,10 @@ class ServerSpec:
     # "tsserver": asked through typescript-language-server's tsserverRequest (it publishes
     # nothing for a file that stays clean).
     diagnostics_source: str = "server"
+    # The server knows only the files it has open (clangd without a finished compile_commands
+    # index): a rename first opens every source under its root, and `diagnostics "*"` checks
+    # them through it; both bounded by the supervisor's `project_sources_max`.
+    open_project_sources: bool = False
     enabled: bool = True
 
     @property
@@ -131,6 +139,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         extensions={".py": "python", ".pyi": "python"},
         root_markers=_PY_MARKERS,
         command=("ruff", "server"),
+        version_args=("--version",),
         navigation=False,
         project_check=("ruff", "check", "--output-format", "json", "--exit-zero", "."),
         project_check_format="ruff",
@@ -140,6 +149,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         extensions=_TS_EXTENSIONS,
         root_markers=("tsconfig.json", "jsconfig.json", "package.json"),
         command=("typescript-language-server", "--stdio"),
+        version_args=("--version",),
         diagnostics_source="tsserver",
         project_check=("tsc", "--noEmit", "--pretty", "false"),
         project_check_format="tsc",
@@ -149,25 +159,30 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         extensions=_C_EXTENSIONS,
         root_markers=("compile_commands.json", "compile_flags.txt", ".clangd", "CMakeLists.txt"),
         command=("clangd", "--log=error"),
+        version_args=("--version",),
         executables=("clangd", "clangd-*"),
+        open_project_sources=True,
     ),
     ServerSpec(
         name="rust-analyzer",
         extensions={".rs": "rust"},
         root_markers=("Cargo.toml",),
         command=("rust-analyzer",),
+        version_args=("--version",),
     ),
     ServerSpec(
         name="gopls",
         extensions={".go": "go"},
         root_markers=("go.mod", "go.work"),
         command=("gopls",),
+        version_args=("version",),
     ),
     ServerSpec(
         name="dart",
         extensions={".dart": "dart"},
         root_markers=("pubspec.yaml",),
         command=("dart", "language-server", "--protocol=lsp"),
+        version_args=("--version",),
     ),
 )
 
@@ -180,7 +195,7 @@ def spec_from_dict(name: str, data: Mapping[str, Any], base: ServerSpec | None =
     if unknown:
         raise ValueError(f"unknown field(s) {sorted(unknown)}; known: {sorted(_FIELDS)}")
     values = dict(data)
-    for key in ("root_markers", "command", "executables", "project_check"):
+    for key in ("root_markers", "command", "executables", "version_args", "project_check"):
         if key in values:
             values[key] = tuple(values[key])
     if base is not None:

@@ -10,18 +10,64 @@ from __future__ import annotations
 
 import asyncio
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from traitlets import Dict, Enum, Float, Int
 
 from ..runtime import Resource
+from ..runtime.processes import signal_process_group
 from ..runtime.resources import ResourceProvider
 from ..runtime.wrappers import Wrapper
 from .on_write import diagnostics_on_write, files_of_commands
 from .server import LanguageServer, ServerLimits
 from .session import LspSession
 from .specs import ServerSpec, find_executable, load_specs
+
+_PROBE_STDERR_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class BinaryCheck:
+    """A spec's binary: its path when found and runnable, else why not."""
+
+    path: str | None
+    problem: str | None = None
+
+
+async def probe_binary(binary: str, args: tuple[str, ...], timeout: float) -> str | None:
+    """Run `binary args` (bounded in time and output); None when it exits 0, else why not."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            binary, *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
+        return f"{binary} does not run ({exc.strerror or exc})"
+    stream = process.stderr
+    assert stream is not None
+
+    async def drain() -> tuple[bytes, int]:
+        kept = b""
+        while chunk := await stream.read(65536):  # read to the end, keep the start
+            kept += chunk[:_PROBE_STDERR_BYTES - len(kept)]
+        return kept, await process.wait()
+
+    try:
+        stderr, code = await asyncio.wait_for(drain(), timeout)
+    except asyncio.TimeoutError:
+        return f"{binary} {' '.join(args)} did not finish within {timeout:g}s"
+    finally:
+        if process.returncode is None:
+            signal_process_group(process.pid)
+            await process.wait()
+    if code == 0:
+        return None
+    said = next((line.strip() for line in stderr.decode("utf-8", "replace").splitlines()
+                 if line.strip()), "")
+    return (f"{binary} does not run: `{os.path.basename(binary)} {' '.join(args)}` exited with "
+            f"status {code}" + (f" ({said[:300]})" if said else "") + ". Install the server "
+            "(for a rustup shim: rustup component add rust-analyzer)")
 
 
 class LanguageServerSupervisor(ResourceProvider):
@@ -65,6 +111,14 @@ class LanguageServerSupervisor(ResourceProvider):
         "roots are listed before and after (a few ms per thousand), so that servers hear of "
         "source files the command created or deleted. Roots holding more files are not listed.",
     ).tag(config=True)
+    project_sources_max = Int(
+        100, help="Most source files a server that knows only its open files (clangd) opens "
+        "for a rename or a project check; a project with more is refused with what to add.",
+    ).tag(config=True)
+    binary_probe_timeout = Float(
+        10.0, help="Seconds a server binary may take to print its version (run once per "
+        "binary, with the spec's version_args) before it counts as not runnable.",
+    ).tag(config=True)
     project_check_timeout = Float(
         300.0, help="Seconds the whole-project check (`lsp diagnostics` with '*') may run."
     ).tag(config=True)
@@ -75,6 +129,7 @@ class LanguageServerSupervisor(ResourceProvider):
         self._servers: dict[tuple[Path, str], LanguageServer] = {}
         self._roots: dict[tuple[tuple[str, ...], Path, Path], tuple[Path, str]] = {}
         self._binaries: dict[tuple[tuple[str, ...], str], str | None] = {}
+        self._probes: dict[tuple[str, int, int, tuple[str, ...]], str | None] = {}
 
     @property
     def limits(self) -> ServerLimits:
@@ -82,19 +137,38 @@ class LanguageServerSupervisor(ResourceProvider):
                             shutdown=self.shutdown_timeout, max_restarts=self.max_restarts,
                             max_open_documents=self.max_open_documents)
 
-    def binary(self, spec: ServerSpec) -> str | None:
-        """Where the spec's binary is, checked at call time so an install or removal shows.
+    async def binary(self, spec: ServerSpec) -> str | None:
+        """The spec's binary when it is found and runs; see `binary_check` for why not."""
+        return (await self.binary_check(spec)).path
 
-        A found binary is remembered and re-checked with one stat; a missing one is
-        looked up again on every call (the slow path is only for what is absent).
+    async def binary_check(self, spec: ServerSpec) -> BinaryCheck:
+        """Where the spec's binary is and whether it runs, checked at call time so an install
+        or removal shows.
+
+        A found binary is remembered and re-checked with one stat; a missing one is looked
+        up again (in a worker thread) on every call. A found one is run once with the spec's
+        `version_args` (bounded by `binary_probe_timeout`), again only when it changes.
         """
         names = spec.executables or spec.command[:1]
         key = (names, os.environ.get("PATH", ""))
         known = self._binaries.get(key)
-        if known and os.access(known, os.X_OK):
-            return known
-        found = self._binaries[key] = find_executable(names)
-        return found
+        if not (known and os.access(known, os.X_OK)):
+            known = self._binaries[key] = await asyncio.to_thread(find_executable, names)
+        if known is None:
+            return BinaryCheck(None, f"{spec.command[0]} not found on PATH or in the Python "
+                               "environment's bin folder")
+        problem = await self._probe(known, spec.version_args) if spec.version_args else None
+        return BinaryCheck(None if problem else known, problem)
+
+    async def _probe(self, binary: str, args: tuple[str, ...]) -> str | None:
+        try:
+            stat = os.stat(binary)
+        except OSError as exc:
+            return f"{binary} cannot be read ({exc.strerror})"
+        key = (binary, stat.st_mtime_ns, stat.st_size, args)
+        if key not in self._probes:
+            self._probes[key] = await probe_binary(binary, args, self.binary_probe_timeout)
+        return self._probes[key]
 
     def find_root(self, spec: ServerSpec, path: Path, stop: Path) -> tuple[Path, str] | None:
         """`spec.find_root`, remembering hits: a remembered marker is re-checked with one stat."""
@@ -144,14 +218,14 @@ class LanguageServerSupervisor(ResourceProvider):
     async def status(self) -> dict[str, Any]:
         """Languages, whether each binary resolves, running servers. No argv, no environment."""
         languages = {}
-        for spec in self.specs.values():
-            binary = self.binary(spec)
+        specs = list(self.specs.values())
+        checks = await asyncio.gather(*(self.binary_check(spec) for spec in specs))  # probes
+        for spec, found in zip(specs, checks, strict=True):
             languages[spec.name] = {
                 "languages": spec.languages,
                 "enabled": spec.enabled,
-                "available": bool(binary) and spec.enabled,
-                "why_not": None if binary else f"{spec.command[0]} not found on PATH or in the "
-                "Python environment's bin folder",
+                "available": bool(found.path) and spec.enabled,
+                "why_not": found.problem,
                 "root_markers": list(spec.root_markers),
             }
         running = [

@@ -37,9 +37,37 @@ class PlannedEdit:
         return "".join(parts)
 
 
-def plan_workspace_edit(edit: types.WorkspaceEdit, resolve: Callable[[str], Path],
-                        max_bytes: int) -> PlannedEdit:
-    """Apply `edit` in memory. `resolve` maps a file path to an absolute one inside the root."""
+def edit_targets(edit: types.WorkspaceEdit) -> list[Path]:
+    """Every file `edit` touches, as the server named them."""
+    uris: list[str] = []
+    for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit):
+            uris.append(change.text_document.uri)
+        elif isinstance(change, types.RenameFile):
+            uris += [change.old_uri, change.new_uri]
+        else:
+            uris.append(change.uri)
+    if not edit.document_changes:
+        uris += list((edit.changes or {}).keys())
+    return [Path(to_fs_path(uri) or uri) for uri in dict.fromkeys(uris)]
+
+
+def plan_workspace_edit(edit: types.WorkspaceEdit, contained: Callable[[Path], Path | None],
+                        relpath: Callable[[Path], str], max_bytes: int) -> PlannedEdit:
+    """Apply `edit` in memory (blocking: reads files). `contained` maps a path to its real
+    path inside the root, or None; one file outside refuses the whole edit."""
+    outside = [path for path in edit_targets(edit) if contained(path) is None]
+    if outside:
+        names = ", ".join(relpath(path) for path in outside)
+        raise ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
+                        f"The edit would change {names}, outside the server's root; no file was "
+                        "changed. Rename it by hand where it lives, or keep the old name.")
+
+    def resolve(path: str) -> Path:
+        real = contained(Path(path))
+        assert real is not None  # checked above
+        return real
+
     plan = PlannedEdit()
 
     def current(path: Path) -> str:

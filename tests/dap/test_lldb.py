@@ -39,6 +39,11 @@ async def test_lldb_session_end_to_end(root, c_project):
                          frame_id=frames[0]["id"])).data["result"] == "1"
         assert (await ok(run, "evaluate", expression="total",
                          frame_id=frames[1]["id"])).data["result"] == "0"
+        # lldb's whole message, not only its last line (a caret under the error)
+        failed = await debug(run, "evaluate", expression="no_such_name + 1",
+                             frame_id=frames[0]["id"])
+        assert failed.code == "failed", failed.text
+        assert "undeclared identifier 'no_such_name'" in failed.error["message"]
 
         stepped = await ok(run, "step_over")
         assert stepped.data["reason"] == "step"

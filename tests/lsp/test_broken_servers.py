@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lsp_projects import broken_spec, pid_alive
+from lsp_projects import PY_FILES, broken_spec, pid_alive
 
 BROKEN = {"broken.toml": "", "a.brk": "symbol here\n"}
 
@@ -77,3 +77,16 @@ async def test_published_diagnostics_are_awaited_and_pending_is_not_clean(lsp_ru
     assert "mute did not report in time" in pending.text
     listed = await run.call("lsp", {"action": "diagnostics", "file": "quiet/a.brk"})
     assert listed.data["status"] == "pending" and "pending" in listed.text
+
+
+async def test_one_of_two_servers_failing_shows_what_the_other_said(lsp_runtime, write_files):
+    write_files(PY_FILES, "proj")
+    # ruff's place taken by a server that never initializes; basedpyright still answers
+    hanging = {"command": broken_spec("hang")["command"]}
+    runtime = lsp_runtime(language_servers={"ruff": hanging}, initialize_timeout=2.0)
+    run = await runtime.create_run(cwd="proj")
+    clean = await run.call("lsp", {"action": "diagnostics", "file": "main.py"})
+    assert clean.ok and clean.data["status"] == "clean", clean.text
+    assert clean.data["servers"] == ["basedpyright"] and clean.data["failed"] == ["ruff"]
+    assert clean.text.startswith("No diagnostics in main.py from basedpyright: clean. ruff failed")
+    assert "did not answer initialize within 2s" in clean.text

@@ -152,9 +152,9 @@ async def test_the_listing_around_commands_skips_tool_folders_and_is_bounded(lsp
     run = await runtime.create_run(cwd="proj")
     await run.call("lsp", {"action": "diagnostics", "file": "main.py"})  # servers running
     session = run.resources[Resource.LSP]
-    assert session.source_files() == {base / "main.py", base / "shapes.py", base / "pkg/deep.py"}
+    assert await session.source_files() == {base / "main.py", base / "shapes.py", base / "pkg/deep.py"}
     (base / "pkg" / "more.py").write_text("")  # one past the bound: not listed at all
-    assert session.source_files() is None
+    assert await session.source_files() is None
 
 
 async def test_rename_across_files_is_atomic_and_reports_diff(lsp_runtime, write_files, root):

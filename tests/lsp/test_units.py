@@ -10,6 +10,7 @@ from lsprotocol import types
 
 from jupyter_agent_tools.files import resolve_inside
 from jupyter_agent_tools.lsp.journal import DiagnosticsJournal, FileDiagnostic
+from jupyter_agent_tools.lsp.languages import LANGUAGES
 from jupyter_agent_tools.lsp.positions import locate_symbol, utf16_column
 from jupyter_agent_tools.lsp.specs import ENTRY_POINT_GROUP, find_executable, load_specs
 from jupyter_agent_tools.lsp.workspace_edit import plan_workspace_edit
@@ -114,23 +115,67 @@ def test_workspace_edit_changes_and_document_changes(tmp_path):
     a.write_text("x = 1\nprint(x)\n")
     b.write_text("from a import x\n")
 
-    def resolve(path: str) -> Path:
-        return resolve_inside(tmp_path, tmp_path, path)
+    def resolve(path: Path) -> Path | None:
+        try:
+            return resolve_inside(tmp_path, tmp_path, path)
+        except ToolError:
+            return None
 
     def edit(line: int, start: int, end: int) -> types.TextEdit:
         return types.TextEdit(types.Range(types.Position(line, start), types.Position(line, end)), "y")
 
     plan = plan_workspace_edit(types.WorkspaceEdit(changes={
         a.as_uri(): [edit(0, 0, 1), edit(1, 6, 7)], b.as_uri(): [edit(0, 14, 15)],
-    }), resolve, 10_000)
+    }), resolve, str, 10_000)
     assert plan.changes == {a: "y = 1\nprint(y)\n", b: "from a import y\n"}
     assert plan.edit_counts == {a: 2, b: 1}
     assert "-x = 1" in plan.diff(lambda p: p.name) and "+from a import y" in plan.diff(str)
     documents = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
         types.OptionalVersionedTextDocumentIdentifier(uri=a.as_uri(), version=None),
         [edit(0, 0, 1)])])
-    assert plan_workspace_edit(documents, resolve, 10_000).changes == {a: "y = 1\nprint(x)\n"}
+    assert plan_workspace_edit(documents, resolve, str, 10_000).changes == {a: "y = 1\nprint(x)\n"}
     outside = types.WorkspaceEdit(changes={Path("/etc/hosts").as_uri(): [edit(0, 0, 1)]})
     with pytest.raises(ToolError) as refused:
-        plan_workspace_edit(outside, resolve, 10_000)
+        plan_workspace_edit(outside, resolve, str, 10_000)
     assert refused.value.code.value == "path_outside_root"
+
+
+def test_a_workspace_edit_through_a_symlinked_folder_is_refused_whole(tmp_path):
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir(), elsewhere.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    (elsewhere / "b.py").write_text("x = 2\n")
+    (root / "linked").symlink_to(elsewhere)
+
+    def contained(path: Path) -> Path | None:
+        try:
+            return resolve_inside(root, root, path)
+        except ToolError:
+            return None
+
+    rename = types.TextEdit(types.Range(types.Position(0, 0), types.Position(0, 1)), "y")
+    edit = types.WorkspaceEdit(changes={(root / "a.py").as_uri(): [rename],
+                                        (root / "linked" / "b.py").as_uri(): [rename]})
+    with pytest.raises(ToolError) as refused:
+        plan_workspace_edit(edit, contained, lambda p: p.relative_to(root).as_posix(), 10_000)
+    assert refused.value.code.value == "path_outside_root"
+    assert "linked/b.py, outside the server's root" in refused.value.message
+
+
+@pytest.mark.parametrize("language, old, new, problem", [
+    ("python", "x", "1bad", "not a valid Python identifier"),
+    ("python", "x", "class", "reserved word in Python"),
+    ("python", "x", "match", None),  # a soft keyword is a name
+    ("python", "x", "größe", None),
+    ("typescript", "x", "bad name!", "not a valid TypeScript identifier"),
+    ("typescript", "x", "enum", "reserved word in TypeScript"),
+    ("typescript", "x", "$élan", None),
+    ("typescript", "#count", "#total", None),
+    ("typescript", "#count", "total", "private member"),
+    ("c", "add", "a-b", "not a valid C identifier"),
+    ("cpp", "add", "template", "reserved word in C++"),
+    ("c", "add", "template", None),
+])
+def test_new_names_per_language(language, old, new, problem):
+    found = LANGUAGES[language].name_problem(new, old)
+    assert (found is None) if problem is None else (problem in (found or "")), found

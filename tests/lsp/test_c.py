@@ -1,0 +1,96 @@
+"""Real clangd on a small C project that has only compile_flags.txt (no compile database)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jupyter_agent_tools.lsp.specs import find_executable
+
+pytestmark = pytest.mark.skipif(find_executable(["clangd", "clangd-*"]) is None,
+                                reason="clangd is installed by scripts/setup.sh (Debian)")
+
+C_FILES = {
+    "compile_flags.txt": "-std=c11\n",
+    "util.h": "int add(int a, int b);\n",
+    "util.c": '#include "util.h"\n\nint add(int a, int b) {\n  return a + b;\n}\n',
+    "main.c": '#include <stdio.h>\n#include "util.h"\n\nint main(void) {\n'
+              '  printf("%d\\n", add(1, 2));\n  return 0;\n}\n',
+}
+
+
+async def test_a_rename_reaches_every_translation_unit(lsp_runtime, write_files):
+    project = write_files(C_FILES, "c")
+    run = await lsp_runtime().create_run(cwd="c")
+    keyword = await run.call("lsp_rename", {"file": "main.c", "line": 5, "symbol": "add",
+                                            "new_name": "int"})
+    assert keyword.code == "invalid_arguments" and "reserved word in C" in keyword.text
+
+    renamed = await run.call("lsp_rename", {"file": "main.c", "line": 5, "symbol": "add",
+                                            "new_name": "plus"})
+    assert renamed.ok, renamed.text
+    # util.c was never opened by the agent: clangd alone would leave its definition behind
+    assert {f["path"] for f in renamed.data["files"]} == {"main.c", "util.c", "util.h"}
+    assert "int plus(int a, int b) {" in (project / "util.c").read_text()
+
+
+async def test_navigation_sees_files_the_agent_never_opened(lsp_runtime, write_files):
+    write_files(C_FILES, "c")
+    run = await lsp_runtime().create_run(cwd="c")
+    references = await run.call("lsp", {"action": "references", "file": "main.c", "line": 5,
+                                        "symbol": "add"})
+    assert references.ok, references.text
+    assert {(p["path"], p["line"]) for p in references.data["locations"]} >= {
+        ("main.c", 5), ("util.h", 1), ("util.c", 3)}
+    definition = await run.call("lsp", {"action": "definition", "file": "main.c", "line": 5,
+                                        "symbol": "add"})
+    assert definition.data["locations"] == [
+        {"path": "util.c", "line": 3, "text": "int add(int a, int b) {"}], definition.text
+
+
+async def test_too_many_sources_refuse_the_rename_with_what_to_add(lsp_runtime, write_files):
+    project = write_files(C_FILES, "c")
+    run = await lsp_runtime(project_sources_max=2).create_run(cwd="c")
+    refused = await run.call("lsp_rename", {"file": "main.c", "line": 5, "symbol": "add",
+                                            "new_name": "plus"})
+    assert refused.code == "unavailable" and "compile_commands.json" in refused.text
+    assert "add(1, 2)" in (project / "main.c").read_text()
+
+
+async def test_project_check_implementation_and_missing_files(lsp_runtime, write_files):
+    write_files({**C_FILES, "bad.c": "int broken(void) { return undefined_thing; }\n"}, "c")
+    run = await lsp_runtime().create_run(cwd="c")
+
+    check = await run.call("lsp", {"action": "diagnostics", "file": "*"})
+    assert check.ok, check.text
+    assert check.data["checks"]["clangd"]["errors"] == 1
+    assert [(d["path"], d["line"]) for d in check.data["diagnostics"]] == [("bad.c", 1)]
+
+    implementation = await run.call("lsp", {"action": "implementation", "file": "main.c",
+                                            "line": 5, "symbol": "add"})
+    assert implementation.ok and implementation.data["locations"], implementation.text
+    assert implementation.data["locations"][0]["path"] == "util.c"
+    assert "C has no implementations apart from definitions" in implementation.text
+    assert implementation.data["answered_with"] == "definition"
+
+    missing = await run.call("lsp", {"action": "diagnostics", "file": "nope.c"})
+    assert missing.code == "not_found" and ".." not in missing.error["message"]
+
+
+async def test_a_symbol_declared_outside_the_root_is_not_renamed(lsp_runtime, write_files,
+                                                                 tmp_path: Path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "util.h").write_text("int add(int a, int b);\n")
+    project = write_files({"compile_flags.txt": "-std=c11\n",
+                           "main.c": '#include "linked/util.h"\n\nint twice(int a) {\n'
+                                     "  return add(a, a);\n}\n"}, "c")
+    (project / "linked").symlink_to(elsewhere)
+    run = await lsp_runtime().create_run(cwd="c")
+    # clangd alone renames the call only, and main.c no longer compiles
+    refused = await run.call("lsp_rename", {"file": "main.c", "line": 4, "symbol": "add",
+                                            "new_name": "plus"})
+    assert refused.code == "path_outside_root", refused.text
+    assert "outside the server's root" in refused.text
+    assert "add(a, a)" in (project / "main.c").read_text()
