@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..files import read_text, resolve_inside
+from ..files import read_text_inside, resolve_inside
 from ..runtime import CallContext, ErrorCode, Resource, Run, ToolError, ToolResult
 from ..runtime.limits import bound_text
 from .adapters import AdapterSpec
@@ -336,7 +336,8 @@ def _where(row: dict[str, Any]) -> str:
 
 def _source_line(run: Run, path: Path, line: int) -> str | None:
     try:
-        lines = read_text(path, run.runtime.read_max_bytes).splitlines()
+        lines = read_text_inside(run.runtime.root_path, path,
+                                 run.runtime.read_max_bytes).splitlines()
     except ToolError:
         return None  # binary or missing: the location alone must do
     return lines[line - 1].strip()[:200] if 0 < line <= len(lines) else None

@@ -556,7 +556,9 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
                         f"Renaming {args.symbol!r} to {args.new_name!r} changes nothing: "
                         f"{server.spec.name}'s edit leaves every file as it is (a name it does "
                         "not own, e.g. a builtin or a library's). No file was changed.")
-    created = await asyncio.to_thread(write_files_atomically, plan.changes)
+    created = await asyncio.to_thread(write_files_atomically, plan.changes,
+                                      root=session.run.runtime.root_path,
+                                      relpath=session.run.relpath)
     ctx.wrote(*plan.changes, created=created)
     files = [{"path": session.run.relpath(p), "edits": plan.edit_counts.get(p, 0),
               "deleted": content is None} for p, content in plan.changes.items()]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..files import read_text, resolve_inside
+from ..files import read_text_inside, resolve_inside
 from ..files.walk import DEFAULT_SKIP_DIRS
 from ..runtime import ErrorCode, Run, ToolError
 from .client import LspRequestError
@@ -151,15 +151,21 @@ class LspSession:
     def read_now(self, path: Path) -> str:
         """A file's text, in the calling (worker) thread; unchanged files (same inode, mtime
         and size) come from a small cache."""
+        runtime = self.run.runtime
+
+        def read() -> str:  # contained where the bytes are read, not only where checked
+            return read_text_inside(runtime.root_path, path, runtime.read_max_bytes,
+                                    shown=self.run.relpath(path))
+
         try:
             stat = os.stat(path)
         except OSError:
-            return read_text(path, self.run.runtime.read_max_bytes)  # says what is wrong
+            return read()  # says what is wrong
         stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         with self._texts_lock:
             cached = self._texts.get(path)
         if cached is None or cached[0] != stamp:
-            cached = (stamp, read_text(path, self.run.runtime.read_max_bytes))
+            cached = (stamp, read())
         with self._texts_lock:
             self._texts.pop(path, None)
             self._texts[path] = cached  # most recently used last
