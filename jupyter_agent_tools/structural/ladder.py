@@ -2,8 +2,10 @@
 
 A fragment such as `key=$V` or `except $E:` is not a program; it parses only inside
 some surrounding code. Each context is a template whose `HOLE` receives the fragment
-(continuation lines indented like the hole). The first context that parses with no
-error and has a node spanning exactly the fragment wins.
+(continuation lines indented like the hole). Every context that parses with no error,
+and has a node or a run of siblings spanning exactly the fragment, has its say in what
+the pattern is (pattern.py chooses). A context may imply text after the fragment (a
+statement's `;`), so `if ($X != null) $X.dispose()` is a pattern without its semicolon.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ class Context:
 
     name: str
     template: str
+    implied: str = ""  # what the template adds right after HOLE, which the fragment may omit
 
     def fill(self, fragment: str) -> tuple[str, int, int]:
         """The scaffolded source and the character range the fragment occupies in it."""
@@ -32,6 +35,7 @@ class Context:
 _C_FAMILY = [
     Context("top-level declaration", "HOLE"),
     Context("statement", "void _() { HOLE }"),
+    Context("statement without ;", "void _() { HOLE; }", implied=";"),
     Context("expression", "void _() { _ = HOLE; }"),
     Context("struct field", "struct _ { HOLE };"),
 ]
@@ -68,6 +72,7 @@ LADDERS: dict[str, list[Context]] = {
     "tsx": _TS_FAMILY,
     "dart": [
         Context("statement", "void _() { HOLE }"),
+        Context("statement without ;", "void _() { HOLE; }", implied=";"),
         Context("expression", "var _ = HOLE;"),
         Context("class member", "class _ { HOLE }"),
         Context("top-level declaration", "HOLE"),
@@ -95,7 +100,9 @@ LADDERS: dict[str, list[Context]] = {
         Context("type", "package _\nvar _ HOLE\n"),
     ],
     "java": [
-        Context("statement", "class _ { void _() { HOLE } }"),
+        # `_` is a keyword since Java 9: the method is `_m`.
+        Context("statement", "class _ { void _m() { HOLE } }"),
+        Context("statement without ;", "class _ { void _m() { HOLE; } }", implied=";"),
         Context("expression", "class _ { Object _ = HOLE; }"),
         Context("class member", "class _ { HOLE }"),
         Context("top-level declaration", "HOLE"),
@@ -108,12 +115,14 @@ LADDERS: dict[str, list[Context]] = {
     ],
     "csharp": [
         Context("statement", "class _ { void _() { HOLE } }"),
+        Context("statement without ;", "class _ { void _() { HOLE; } }", implied=";"),
         Context("expression", "class _ { object _ = HOLE; }"),
         Context("class member", "class _ { HOLE }"),
         Context("top-level declaration", "HOLE"),
     ],
     "php": [
         Context("statement", "<?php HOLE"),
+        Context("statement without ;", "<?php HOLE;", implied=";"),
         Context("expression", "<?php $_ = HOLE;"),
         Context("class member", "<?php class _ { HOLE }"),
     ],

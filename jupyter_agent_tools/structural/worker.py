@@ -53,7 +53,8 @@ def _span(binding: Node | tuple[Node, ...]) -> tuple[int, int] | None:
     return binding.start_byte, binding.end_byte
 
 
-def _describe(path: str, source: bytes, node: Node, env: Env, job: SearchJob) -> dict[str, Any]:
+def _describe(path: str, source: bytes, first: Node, last: Node, env: Env,
+              job: SearchJob) -> dict[str, Any]:
     captures = {}
     ranges = {}
     for name, binding in env.items():
@@ -62,13 +63,14 @@ def _describe(path: str, source: bytes, node: Node, env: Env, job: SearchJob) ->
         ranges[name] = span
     match: dict[str, Any] = {
         "file": path,
-        "start": [node.start_point[0] + 1, _column(source, node.start_byte, node.start_point[1])],
-        "end": [node.end_point[0] + 1, _column(source, node.end_byte, node.end_point[1])],
-        "text": _bounded(source[node.start_byte:node.end_byte], job.max_text),
+        "start": [first.start_point[0] + 1,
+                  _column(source, first.start_byte, first.start_point[1])],
+        "end": [last.end_point[0] + 1, _column(source, last.end_byte, last.end_point[1])],
+        "text": _bounded(source[first.start_byte:last.end_byte], job.max_text),
         "captures": captures,
     }
     if job.with_ranges:
-        match["range"] = [node.start_byte, node.end_byte]
+        match["range"] = [first.start_byte, last.end_byte]
         match["capture_ranges"] = ranges
     return match
 
@@ -116,11 +118,11 @@ class SearchEngine:
             if tree.root_node.has_error:
                 parse_errors.append(path)
             found = 0
-            for node, env in matcher.find(tree, source):
+            for first, last, env in matcher.find(tree, source):
                 found += 1
                 total += 1
                 if len(matches) < job.limit:
-                    matches.append(_describe(path, source, node, env, job))
+                    matches.append(_describe(path, source, first, last, env, job))
             if found:
                 files_with_matches += 1
                 if job.with_ranges:
