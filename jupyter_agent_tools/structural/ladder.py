@@ -126,6 +126,11 @@ LADDERS: dict[str, list[Context]] = {
         Context("expression", "<?php $_ = HOLE;"),
         Context("class member", "<?php class _ { HOLE }"),
     ],
+    "lua": [
+        Context("statement", "HOLE"),
+        Context("expression", "local _ = HOLE"),  # a Lua expression is no statement
+        Context("table field", "local _ = { HOLE }"),
+    ],
     "c": _C_FAMILY,
     "cpp": [*_C_FAMILY, Context("class member", "class _ { HOLE };")],
 }

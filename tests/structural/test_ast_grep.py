@@ -167,3 +167,32 @@ async def test_pattern_without_a_literal_token_still_searches(run, files):
     res = await run.call("ast_grep", {"pattern": "$F $T", "path": "s.go"})
     assert res.data["context"] == "struct field"
     assert [m["text"] for m in res.data["matches"]] == ["A int", "B string"]
+
+
+async def test_a_span_is_one_match_however_many_nodes_share_it(run, files):
+    # The expression statement and the call both span `f(x)`: one match (the module
+    # spans the line break too).
+    files({"one.py": "f(x)\n"})
+    for pattern in ("$A", "$$$A"):
+        res = await run.call("ast_grep", {"pattern": pattern, "path": "one.py"})
+        assert [m["text"] for m in res.data["matches"]] == ["f(x)\n", "f(x)", "f", "(x)", "x"]
+
+
+async def test_dart_calls_are_found_whatever_holds_them(run, files):
+    files({"lib/a.dart": (
+        "void main() {\n"
+        "  controller.dispose();\n"
+        "  foo(1, 2);\n"
+        "  var y = foo(3, 4).then(done);\n"
+        "  bar(foo(5, 6));\n"
+        "  if (focus != null) focus.dispose();\n"
+        "}\n"
+    )})
+    res = await run.call("ast_grep", {"pattern": "foo($A, $B)", "path": "lib/a.dart"})
+    assert [(m["start"][0], m["captures"]) for m in res.data["matches"]] == [
+        (3, {"A": "1", "B": "2"}), (4, {"A": "3", "B": "4"}), (5, {"A": "5", "B": "6"})]
+    res = await run.call("ast_grep", {"pattern": "$X.dispose()", "path": "lib/a.dart"})
+    assert [m["text"] for m in res.data["matches"]] == ["controller.dispose()", "focus.dispose()"]
+    res = await run.call("ast_grep", {"pattern": "if ($X != null) $X.dispose()",
+                                      "path": "lib/a.dart"})
+    assert [m["start"][0] for m in res.data["matches"]] == [6]
