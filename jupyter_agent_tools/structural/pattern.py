@@ -31,8 +31,9 @@ SEQUENCE = "(sequence)"  # the root kind of a pattern that is a run of siblings,
 class PatternError(Exception):
     """No scaffolding context parses the pattern cleanly."""
 
-    def __init__(self, message: str, contexts: list[str]) -> None:
-        super().__init__(message)
+    def __init__(self, reason: str, contexts: list[str]) -> None:
+        super().__init__(reason)
+        self.reason = reason
         self.contexts = contexts
 
 
@@ -62,6 +63,16 @@ class Anchor:
 
 
 @dataclass(frozen=True)
+class PatternSummary:
+    """What the server keeps of a pattern compiled in a worker (the tree stays there)."""
+
+    language: str
+    context: str  # the ladder rung that parsed it
+    kind: str  # the root's node kind; SEQUENCE for a run of siblings
+    metavars: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Pattern:
     """A compiled pattern, ready to match trees of `language`."""
 
@@ -72,6 +83,9 @@ class Pattern:
     literals: tuple[bytes, ...]  # every concrete token: a file lacking one cannot match
     metavars: tuple[str, ...]
     anchor: Anchor | None  # a token whose every occurrence points at one candidate
+
+    def summary(self) -> PatternSummary:
+        return PatternSummary(self.language, self.context, self.root.kind, self.metavars)
 
     @property
     def is_sequence(self) -> bool:
@@ -247,7 +261,7 @@ def _compile(source: str, language: str) -> Pattern:
             parses.append((context.name, forms))
             spans[context.name] = (data, end)
     if not parses:
-        raise PatternError(f"no context parses {fragment!r} as {language}", tried)
+        raise PatternError(f"no context parses it as {language}", tried)
     context_name, chosen = _choose(parses)
     data, end = spans[context_name]
     if isinstance(chosen, tuple):

@@ -19,7 +19,7 @@ from tree_sitter import Node, Parser
 from .cache import CachedFile, TreeCache
 from .languages import load_language
 from .match import Env, Matcher
-from .pattern import compile_pattern
+from .pattern import PatternError, compile_pattern
 
 _SNIFF_BYTES = 8192
 
@@ -34,6 +34,22 @@ class SearchJob:
     limit: int  # matches described in full; the rest are only counted
     max_text: int  # longest matched or captured text carried back
     with_ranges: bool = False  # edits need byte ranges and file hashes
+
+
+@dataclass
+class CompileJob:
+    """Compile a pattern (parsing a big one is CPU work: never on the server's loop)."""
+
+    pattern: str
+    language: str
+
+
+@dataclass
+class SyntaxCheckJob:
+    """Does a rewrite break the code? Each file before and after, and where it was rewritten."""
+
+    language: str
+    files: list[tuple[str, bytes, bytes, list[tuple[int, int]]]]  # path, before, after, spans
 
 
 def _bounded(data: bytes, limit: int) -> str:
@@ -82,12 +98,38 @@ class SearchEngine:
         self.cache = cache
         self._parsers: dict[str, Parser] = {}
 
+    def _parser(self, language: str) -> Parser:
+        parser = self._parsers.get(language)
+        if parser is None:
+            parser = self._parsers[language] = Parser(load_language(language))
+        return parser
+
+    def compile(self, job: CompileJob) -> dict[str, Any]:
+        """The pattern's summary, or why it does not parse."""
+        try:
+            return {"summary": compile_pattern(job.pattern, job.language).summary()}
+        except PatternError as exc:
+            return {"pattern_error": str(exc), "contexts": exc.contexts}
+
+    def check_syntax(self, job: SyntaxCheckJob) -> dict[str, Any]:
+        """Per file: syntax errors before and after, and the line of the first new one."""
+        parser = self._parser(job.language)
+        results = []
+        for path, before, after, spans in job.files:
+            old = _syntax_errors(parser.parse(before).root_node)
+            new = _syntax_errors(parser.parse(after).root_node)
+            # Where the rewrite landed, if an error is there; else the first error.
+            inside = [node for node in new
+                      if any(start <= node.start_byte <= end for start, end in spans)]
+            first = (inside or new)[0] if len(new) > len(old) else None
+            results.append({"path": path, "errors_before": len(old), "errors_after": len(new),
+                            "line": first.start_point[0] + 1 if first is not None else None})
+        return {"files": results}
+
     def run(self, job: SearchJob) -> dict[str, Any]:
         pattern = compile_pattern(job.pattern, job.language)
         matcher = Matcher(pattern)
-        parser = self._parsers.get(job.language)
-        if parser is None:
-            parser = self._parsers[job.language] = Parser(load_language(job.language))
+        parser = self._parser(job.language)
         matches: list[dict[str, Any]] = []
         total = 0
         counts = {"searched": 0, "binary": 0, "vanished": 0, "prefiltered": 0, "parsed": 0,
@@ -151,6 +193,30 @@ class SearchEngine:
         return self.cache.put(key, CachedFile(stamp, source))
 
 
+def _syntax_errors(root: Node) -> list[Node]:
+    """The ERROR and MISSING nodes of a tree, in document order."""
+    found: list[Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            found.append(node)
+            continue
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return found
+
+
+def _answer(engine: SearchEngine, request: Any) -> Any:
+    if request == "ping":
+        return "pong"
+    if isinstance(request, CompileJob):
+        return engine.compile(request)
+    if isinstance(request, SyntaxCheckJob):
+        return engine.check_syntax(request)
+    return engine.run(request)
+
+
 def _die_with_parent(parent_pid: int) -> None:
     """Ask Linux to kill this worker when its parent goes away, whatever the way."""
     if sys.platform.startswith("linux"):
@@ -181,10 +247,7 @@ def main(argv: list[str]) -> None:
         except (EOFError, OSError):
             return
         try:
-            if request == "ping":
-                answer: Any = "pong"
-            else:
-                answer = engine.run(request)
+            answer = _answer(engine, request)
         except Exception as exc:  # answer the failure; the worker stays usable
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         try:

@@ -94,7 +94,7 @@ async def test_ignored_binary_and_oversized_files_are_skipped_and_counted(run, f
     (root / "src" / "blob.py").write_bytes(b"print(4)\x00\x01")
     res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
     assert [m["file"] for m in res.data["matches"]] == ["src/a.py"]
-    assert res.data["skipped"] == {"ignored": 1, "binary": 1, "oversized": 1}
+    assert res.data["skipped"] == {"ignored": 1, "binary": 1, "oversized": 1, "vanished": 0}
     assert "skipped: 1 ignored, 1 binary, 1 oversized" in res.text
 
 
