@@ -104,8 +104,9 @@ def _run_kinds(root: PNode) -> tuple[frozenset[str], ...]:
 def _runs(patterns: tuple[PNode, ...], excluded: tuple[frozenset[str], ...],
           targets: list[Node], source: bytes) -> Iterator[tuple[Node, Node, Env]]:
     """The runs of `targets` matching `patterns`, leftmost first and never overlapping."""
+    needed = sum(1 for p in patterns if not p.multi)  # each takes a target of its own
     j = 0
-    while j < len(targets):
+    while len(targets) - j >= max(needed, 1):
         if not targets[j].is_named and patterns[0].meta is not None:
             j += 1  # a run starts with the node its first element stands for
             continue

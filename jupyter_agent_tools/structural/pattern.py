@@ -170,7 +170,7 @@ def _anchor(root: PNode) -> Anchor | None:
             continue
         if not node.children:
             if node.text.strip():
-                key = (node.named, len(node.text))
+                key = (node.named, len(node.text), -depth)  # shallow: fewer parents to climb
                 if best is None or key > best[0]:
                     best = (key, Anchor(node.text, node.kind, depth))
             continue

@@ -102,7 +102,8 @@ class StructuralSession:
                 files.append((str(path), path.stat().st_size))
             except OSError:  # gone since it was listed (another writer's temporary file)
                 vanished += 1
-        return files, {**walker.stats.to_json(), "vanished": vanished}
+        skipped = walker.stats.to_json()
+        return files, _add_vanished(skipped, vanished)
 
     async def search(self, pattern: str, path: str | None, language: str | None, *,
                      limit: int, with_ranges: bool = False) -> SearchOutcome:
@@ -122,8 +123,9 @@ class StructuralSession:
                         max_text=self.provider.max_match_chars, with_ranges=with_ranges)
         answer = await self.provider.search(job, files)
         skipped["binary"] = answer["counts"].get("binary", 0)
-        skipped["vanished"] += answer["counts"].get("vanished", 0)
-        return SearchOutcome(compiled, len(files) - skipped["vanished"], answer, skipped)
+        vanished = answer["counts"].get("vanished", 0)
+        return SearchOutcome(compiled, len(files) - vanished, answer,
+                             _add_vanished(skipped, vanished))
 
     # -- staged edits ---------------------------------------------------------------------
 
@@ -245,6 +247,13 @@ class StructuralSession:
         self.run.events.publish("edit_resolved", run_id=self.run.id, edit_id=edit.id,
                                 action=edit.status.value, files=[c.relpath for c in edit.files],
                                 counts=edit.counts(), replacements=edit.replacements)
+
+
+def _add_vanished(skipped: dict[str, int], count: int) -> dict[str, int]:
+    """Files listed, then gone before they were read: counted only when a race happened."""
+    if count:
+        skipped["vanished"] = skipped.get("vanished", 0) + count
+    return skipped
 
 
 def _read(path: Path) -> bytes | None:

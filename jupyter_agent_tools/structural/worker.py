@@ -11,6 +11,7 @@ import hashlib
 import os
 import signal
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,8 @@ from .match import Env, Matcher
 from .pattern import PatternError, compile_pattern
 
 _SNIFF_BYTES = 8192
+_RECURSION_LIMIT = 100_000
+_STACK_BYTES = 512 * 2**20  # reserved, not committed: pages are used as the stack grows
 
 
 @dataclass
@@ -241,6 +244,16 @@ def main(argv: list[str]) -> None:
     inbox = Connection(read_fd, writable=False)
     outbox = Connection(write_fd, readable=False)
     engine = SearchEngine(TreeCache(budget, factor))
+    # Compiling and matching recurse along the pattern (a run of 1,500 statements is 1,500
+    # frames deep): room for any pattern within the size limit, on a stack to match.
+    sys.setrecursionlimit(_RECURSION_LIMIT)
+    threading.stack_size(_STACK_BYTES)
+    server = threading.Thread(target=_serve, args=(engine, inbox, outbox), name="search-worker")
+    server.start()
+    server.join()
+
+
+def _serve(engine: SearchEngine, inbox: Any, outbox: Any) -> None:
     while True:
         try:
             request = inbox.recv()

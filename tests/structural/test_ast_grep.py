@@ -94,7 +94,7 @@ async def test_ignored_binary_and_oversized_files_are_skipped_and_counted(run, f
     (root / "src" / "blob.py").write_bytes(b"print(4)\x00\x01")
     res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
     assert [m["file"] for m in res.data["matches"]] == ["src/a.py"]
-    assert res.data["skipped"] == {"ignored": 1, "binary": 1, "oversized": 1, "vanished": 0}
+    assert res.data["skipped"] == {"ignored": 1, "binary": 1, "oversized": 1}
     assert "skipped: 1 ignored, 1 binary, 1 oversized" in res.text
 
 
@@ -196,3 +196,12 @@ async def test_dart_calls_are_found_whatever_holds_them(run, files):
     res = await run.call("ast_grep", {"pattern": "if ($X != null) $X.dispose()",
                                       "path": "lib/a.dart"})
     assert [m["start"][0] for m in res.data["matches"]] == [6]
+
+
+async def test_deeply_nested_and_long_patterns_are_searched(run, files):
+    files({"a.py": "print(1)\n", "deep.py": "f(" * 200 + ")" * 200 + "\n"})
+    res = await run.call("ast_grep", {"pattern": "f(" * 200 + ")" * 200, "path": "deep.py"})
+    assert res.ok and res.data["total"] == 1, res.text
+    for pattern in ("f(" * 4000 + ")" * 4000, "\n".join(["print($A)"] * 1_500)):
+        res = await run.call("ast_grep", {"pattern": pattern, "path": "a.py"})
+        assert res.ok and res.data["total"] == 0, res.text
