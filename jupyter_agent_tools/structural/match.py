@@ -117,6 +117,8 @@ def _runs(patterns: tuple[PNode, ...], excluded: tuple[frozenset[str], ...],
         env, after = found
         yield targets[j], targets[after - 1], env
         j = after
+
+
 def _anchored(tree: Tree, source: bytes, anchor: Anchor, kind: str | None) -> list[Node]:
     """Candidates found from the anchor token's occurrences (None: a node of any kind)."""
     root = tree.root_node

@@ -69,7 +69,6 @@ class PatternSummary:
     language: str
     context: str  # the ladder rung that parsed it
     kind: str  # the root's node kind; SEQUENCE for a run of siblings
-    metavars: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -85,7 +84,7 @@ class Pattern:
     anchor: Anchor | None  # a token whose every occurrence points at one candidate
 
     def summary(self) -> PatternSummary:
-        return PatternSummary(self.language, self.context, self.root.kind, self.metavars)
+        return PatternSummary(self.language, self.context, self.root.kind)
 
     @property
     def is_sequence(self) -> bool:
@@ -179,9 +178,10 @@ def _anchor(root: PNode) -> Anchor | None:
 
 
 Form = tuple[object, ...]  # what a parse makes of the fragment: a node kind, or a run's kinds
+Offer = tuple[Form, Node | tuple[Node, ...]]  # a form and the node (or run) that has it
 
 
-def _forms(root: Node, start: int, end: int, implied_end: int) -> list[tuple[Form, Node | tuple[Node, ...]]]:
+def _forms(root: Node, start: int, end: int, implied_end: int) -> list[Offer]:
     """What one clean parse offers for the fragment at [start, end), deepest first.
 
     The named nodes spanning exactly the fragment (or the fragment and the rung's implied
@@ -198,7 +198,7 @@ def _forms(root: Node, start: int, end: int, implied_end: int) -> list[tuple[For
     while container is not None and (container.start_byte > start or container.end_byte < end):
         container = container.parent
     parent = chain[0] if chain else container
-    forms: list[tuple[Form, Node | tuple[Node, ...]]] = [(("node", n.type), n) for n in chain]
+    forms: list[Offer] = [(("node", n.type), n) for n in chain]
     if parent is None:
         return forms
     run = tuple(child for child in parent.children
@@ -209,8 +209,7 @@ def _forms(root: Node, start: int, end: int, implied_end: int) -> list[tuple[For
     return forms
 
 
-def _choose(parses: list[tuple[str, list[tuple[Form, Node | tuple[Node, ...]]]]]
-            ) -> tuple[str, Node | tuple[Node, ...]]:
+def _choose(parses: list[tuple[str, list[Offer]]]) -> tuple[str, Node | tuple[Node, ...]]:
     """The form of the fragment that code has, whatever surrounds it.
 
     A form every clean parse shares comes from the fragment itself; one only some share
@@ -232,7 +231,7 @@ def compile_pattern(source: str, language: str) -> Pattern:
     """Parse `source` as a `language` fragment; raise PatternError when no context accepts it."""
     try:
         return _compile(source, language)
-    except RecursionError:
+    except RecursionError:  # the workers' recursion limit fits the default size limit only
         raise PatternError("the pattern nests too deeply", []) from None
 
 
@@ -244,8 +243,8 @@ def _compile(source: str, language: str) -> Pattern:
     substituted = _substitute(fragment, placeholder)
     parser = Parser(load_language(language))
     tried: list[str] = []
-    parses = []
-    spans: dict[str, tuple[bytes, int]] = {}
+    parses: list[tuple[str, list[Offer]]] = []
+    spans: dict[str, tuple[bytes, int]] = {}  # per context: its scaffold and the fragment's end
     for context in ladder_for(language):
         tried.append(context.name)
         scaffolded, at, until = context.fill(substituted)

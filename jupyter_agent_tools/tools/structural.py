@@ -75,7 +75,8 @@ class AstGrep(Tool):
         return ToolResult.success("\n".join(lines), {
             "matches": matches, "total": total, "more": total - len(matches),
             "files_searched": outcome.files_searched, "language": language,
-            "context": outcome.pattern.context, "skipped": outcome.skipped,
+            "context": outcome.pattern.context, "pattern_kind": outcome.pattern.kind,
+            "skipped": outcome.skipped,
             "parse_errors": parse_errors,
         })
 

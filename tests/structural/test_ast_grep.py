@@ -36,6 +36,7 @@ async def test_print_with_one_argument(run, files):
     # never match; two arguments are not one.
     assert found == [([4, 5], "argv"), ([5, 5], "argv")]
     assert res.data["matches"][0]["end"] == [4, 16] and res.data["language"] == "python"
+    assert res.data["pattern_kind"] == "call"
     assert res.text.startswith("2 matches in 1 file(s)")
     assert "app.py:4:5: print(argv)" in res.text
 
@@ -191,6 +192,7 @@ async def test_dart_calls_are_found_whatever_holds_them(run, files):
     res = await run.call("ast_grep", {"pattern": "foo($A, $B)", "path": "lib/a.dart"})
     assert [(m["start"][0], m["captures"]) for m in res.data["matches"]] == [
         (3, {"A": "1", "B": "2"}), (4, {"A": "3", "B": "4"}), (5, {"A": "5", "B": "6"})]
+    assert res.data["pattern_kind"] == "(sequence)"  # an identifier, then a selector
     res = await run.call("ast_grep", {"pattern": "$X.dispose()", "path": "lib/a.dart"})
     assert [m["text"] for m in res.data["matches"]] == ["controller.dispose()", "focus.dispose()"]
     res = await run.call("ast_grep", {"pattern": "if ($X != null) $X.dispose()",
