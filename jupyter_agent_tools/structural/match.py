@@ -90,15 +90,16 @@ class Matcher:
 
 
 def _run_kinds(root: PNode) -> tuple[frozenset[str], ...]:
-    """For each element of a run pattern, the node kinds its `$NAME` may not bind.
+    """For each `$NAME` of a run pattern, the kinds of its concrete neighbours (not its own).
 
     In a run of siblings a metavariable takes the place of the node it parsed as, not of a
     neighbour: Dart's `$X.dispose()` is an identifier and two selectors, and `$X` binding
-    the selector `.b` of `a.b.dispose()` would report `.b.dispose()` as a call.
+    the selector `.b` of `a.b.dispose()` would report `.b.dispose()` as a call. Nodes of the
+    neighbours' kinds may extend it instead (`_match_chain`).
     """
     concrete = {p.kind for p in root.children if p.meta is None}
-    return tuple(frozenset(concrete - {p.kind}) if p.meta is not None and not p.multi
-                 else frozenset() for p in root.children)
+    return tuple(frozenset(concrete - {p.kind}) if p.meta is not None else frozenset()
+                 for p in root.children)
 
 
 def _runs(patterns: tuple[PNode, ...], excluded: tuple[frozenset[str], ...],
@@ -209,11 +210,11 @@ def _match_run(
             return env, j
         return None
     p = patterns[i]
+    if excluded is not None and p.meta is not None and (i == 0 or not p.multi):
+        return _match_chain(patterns, i, targets, j, env, source, excluded)
     if p.multi:
-        # Shortest run first, so a following concrete node anchors the run's end; the
-        # first element of a run pattern binds at least one node (else the run starts later).
-        least = j + 1 if excluded is not None and i == 0 else j
-        for k in range(least, len(targets) + 1):
+        # Shortest run first, so a following concrete node anchors the run's end.
+        for k in range(j, len(targets) + 1):
             bound = _bind(p.meta or ANONYMOUS, tuple(targets[j:k]), env, source)
             if bound is not None:
                 done = _match_run(patterns, i + 1, targets, k, bound, source, excluded)
@@ -222,8 +223,7 @@ def _match_run(
         return None
     while j < len(targets):
         target = targets[j]
-        allowed = excluded is None or target.type not in excluded[i]
-        bound = _match(p, target, env, source) if allowed else None
+        bound = _match(p, target, env, source)
         if bound is not None:
             done = _match_run(patterns, i + 1, targets, j + 1, bound, source, excluded)
             if done is not None:
@@ -232,3 +232,31 @@ def _match_run(
             return None
         j += 1
     return None
+
+
+def _match_chain(patterns: tuple[PNode, ...], i: int, targets: list[Node], j: int, env: Env,
+                 source: bytes, excluded: tuple[frozenset[str], ...]) -> tuple[Env, int] | None:
+    """A run pattern's `$NAME` (or leading `$$$NAME`): one node in its own place, extended
+    by the nodes of its neighbours' kinds that follow it, shortest first.
+
+    A flat grammar spreads one expression over siblings (Dart's `a.b` is an identifier and a
+    selector): `$X.dispose()` takes `a.b` whole, as `$X` takes the member expression `a.b`
+    in JavaScript, and never starts inside a chain or before a `=`.
+    """
+    p = patterns[i]
+    while i > 0 and j < len(targets) and not targets[j].is_named:
+        j += 1  # punctuation between elements (a metavariable binds named nodes only)
+    if j == len(targets) or not targets[j].is_named or targets[j].type in excluded[i]:
+        return None
+    end = j + 1
+    while True:
+        binding = targets[j] if end == j + 1 and not p.multi else tuple(targets[j:end])
+        bound = _bind(p.meta or ANONYMOUS, binding, env, source)
+        if bound is not None:
+            done = _match_run(patterns, i + 1, targets, end, bound, source, excluded)
+            if done is not None:
+                return done
+        if end == len(targets) or not targets[end].is_named \
+                or targets[end].type not in excluded[i]:
+            return None
+        end += 1

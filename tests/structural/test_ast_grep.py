@@ -187,6 +187,7 @@ async def test_dart_calls_are_found_whatever_holds_them(run, files):
         "  var y = foo(3, 4).then(done);\n"
         "  bar(foo(5, 6));\n"
         "  if (focus != null) focus.dispose();\n"
+        "  widget.controller.dispose();\n"
         "}\n"
     )})
     res = await run.call("ast_grep", {"pattern": "foo($A, $B)", "path": "lib/a.dart"})
@@ -194,7 +195,11 @@ async def test_dart_calls_are_found_whatever_holds_them(run, files):
         (3, {"A": "1", "B": "2"}), (4, {"A": "3", "B": "4"}), (5, {"A": "5", "B": "6"})]
     assert res.data["pattern_kind"] == "(sequence)"  # an identifier, then a selector
     res = await run.call("ast_grep", {"pattern": "$X.dispose()", "path": "lib/a.dart"})
-    assert [m["text"] for m in res.data["matches"]] == ["controller.dispose()", "focus.dispose()"]
+    # `$X` is one node in its place, with the selectors that extend it (Dart has no
+    # member-expression node), never a chain's tail such as `.controller.dispose()`.
+    assert [(m["text"], m["captures"]["X"]) for m in res.data["matches"]] == [
+        ("controller.dispose()", "controller"), ("focus.dispose()", "focus"),
+        ("widget.controller.dispose()", "widget.controller")]
     res = await run.call("ast_grep", {"pattern": "if ($X != null) $X.dispose()",
                                       "path": "lib/a.dart"})
     assert [m["start"][0] for m in res.data["matches"]] == [6]
