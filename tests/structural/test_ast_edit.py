@@ -206,3 +206,13 @@ async def test_patterns_and_rewrites_have_size_limits(run, files, root):
     res = await run.call("ast_edit", {"pattern": "print($A)", "rewrite": "y" * 100_001,
                                       "path": "a.py"})
     assert res.code == "invalid_arguments" and "max_rewrite_chars" in res.error["message"]
+
+
+async def test_a_dart_call_chain_is_rewritten_whole(run, files, root):
+    files({"lib/p.dart": "void main() {\n  widget.controller.dispose();\n  bar(timer.dispose());\n}\n"})
+    res = await run.call("ast_edit", {"pattern": "$X.dispose()", "rewrite": "$X.close()",
+                                      "path": "lib/p.dart"})
+    assert res.ok and res.data["replacements"] == 2, res.text
+    await run.call("resolve", {"edit_id": res.data["edit_id"], "action": "accept"})
+    assert (root / "lib/p.dart").read_text() == (
+        "void main() {\n  widget.controller.close();\n  bar(timer.close());\n}\n")
