@@ -4,8 +4,10 @@ A fragment such as `key=$V` or `except $E:` is not a program; it parses only ins
 some surrounding code. Each context is a template whose `HOLE` receives the fragment
 (continuation lines indented like the hole). Every context that parses with no error,
 and has a node or a run of siblings spanning exactly the fragment, has its say in what
-the pattern is (pattern.py chooses). A context may imply text after the fragment (a
-statement's `;`), so `if ($X != null) $X.dispose()` is a pattern without its semicolon.
+the pattern is (pattern.py chooses; on a tie, the earlier context wins). A context may
+imply text after the fragment (a statement's `;`), so `if ($X != null) $X.dispose()` is a
+pattern without its semicolon; such a context comes after the expression, since the text
+it adds is a guess: C's `$A * $B` is a product, not the declaration `A *B;`.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ class Context:
 _C_FAMILY = [
     Context("top-level declaration", "HOLE"),
     Context("statement", "void _() { HOLE }"),
-    Context("statement without ;", "void _() { HOLE; }", implied=";"),
     Context("expression", "void _() { _ = HOLE; }"),
+    Context("statement without ;", "void _() { HOLE; }", implied=";"),
     Context("struct field", "struct _ { HOLE };"),
 ]
 
@@ -72,8 +74,8 @@ LADDERS: dict[str, list[Context]] = {
     "tsx": _TS_FAMILY,
     "dart": [
         Context("statement", "void _() { HOLE }"),
-        Context("statement without ;", "void _() { HOLE; }", implied=";"),
         Context("expression", "var _ = HOLE;"),
+        Context("statement without ;", "void _() { HOLE; }", implied=";"),
         Context("class member", "class _ { HOLE }"),
         Context("top-level declaration", "HOLE"),
         Context("call argument", "void _() { _(HOLE); }"),
@@ -102,8 +104,8 @@ LADDERS: dict[str, list[Context]] = {
     "java": [
         # `_` is a keyword since Java 9: the method is `_m`.
         Context("statement", "class _ { void _m() { HOLE } }"),
-        Context("statement without ;", "class _ { void _m() { HOLE; } }", implied=";"),
         Context("expression", "class _ { Object _ = HOLE; }"),
+        Context("statement without ;", "class _ { void _m() { HOLE; } }", implied=";"),
         Context("class member", "class _ { HOLE }"),
         Context("top-level declaration", "HOLE"),
     ],
@@ -115,15 +117,15 @@ LADDERS: dict[str, list[Context]] = {
     ],
     "csharp": [
         Context("statement", "class _ { void _() { HOLE } }"),
-        Context("statement without ;", "class _ { void _() { HOLE; } }", implied=";"),
         Context("expression", "class _ { object _ = HOLE; }"),
+        Context("statement without ;", "class _ { void _() { HOLE; } }", implied=";"),
         Context("class member", "class _ { HOLE }"),
         Context("top-level declaration", "HOLE"),
     ],
     "php": [
         Context("statement", "<?php HOLE"),
-        Context("statement without ;", "<?php HOLE;", implied=";"),
         Context("expression", "<?php $_ = HOLE;"),
+        Context("statement without ;", "<?php HOLE;", implied=";"),
         Context("class member", "<?php class _ { HOLE }"),
     ],
     "lua": [

@@ -25,15 +25,18 @@ CASES = [
     # A class field and an interface property: the tokens both share, as a run of siblings.
     ("typescript", "readonly $P: $T", "class member", SEQUENCE),
     ("dart", "if ($X != null) $X.dispose();", "statement", "if_statement"),
-    ("dart", "$A ?? $B", "statement without ;", "if_null_expression"),
+    ("dart", "$A ?? $B", "expression", "if_null_expression"),
     ("dart", "if ($X != null) $X.dispose()", "statement without ;", "if_statement"),
     # Dart gives a call no node of its own: an identifier, then selectors. The "call
     # argument" rung would make it an `argument`, a node only arguments have.
-    ("dart", "foo(1, 2)", "statement without ;", SEQUENCE),
-    ("dart", "$X.dispose()", "statement without ;", SEQUENCE),
+    ("dart", "foo(1, 2)", "expression", SEQUENCE),
+    ("dart", "$X.dispose()", "expression", SEQUENCE),
     ("java", "if ($X != null) $X.close()", "statement without ;", "if_statement"),
-    ("java", "foo($A)", "statement without ;", "method_invocation"),
-    ("c", "free($P)", "statement without ;", "call_expression"),
+    ("java", "foo($A)", "expression", "method_invocation"),
+    ("c", "free($P)", "expression", "call_expression"),
+    # `a * b;` is a declaration in C; the implied `;` is a guess, so the product wins.
+    ("c", "$A * $B", "expression", "binary_expression"),
+    ("cpp", "$A & $B", "expression", "binary_expression"),
     ("python", "a = 1\nb = 2", "statement", SEQUENCE),  # two statements: a run of them
     ("dart", "export '$X';", "top-level declaration", "library_export"),
     ("dart", "case $X:", "switch case", "switch_statement_case"),
