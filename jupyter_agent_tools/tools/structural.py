@@ -99,7 +99,8 @@ class AstEdit(Tool):
     requires = frozenset({Resource.WORKDIR, Resource.PARSER})
     description = (
         "Stage a structural rewrite: every match of `pattern` becomes `rewrite` with the "
-        "captures filled in. Nothing is written: the answer carries a diff and an edit_id; "
+        "captures filled in (only the pattern's metavariables; a rewrite that breaks the "
+        "syntax is refused). Nothing is written: the answer carries a diff and an edit_id; "
         "call resolve with it to accept or discard."
     )
     Args = AstEditArgs
