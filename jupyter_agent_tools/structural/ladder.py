@@ -2,8 +2,12 @@
 
 A fragment such as `key=$V` or `except $E:` is not a program; it parses only inside
 some surrounding code. Each context is a template whose `HOLE` receives the fragment
-(continuation lines indented like the hole). The first context that parses with no
-error and has a node spanning exactly the fragment wins.
+(continuation lines indented like the hole). Every context that parses with no error,
+and has a node or a run of siblings spanning exactly the fragment, has its say in what
+the pattern is (pattern.py chooses; on a tie, the earlier context wins). A context may
+imply text after the fragment (a statement's `;`), so `if ($X != null) $X.dispose()` is a
+pattern without its semicolon; such a context comes after the expression, since the text
+it adds is a guess: C's `$A * $B` is a product, not the declaration `A *B;`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ class Context:
 
     name: str
     template: str
+    implied: str = ""  # what the template adds right after HOLE, which the fragment may omit
 
     def fill(self, fragment: str) -> tuple[str, int, int]:
         """The scaffolded source and the character range the fragment occupies in it."""
@@ -33,6 +38,7 @@ _C_FAMILY = [
     Context("top-level declaration", "HOLE"),
     Context("statement", "void _() { HOLE }"),
     Context("expression", "void _() { _ = HOLE; }"),
+    Context("statement without ;", "void _() { HOLE; }", implied=";"),
     Context("struct field", "struct _ { HOLE };"),
 ]
 
@@ -69,6 +75,7 @@ LADDERS: dict[str, list[Context]] = {
     "dart": [
         Context("statement", "void _() { HOLE }"),
         Context("expression", "var _ = HOLE;"),
+        Context("statement without ;", "void _() { HOLE; }", implied=";"),
         Context("class member", "class _ { HOLE }"),
         Context("top-level declaration", "HOLE"),
         Context("call argument", "void _() { _(HOLE); }"),
@@ -95,8 +102,10 @@ LADDERS: dict[str, list[Context]] = {
         Context("type", "package _\nvar _ HOLE\n"),
     ],
     "java": [
-        Context("statement", "class _ { void _() { HOLE } }"),
+        # `_` is a keyword since Java 9: the method is `_m`.
+        Context("statement", "class _ { void _m() { HOLE } }"),
         Context("expression", "class _ { Object _ = HOLE; }"),
+        Context("statement without ;", "class _ { void _m() { HOLE; } }", implied=";"),
         Context("class member", "class _ { HOLE }"),
         Context("top-level declaration", "HOLE"),
     ],
@@ -109,13 +118,20 @@ LADDERS: dict[str, list[Context]] = {
     "csharp": [
         Context("statement", "class _ { void _() { HOLE } }"),
         Context("expression", "class _ { object _ = HOLE; }"),
+        Context("statement without ;", "class _ { void _() { HOLE; } }", implied=";"),
         Context("class member", "class _ { HOLE }"),
         Context("top-level declaration", "HOLE"),
     ],
     "php": [
         Context("statement", "<?php HOLE"),
         Context("expression", "<?php $_ = HOLE;"),
+        Context("statement without ;", "<?php HOLE;", implied=";"),
         Context("class member", "<?php class _ { HOLE }"),
+    ],
+    "lua": [
+        Context("statement", "HOLE"),
+        Context("expression", "local _ = HOLE"),  # a Lua expression is no statement
+        Context("table field", "local _ = { HOLE }"),
     ],
     "c": _C_FAMILY,
     "cpp": [*_C_FAMILY, Context("class member", "class _ { HOLE };")],

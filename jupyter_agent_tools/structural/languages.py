@@ -38,16 +38,17 @@ EXTENSIONS: dict[str, str] = {
 
 # What stands in for `$` while a pattern is parsed. `$` itself where the grammar takes it
 # in identifiers; elsewhere a non-ASCII letter (µ is an identifier letter in every grammar
-# tried); zig identifiers are ASCII only, so it gets an ASCII prefix no real code uses.
+# tried); zig and bash names are ASCII only, so they get an ASCII prefix no real code uses.
 # tests/structural/test_languages.py checks every entry.
 DEFAULT_PLACEHOLDER = "µ"
 PLACEHOLDERS: dict[str, str] = {
     "javascript": "$", "typescript": "$", "tsx": "$", "java": "$", "dart": "$",
     "c": "$", "cpp": "$", "scala": "$", "lua": "$",
     "python": "µ", "go": "µ", "rust": "µ", "ruby": "µ", "kotlin": "µ", "php": "µ",
-    "csharp": "µ", "swift": "µ", "bash": "µ", "elixir": "µ", "haskell": "µ", "julia": "µ",
+    "csharp": "µ", "swift": "µ", "elixir": "µ", "haskell": "µ", "julia": "µ",
     "r": "µ",
     "zig": "zZ9mv_",
+    "bash": "zZ9mv_",  # µ is no variable name in $(( ... ))
 }
 
 

@@ -53,26 +53,75 @@ class Matcher:
     def __init__(self, pattern: Pattern) -> None:
         self.pattern = pattern
         self._query = _query(pattern.language, pattern.query) if pattern.query else None
+        self._run_kinds = _run_kinds(pattern.root) if pattern.is_sequence else ()
 
-    def find(self, tree: Tree, source: bytes) -> Iterator[tuple[Node, Env]]:
-        """Every (node, captures) match in document order, nested matches included."""
+    def find(self, tree: Tree, source: bytes) -> Iterator[tuple[Node, Node, Env]]:
+        """Every (first node, last node, captures) match in document order, nested ones too.
+
+        A span is reported once, though several nodes may share it (an expression statement
+        and its expression both match `$A`): the outermost is kept.
+        """
+        seen: set[tuple[int, int]] = set()
+        for first, last, env in self._matches(tree, source):
+            span = (first.start_byte, last.end_byte)
+            if span not in seen:
+                seen.add(span)
+                yield first, last, env
+
+    def _matches(self, tree: Tree, source: bytes) -> Iterator[tuple[Node, Node, Env]]:
+        root = self.pattern.root
         for node in self._candidates(tree, source):
-            env = _match(self.pattern.root, node, {}, source)
-            if env is not None:
-                yield node, env
+            if not self.pattern.is_sequence:
+                env = _match(root, node, {}, source)
+                if env is not None:
+                    yield node, node, env
+                continue
+            yield from _runs(root.children, self._run_kinds, _children(node), source)
 
     def _candidates(self, tree: Tree, source: bytes) -> list[Node]:
         anchor = self.pattern.anchor
+        kind = None if self.pattern.is_sequence else self.pattern.root.kind
         if anchor is not None:
-            return _anchored(tree, source, anchor, self.pattern.root.kind)
+            return _anchored(tree, source, anchor, kind)
         if self._query is not None:
             found = QueryCursor(self._query).captures(tree.root_node).get("m", [])
             return sorted(found, key=lambda n: (n.start_byte, -n.end_byte))
         return list(_named_nodes(tree))
 
 
-def _anchored(tree: Tree, source: bytes, anchor: Anchor, kind: str) -> list[Node]:
-    """Candidates found from the anchor token's occurrences in the source text."""
+def _run_kinds(root: PNode) -> tuple[frozenset[str], ...]:
+    """For each `$NAME` of a run pattern, the kinds of its concrete neighbours (not its own).
+
+    In a run of siblings a metavariable takes the place of the node it parsed as, not of a
+    neighbour: Dart's `$X.dispose()` is an identifier and two selectors, and `$X` binding
+    the selector `.b` of `a.b.dispose()` would report `.b.dispose()` as a call. Nodes of the
+    neighbours' kinds may extend it instead (`_match_chain`).
+    """
+    concrete = {p.kind for p in root.children if p.meta is None}
+    return tuple(frozenset(concrete - {p.kind}) if p.meta is not None else frozenset()
+                 for p in root.children)
+
+
+def _runs(patterns: tuple[PNode, ...], excluded: tuple[frozenset[str], ...],
+          targets: list[Node], source: bytes) -> Iterator[tuple[Node, Node, Env]]:
+    """The runs of `targets` matching `patterns`, leftmost first and never overlapping."""
+    needed = sum(1 for p in patterns if not p.multi)  # each takes a target of its own
+    j = 0
+    while len(targets) - j >= max(needed, 1):
+        if not targets[j].is_named and patterns[0].meta is not None:
+            j += 1  # a run starts with the node its first element stands for
+            continue
+        found = _match_run(patterns, 0, targets, j, {}, source, excluded)
+        if found is None or found[1] == j:
+            j += 1
+            continue
+        env, after = found
+        yield targets[j], targets[after - 1], env
+        j = after
+
+
+def _anchored(tree: Tree, source: bytes, anchor: Anchor, kind: str | None) -> list[Node]:
+    """Candidates found from the anchor token's occurrences (None: a node of any kind)."""
     root = tree.root_node
     found: dict[int, Node] = {}
     width = len(anchor.text)
@@ -89,7 +138,7 @@ def _anchored(tree: Tree, source: bytes, anchor: Anchor, kind: str) -> list[Node
                 node = node.parent
                 if node is None:
                     break
-            if node is not None and node.type == kind:
+            if node is not None and kind in (None, node.type):
                 found[node.id] = node
         at = source.find(anchor.text, at + 1)
     return sorted(found.values(), key=lambda n: (n.start_byte, -n.end_byte))
@@ -143,21 +192,32 @@ def _match(p: PNode, node: Node, env: Env, source: bytes) -> Env | None:
         return None
     if not p.children:
         return env if source[node.start_byte:node.end_byte] == p.text else None
-    return _match_run(p.children, 0, _children(node), 0, env, source)
+    found = _match_run(p.children, 0, _children(node), 0, env, source)
+    return found[0] if found is not None else None
 
 
 def _match_run(
-    patterns: tuple[PNode, ...], i: int, targets: list[Node], j: int, env: Env, source: bytes
-) -> Env | None:
+    patterns: tuple[PNode, ...], i: int, targets: list[Node], j: int, env: Env, source: bytes,
+    excluded: tuple[frozenset[str], ...] | None = None,
+) -> tuple[Env, int] | None:
+    """Match `patterns[i:]` against `targets[j:]`: the captures and where the match ends.
+
+    With `excluded` (a run pattern, see `_run_kinds`) the match may end before the last
+    target and its first element must take `targets[j]`; else every named target is matched.
+    """
     if i == len(patterns):
-        return env if all(not t.is_named for t in targets[j:]) else None
+        if excluded is not None or all(not t.is_named for t in targets[j:]):
+            return env, j
+        return None
     p = patterns[i]
+    if excluded is not None and p.meta is not None and (i == 0 or not p.multi):
+        return _match_chain(patterns, i, targets, j, env, source, excluded)
     if p.multi:
         # Shortest run first, so a following concrete node anchors the run's end.
         for k in range(j, len(targets) + 1):
             bound = _bind(p.meta or ANONYMOUS, tuple(targets[j:k]), env, source)
             if bound is not None:
-                done = _match_run(patterns, i + 1, targets, k, bound, source)
+                done = _match_run(patterns, i + 1, targets, k, bound, source, excluded)
                 if done is not None:
                     return done
         return None
@@ -165,10 +225,38 @@ def _match_run(
         target = targets[j]
         bound = _match(p, target, env, source)
         if bound is not None:
-            done = _match_run(patterns, i + 1, targets, j + 1, bound, source)
+            done = _match_run(patterns, i + 1, targets, j + 1, bound, source, excluded)
             if done is not None:
                 return done
-        if target.is_named:
+        if target.is_named or (excluded is not None and i == 0):
             return None
         j += 1
     return None
+
+
+def _match_chain(patterns: tuple[PNode, ...], i: int, targets: list[Node], j: int, env: Env,
+                 source: bytes, excluded: tuple[frozenset[str], ...]) -> tuple[Env, int] | None:
+    """A run pattern's `$NAME` (or leading `$$$NAME`): one node in its own place, extended
+    by the nodes of its neighbours' kinds that follow it, shortest first.
+
+    A flat grammar spreads one expression over siblings (Dart's `a.b` is an identifier and a
+    selector): `$X.dispose()` takes `a.b` whole, as `$X` takes the member expression `a.b`
+    in JavaScript, and never starts inside a chain or before a `=`.
+    """
+    p = patterns[i]
+    while i > 0 and j < len(targets) and not targets[j].is_named:
+        j += 1  # punctuation between elements (a metavariable binds named nodes only)
+    if j == len(targets) or not targets[j].is_named or targets[j].type in excluded[i]:
+        return None
+    end = j + 1
+    while True:
+        binding = targets[j] if end == j + 1 and not p.multi else tuple(targets[j:end])
+        bound = _bind(p.meta or ANONYMOUS, binding, env, source)
+        if bound is not None:
+            done = _match_run(patterns, i + 1, targets, end, bound, source, excluded)
+            if done is not None:
+                return done
+        if end == len(targets) or not targets[end].is_named \
+                or targets[end].type not in excluded[i]:
+            return None
+        end += 1

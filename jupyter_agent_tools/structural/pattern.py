@@ -3,11 +3,18 @@
 `$NAME` matches one named node, `$$$NAME` a run of zero or more siblings (`$$$` alone:
 without binding), `$_` one node without binding. The pattern is parsed by the same
 grammar as the files, so whitespace, line breaks and comments never change a match.
+
+A pattern is found, or reported as unparseable, never searched as the wrong kind of node:
+it is parsed in every rung of the ladder that takes it, and stands for the form of the
+fragment those parses share (see `_choose`). Where a grammar gives a fragment no node of
+its own (Dart: `foo(1)` is an identifier followed by a selector), the pattern is that run
+of siblings, found inside whatever node holds it.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -18,13 +25,15 @@ from .languages import load_language, placeholder_for
 
 _METAVAR = re.compile(r"\$\$\$([A-Z_][A-Z0-9_]*)?|\$([A-Z_][A-Z0-9_]*)")
 ANONYMOUS = "_"
+SEQUENCE = "(sequence)"  # the root kind of a pattern that is a run of siblings, not one node
 
 
 class PatternError(Exception):
     """No scaffolding context parses the pattern cleanly."""
 
-    def __init__(self, message: str, contexts: list[str]) -> None:
-        super().__init__(message)
+    def __init__(self, reason: str, contexts: list[str]) -> None:
+        super().__init__(reason)
+        self.reason = reason
         self.contexts = contexts
 
 
@@ -54,6 +63,15 @@ class Anchor:
 
 
 @dataclass(frozen=True)
+class PatternSummary:
+    """What the server keeps of a pattern compiled in a worker (the tree stays there)."""
+
+    language: str
+    context: str  # the ladder rung that parsed it
+    kind: str  # the root's node kind; SEQUENCE for a run of siblings
+
+
+@dataclass(frozen=True)
 class Pattern:
     """A compiled pattern, ready to match trees of `language`."""
 
@@ -65,10 +83,18 @@ class Pattern:
     metavars: tuple[str, ...]
     anchor: Anchor | None  # a token whose every occurrence points at one candidate
 
+    def summary(self) -> PatternSummary:
+        return PatternSummary(self.language, self.context, self.root.kind)
+
+    @property
+    def is_sequence(self) -> bool:
+        """The pattern is a run of siblings (Dart's `foo(1)`: an identifier and a selector)."""
+        return self.root.meta is None and self.root.kind == SEQUENCE
+
     @property
     def query(self) -> str | None:
         """A tree-sitter query finding candidate nodes (None: every named node is one)."""
-        if self.root.meta is not None:
+        if self.root.meta is not None or self.is_sequence:
             return None
         if self.root.named:
             return f"({self.root.kind}) @m"
@@ -110,13 +136,15 @@ def _meta_of(text: str, placeholder: str) -> tuple[str, bool] | None:
     return None
 
 
-def _build(node: Node, placeholder: str) -> PNode:
-    text = node.text or b""
+def _build(node: Node, placeholder: str, data: bytes, end: int) -> PNode:
+    """The pattern tree of `node`, without what the scaffold put after the fragment's `end`."""
+    text = data[node.start_byte:min(node.end_byte, end)]
     meta = _meta_of(text.decode("utf-8", "replace").strip(), placeholder)
     if meta is not None:
         name, multi = meta
         return PNode(node.type, node.is_named, text, (), name, multi)
-    children = tuple(_build(child, placeholder) for child in node.children if not child.is_extra)
+    children = tuple(_build(child, placeholder, data, end) for child in node.children
+                     if not child.is_extra and child.start_byte < end)
     return PNode(node.type, node.is_named, text, children)
 
 
@@ -141,7 +169,7 @@ def _anchor(root: PNode) -> Anchor | None:
             continue
         if not node.children:
             if node.text.strip():
-                key = (node.named, len(node.text))
+                key = (node.named, len(node.text), -depth)  # shallow: fewer parents to climb
                 if best is None or key > best[0]:
                     best = (key, Anchor(node.text, node.kind, depth))
             continue
@@ -149,17 +177,65 @@ def _anchor(root: PNode) -> Anchor | None:
     return best[1] if best else None
 
 
-def _spanning_node(root: Node, start: int, end: int) -> Node | None:
-    """The deepest named node whose range is exactly [start, end)."""
-    node = root.named_descendant_for_byte_range(start, end)
-    if node is None or node.start_byte != start or node.end_byte != end:
-        return None
-    return node
+Form = tuple[object, ...]  # what a parse makes of the fragment: a node kind, or a run's kinds
+Offer = tuple[Form, Node | tuple[Node, ...]]  # a form and the node (or run) that has it
+
+
+def _forms(root: Node, start: int, end: int, implied_end: int) -> list[Offer]:
+    """What one clean parse offers for the fragment at [start, end), deepest first.
+
+    The named nodes spanning exactly the fragment (or the fragment and the rung's implied
+    suffix), then the run of siblings the fragment consists of. The scaffold's root is never
+    offered: a pattern is a piece of a file, not a whole one.
+    """
+    chain: list[Node] = []
+    node: Node | None = root.descendant_for_byte_range(start, end)
+    container = node
+    while node is not None and node.start_byte == start and node.end_byte <= implied_end:
+        if node.is_named and node.end_byte in (end, implied_end) and node.parent is not None:
+            chain.append(node)
+        node = node.parent
+    while container is not None and (container.start_byte > start or container.end_byte < end):
+        container = container.parent
+    parent = chain[0] if chain else container
+    forms: list[Offer] = [(("node", n.type), n) for n in chain]
+    if parent is None:
+        return forms
+    run = tuple(child for child in parent.children
+                if not child.is_extra and start <= child.start_byte < end)
+    if run and run[0].start_byte == start and run[-1].end_byte == end \
+            and all(child.end_byte <= end for child in run) and (len(run) > 1 or not chain):
+        forms.append((("run", *((child.type, child.is_named) for child in run)), run))
+    return forms
+
+
+def _choose(parses: list[tuple[str, list[Offer]]]) -> tuple[str, Node | tuple[Node, ...]]:
+    """The form of the fragment that code has, whatever surrounds it.
+
+    A form every clean parse shares comes from the fragment itself; one only some share
+    comes from their scaffolds (Dart's `_(foo(1))` makes `foo(1)` an `argument`, which a
+    statement `foo(1);` has no trace of). So: the form the most parses share, and among
+    those the first rung's deepest.
+    """
+    support = Counter(form for _, forms in parses for form in {f for f, _ in forms})
+    best = max(support.values())
+    for context, forms in parses:
+        for form, value in forms:
+            if support[form] == best:
+                return context, value
+    raise AssertionError("a parse with forms was given")
 
 
 @lru_cache(maxsize=256)
 def compile_pattern(source: str, language: str) -> Pattern:
     """Parse `source` as a `language` fragment; raise PatternError when no context accepts it."""
+    try:
+        return _compile(source, language)
+    except RecursionError:  # the workers' recursion limit fits the default size limit only
+        raise PatternError("the pattern nests too deeply", []) from None
+
+
+def _compile(source: str, language: str) -> Pattern:
     fragment = source.strip()
     if not fragment:
         raise PatternError("the pattern is empty", [])
@@ -167,23 +243,34 @@ def compile_pattern(source: str, language: str) -> Pattern:
     substituted = _substitute(fragment, placeholder)
     parser = Parser(load_language(language))
     tried: list[str] = []
+    parses: list[tuple[str, list[Offer]]] = []
+    spans: dict[str, tuple[bytes, int]] = {}  # per context: its scaffold and the fragment's end
     for context in ladder_for(language):
         tried.append(context.name)
         scaffolded, at, until = context.fill(substituted)
         data = scaffolded.encode("utf-8")
         start = len(scaffolded[:at].encode("utf-8"))
         end = start + len(scaffolded[at:until].encode("utf-8"))
+        implied_end = end + len(context.implied.encode("utf-8"))
         tree = parser.parse(data)
         if tree.root_node.has_error:
             continue
-        node = _spanning_node(tree.root_node, start, end)
-        if node is None:
-            continue
-        root = _build(node, placeholder)
-        literals: list[bytes] = []
-        _literals(root, literals)
-        # Longest first: the rarest tokens reject a file soonest.
-        unique = tuple(sorted(set(literals), key=len, reverse=True))
-        return Pattern(source, language, context.name, root, unique,
-                       tuple(metavariable_names(source)), _anchor(root))
-    raise PatternError(f"no context parses {fragment!r} as {language}", tried)
+        forms = _forms(tree.root_node, start, end, implied_end)
+        if forms:
+            parses.append((context.name, forms))
+            spans[context.name] = (data, end)
+    if not parses:
+        raise PatternError(f"no context parses it as {language}", tried)
+    context_name, chosen = _choose(parses)
+    data, end = spans[context_name]
+    if isinstance(chosen, tuple):
+        root = PNode(SEQUENCE, False, substituted.encode("utf-8"),
+                     tuple(_build(node, placeholder, data, end) for node in chosen))
+    else:
+        root = _build(chosen, placeholder, data, end)
+    literals: list[bytes] = []
+    _literals(root, literals)
+    # Longest first: the rarest tokens reject a file soonest.
+    unique = tuple(sorted(set(literals), key=len, reverse=True))
+    return Pattern(source, language, context_name, root, unique,
+                   tuple(metavariable_names(source)), _anchor(root))

@@ -17,7 +17,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from .worker import SearchJob
+from .pattern import PatternError, PatternSummary
+from .worker import CompileJob, SearchJob, SyntaxCheckJob
 
 # Started with `python -c` so the worker imports only the structural modules it needs,
 # not the package's heavy __init__ (the runtime, pydantic, traitlets): it starts in ~0.1 s.
@@ -140,6 +141,7 @@ class WorkerPool:
         # the server's default executor.
         self._turns = [asyncio.Lock() for _ in range(size)]
         self._homes: dict[str, int] = {}  # path -> the worker whose cache holds it
+        self._rotation = 0  # the worker asked last when all are busy
 
     def start(self) -> None:
         """Spawn the workers that are not running (never waits for a busy one)."""
@@ -175,6 +177,24 @@ class WorkerPool:
         if batch:
             batches.append(batch)
         return homed, batches
+
+    async def compile(self, job: CompileJob) -> PatternSummary:
+        """Compile a pattern on an idle worker (it keeps the compiled tree for the search)."""
+        answer = await self._ask(self._idlest(), job)
+        if "pattern_error" in answer:
+            raise PatternError(answer["pattern_error"], answer["contexts"])
+        return answer["summary"]
+
+    async def check_syntax(self, job: SyntaxCheckJob) -> list[dict[str, Any]]:
+        """Syntax errors of each file before and after a rewrite (see SyntaxCheckJob)."""
+        return (await self._ask(self._idlest(), job))["files"]
+
+    def _idlest(self) -> int:
+        idle = [index for index, turn in enumerate(self._turns) if not turn.locked()]
+        if idle:
+            return idle[0]
+        self._rotation = (self._rotation + 1) % len(self.workers)
+        return self._rotation
 
     async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]:
         """Run `job` over `files` on every worker and merge the answers in file order."""

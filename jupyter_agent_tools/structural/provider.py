@@ -7,16 +7,20 @@ run) and gives each run a StructuralSession holding that run's staged edits.
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from traitlets import Bool, Float, Int
 
 from ..runtime import ErrorCode, Resource, ToolError
 from ..runtime.resources import ResourceProvider
 from .languages import GRAMMAR_IDS
+from .pattern import PatternSummary
 from .pool import WorkerFailed, WorkerPool, WorkerTimeout
 from .session import StructuralSession
-from .worker import SearchJob
+from .worker import CompileJob, SearchJob, SyntaxCheckJob
+
+T = TypeVar("T")
 
 
 class ParserProvider(ResourceProvider):
@@ -52,6 +56,13 @@ class ParserProvider(ResourceProvider):
     max_staged_edits = Int(
         100, help="Staged edits kept per run; the oldest are forgotten first.",
     ).tag(config=True)
+    max_pattern_chars = Int(
+        20_000, help="Longest ast_grep / ast_edit pattern, in characters. A pattern is a code "
+        "fragment; a longer one is refused (invalid_arguments) before it is parsed.",
+    ).tag(config=True)
+    max_rewrite_chars = Int(
+        100_000, help="Longest ast_edit rewrite template, in characters.",
+    ).tag(config=True)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -67,10 +78,22 @@ class ParserProvider(ResourceProvider):
     async def release(self, run, handle: StructuralSession) -> None:
         handle.edits.clear()
 
+    async def compile(self, pattern: str, language: str) -> PatternSummary:
+        """Compile `pattern` on a worker; PatternError when it does not parse."""
+        return await self._on_workers(self.pool.compile(CompileJob(pattern, language)))
+
+    async def check_syntax(self, job: SyntaxCheckJob) -> list[dict[str, Any]]:
+        """Syntax errors before and after a rewrite, file by file (parsed on a worker)."""
+        return await self._on_workers(self.pool.check_syntax(job))
+
     async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]:
         """Run `job` over (path, size) `files` on the workers; worker failures as ToolError."""
+        return await self._on_workers(self.pool.search(job, files))
+
+    @staticmethod
+    async def _on_workers(work: Awaitable[T]) -> T:
         try:
-            return await self.pool.search(job, files)
+            return await work
         except WorkerFailed as exc:
             code = ErrorCode.TIMEOUT if isinstance(exc, WorkerTimeout) else ErrorCode.FAILED
             raise ToolError(code, f"The structural search failed: {exc}. Narrow `path` and "

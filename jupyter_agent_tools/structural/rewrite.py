@@ -8,9 +8,11 @@ from and gain the indentation of the line it lands on.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 _METAVAR = re.compile(r"\$\$\$([A-Z_][A-Z0-9_]*)|\$([A-Z_][A-Z0-9_]*)")
+_ANY_METAVAR = re.compile(r"\$\$\$(?:[A-Z_][A-Z0-9_]*)?|\$[A-Z_][A-Z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,20 @@ class Replacement:
     start: int
     end: int
     captures: dict[str, tuple[int, int] | None]
+
+
+def unbound_metavariables(template: str, bound: Iterable[str]) -> list[str]:
+    """The metavariables `template` uses, as written ($Z, $$$B, $_), that are not `bound`.
+
+    Anonymous ones (`$_`, bare `$$$`) never bind, so a template using them is always wrong.
+    """
+    names = set(bound) - {"_"}
+    unbound: list[str] = []
+    for found in _ANY_METAVAR.finditer(template):
+        written = found.group(0)
+        if written.lstrip("$") not in names and written not in unbound:
+            unbound.append(written)
+    return unbound
 
 
 def _indent_of_line(source: bytes, offset: int) -> bytes:
@@ -70,8 +86,10 @@ def fill(template: str, source: bytes, replacement: Replacement) -> str:
     return "".join(out)
 
 
-def apply(template: str, source: bytes, replacements: list[Replacement]) -> tuple[bytes, int]:
-    """`source` with every non-overlapping replacement applied (outermost first wins)."""
+def apply(template: str, source: bytes,
+          replacements: list[Replacement]) -> tuple[bytes, list[tuple[int, int]]]:
+    """`source` with every non-overlapping replacement applied (outermost first wins), and
+    the byte range each replacement occupies in the result."""
     chosen: list[Replacement] = []
     end = -1
     for replacement in sorted(replacements, key=lambda r: (r.start, -r.end)):
@@ -79,10 +97,15 @@ def apply(template: str, source: bytes, replacements: list[Replacement]) -> tupl
             chosen.append(replacement)
             end = replacement.end
     pieces: list[bytes] = []
-    position = 0
+    spans: list[tuple[int, int]] = []
+    position = written = 0
     for replacement in chosen:
-        pieces.append(source[position:replacement.start])
-        pieces.append(fill(template, source, replacement).encode("utf-8"))
+        kept = source[position:replacement.start]
+        filled = fill(template, source, replacement).encode("utf-8")
+        pieces += [kept, filled]
+        written += len(kept)
+        spans.append((written, written + len(filled)))
+        written += len(filled)
         position = replacement.end
     pieces.append(source[position:])
-    return b"".join(pieces), len(chosen)
+    return b"".join(pieces), spans

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..files import identity_inside, read_bytes_inside
 from ..runtime import ErrorCode, ToolError
 from .edits import EditStatus, EditStore, FileChange, StagedEdit, content_hash, unified_diff
 from .languages import GRAMMAR_IDS, close_ids, extensions_for, language_for_path
-from .pattern import Pattern, PatternError, compile_pattern
-from .rewrite import Replacement, apply
-from .worker import SearchJob
+from .pattern import PatternError, PatternSummary, metavariable_names
+from .rewrite import Replacement, apply, unbound_metavariables
+from .worker import SearchJob, SyntaxCheckJob
 
 if TYPE_CHECKING:
     from ..runtime import Run
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 class SearchOutcome:
     """What a structural search found, with paths still absolute."""
 
-    pattern: Pattern
+    pattern: PatternSummary
     files_searched: int
     answer: dict[str, Any]
     skipped: dict[str, int]
@@ -65,17 +66,27 @@ class StructuralSession:
                         "javascript, typescript, tsx, rust, go, c, cpp, java, dart); or pass "
                         "a file path to infer it from the extension.")
 
-    def compile(self, pattern: str, language: str) -> Pattern:
-        """The compiled pattern; ToolError(unparseable_pattern) naming the contexts tried."""
+    def _check_size(self, what: str, text: str, limit: int) -> None:
+        if len(text) > limit:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"The {what} is {len(text)} characters, over the {limit}-character "
+                            f"limit (c.ParserProvider.max_{what}_chars). Write a shorter {what}: "
+                            "$$$NAME stands for any run of code.")
+
+    async def compile(self, pattern: str, language: str) -> PatternSummary:
+        """The compiled pattern (on a worker); ToolError(unparseable_pattern) naming the
+        contexts tried."""
+        self._check_size("pattern", pattern, self.provider.max_pattern_chars)
         try:
-            return compile_pattern(pattern, language)
+            return await self.provider.compile(pattern, language)
         except PatternError as exc:
             tried = ", ".join(exc.contexts) or "none"
+            shown = pattern.strip() if len(pattern) <= 200 else pattern.strip()[:200] + "…"
             raise ToolError(
                 ErrorCode.UNPARSEABLE_PATTERN,
-                f"The pattern does not parse as {language} ({exc}); contexts tried: {tried}. "
-                f"Write it as valid {language} code with $NAME / $$$NAME where code varies, "
-                "and check brackets and quotes are balanced.",
+                f"The pattern {shown!r} does not parse as {language} ({exc.reason}); contexts "
+                f"tried: {tried}. Write it as valid {language} code with $NAME / $$$NAME where "
+                "code varies, and check brackets and quotes are balanced.",
                 data={"contexts_tried": exc.contexts, "language": language},
             ) from None
 
@@ -83,14 +94,16 @@ class StructuralSession:
         walker = self.run.walker(skip_binary=False)
         extensions = extensions_for(language)
         files: list[tuple[str, int]] = []
+        vanished = 0
         for path in walker.files(base):
             if base.is_dir() and path.suffix not in extensions:
                 continue
             try:
                 files.append((str(path), path.stat().st_size))
-            except OSError:
-                continue
-        return files, walker.stats.to_json()
+            except OSError:  # gone since it was listed (another writer's temporary file)
+                vanished += 1
+        skipped = walker.stats.to_json()
+        return files, _add_vanished(skipped, vanished)
 
     async def search(self, pattern: str, path: str | None, language: str | None, *,
                      limit: int, with_ranges: bool = False) -> SearchOutcome:
@@ -103,20 +116,34 @@ class StructuralSession:
         if base.is_dir() and not extensions_for(language):
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             f"No file extensions are known for {language!r}; pass a file path.")
-        compiled = self.compile(pattern, language)
+        compiled = await self.compile(pattern, language)
         # A big tree takes a while to walk: not on the server's event loop.
         files, skipped = await asyncio.to_thread(self._files, base, language)
         job = SearchJob(pattern=pattern, language=language, files=[], limit=limit,
                         max_text=self.provider.max_match_chars, with_ranges=with_ranges)
         answer = await self.provider.search(job, files)
         skipped["binary"] = answer["counts"].get("binary", 0)
-        return SearchOutcome(compiled, len(files), answer, skipped)
+        vanished = answer["counts"].get("vanished", 0)
+        return SearchOutcome(compiled, len(files) - vanished, answer,
+                             _add_vanished(skipped, vanished))
 
     # -- staged edits ---------------------------------------------------------------------
 
     async def stage(self, pattern: str, rewrite: str, path: str | None,
                     language: str | None) -> StagedEdit:
         """Compute the rewrite of every match and keep it, unwritten, as this run's edit."""
+        self._check_size("pattern", pattern, self.provider.max_pattern_chars)
+        self._check_size("rewrite", rewrite, self.provider.max_rewrite_chars)
+        bound = metavariable_names(pattern)
+        unbound = unbound_metavariables(rewrite, bound)
+        if unbound:
+            binds = f"it binds {', '.join('$' + name for name in bound)}" if bound \
+                else "it binds none"
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"The rewrite uses {', '.join(unbound)}, which the pattern does not "
+                            f"bind ({binds}); nothing was staged. Use only the pattern's "
+                            "metavariables in the rewrite, or name them in the pattern.",
+                            data={"unbound": unbound, "bound": bound})
         limit = self.provider.max_edit_replacements
         outcome = await self.search(pattern, path, language, limit=limit, with_ranges=True)
         answer = outcome.answer
@@ -124,31 +151,65 @@ class StructuralSession:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             f"The pattern matches {answer['total']} places, over the "
                             f"{limit}-replacement limit of one edit. Narrow `path` or the pattern.")
+        # Reading, rewriting and diffing many files is disk and CPU work: off the loop.
+        rewritten = await asyncio.to_thread(self._rewrite_files, rewrite, answer)
+        await self._refuse_broken_syntax(outcome.pattern.language, rewritten)
+        changes = [change for change, _, _ in rewritten]
+        edit = self.edits.stage(pattern, rewrite, outcome.pattern.language, changes)
+        self.run.events.publish("edit_staged", run_id=self.run.id, edit_id=edit.id,
+                                files=[c.relpath for c in changes], counts=edit.counts(),
+                                replacements=edit.replacements)
+        return edit
+
+    def _rewrite_files(self, rewrite: str, answer: dict[str, Any]
+                       ) -> list[tuple[FileChange, bytes, list[tuple[int, int]]]]:
+        """Each changed file, its content before, and where the replacements landed."""
+        root = self.run.runtime.root_path
         by_file: dict[str, list[Replacement]] = {}
         for match in answer["matches"]:
             by_file.setdefault(match["file"], []).append(
                 Replacement(match["range"][0], match["range"][1],
                             {k: tuple(v) if v else None
                              for k, v in match["capture_ranges"].items()}))
-        changes: list[FileChange] = []
+        rewritten = []
         for file, replacements in by_file.items():
             target = Path(file)
-            before = target.read_bytes()
-            if content_hash(before) != answer["hashes"][file]:
+            before = _read(root, target)
+            if before is None or content_hash(before) != answer["hashes"][file]:
                 raise ToolError(ErrorCode.STALE_EDIT,
                                 f"{self.run.relpath(target)} changed while the edit was being "
                                 "computed. Call ast_edit again.")
-            after, count = apply(rewrite, before, replacements)
+            after, spans = apply(rewrite, before, replacements)
             if after == before:
                 continue
             relpath = self.run.relpath(target)
-            changes.append(FileChange(target, relpath, content_hash(before), after, count,
-                                      unified_diff(relpath, before, after)))
-        edit = self.edits.stage(pattern, rewrite, outcome.pattern.language, changes)
-        self.run.events.publish("edit_staged", run_id=self.run.id, edit_id=edit.id,
-                                files=[c.relpath for c in changes], counts=edit.counts(),
-                                replacements=edit.replacements)
-        return edit
+            rewritten.append((FileChange(target, relpath, content_hash(before), after,
+                                         len(spans), unified_diff(relpath, before, after),
+                                         identity_inside(root, target)),
+                              before, spans))
+        return rewritten
+
+    async def _refuse_broken_syntax(
+        self, language: str, rewritten: list[tuple[FileChange, bytes, list[tuple[int, int]]]]
+    ) -> None:
+        """ToolError naming file and line when the rewrite adds syntax errors to any file."""
+        if not rewritten:
+            return
+        job = SyntaxCheckJob(language, [(change.relpath, before, change.new_content, spans)
+                                        for change, before, spans in rewritten])
+        broken = [{"file": result["path"], "line": result["line"],
+                   "syntax_errors_before": result["errors_before"],
+                   "syntax_errors_after": result["errors_after"]}
+                  for result in await self.provider.check_syntax(job)
+                  if result["errors_after"] > result["errors_before"]]
+        if broken:
+            first = broken[0]
+            more = f" (and {len(broken) - 1} more files)" if len(broken) > 1 else ""
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"The rewrite breaks the {language} syntax of {first['file']} at line "
+                            f"{first['line']}{more}; nothing was staged. Check the rewrite's "
+                            "brackets and quotes, and that it is valid code where each match "
+                            "stands.", data={"broken_files": broken})
 
     def staged(self, edit_id: str) -> StagedEdit:
         """This run's edit `edit_id` if it still waits; ToolError(unknown_edit) otherwise."""
@@ -163,14 +224,15 @@ class StructuralSession:
                             "resolves once. Call ast_edit again to stage a new change.")
         return edit
 
-    def resolve(self, edit_id: str, accept: bool) -> tuple[StagedEdit, list[Path]]:
+    async def resolve(self, edit_id: str, accept: bool) -> tuple[StagedEdit, list[Path]]:
         """Accept (write all files, or none) or discard a staged edit."""
         edit = self.staged(edit_id)
         if not accept:
             edit.status = EditStatus.DISCARDED
             self._announce(edit)
             return edit, []
-        stale = edit.stale_files(self.run.runtime.root_path)
+        root = self.run.runtime.root_path
+        stale = await asyncio.to_thread(edit.stale_files, root)
         if stale:
             edit.status = EditStatus.STALE
             self._announce(edit)
@@ -178,7 +240,7 @@ class StructuralSession:
                             f"{', '.join(stale)} changed since {edit_id} was staged; nothing was "
                             "written. Call ast_edit again to stage the change on the current "
                             "content.", data={"edit_id": edit_id, "stale_files": stale})
-        edit.write(self.run.runtime.root_path)
+        await asyncio.to_thread(edit.write, root)
         edit.status = EditStatus.ACCEPTED
         self._announce(edit)
         return edit, [change.path for change in edit.files]
@@ -188,3 +250,16 @@ class StructuralSession:
                                 action=edit.status.value, files=[c.relpath for c in edit.files],
                                 counts=edit.counts(), replacements=edit.replacements)
 
+
+def _add_vanished(skipped: dict[str, int], count: int) -> dict[str, int]:
+    """Files listed, then gone before they were read: counted only when a race happened."""
+    if count:
+        skipped["vanished"] = skipped.get("vanished", 0) + count
+    return skipped
+
+
+def _read(root: Path, path: Path) -> bytes | None:
+    try:  # contained where the bytes are read: a folder swapped for a link is not followed
+        return read_bytes_inside(root, path)
+    except ToolError:  # gone, unreadable or behind a link since the search: the edit is stale
+        return None

@@ -11,6 +11,7 @@ import hashlib
 import os
 import signal
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,9 +20,11 @@ from tree_sitter import Node, Parser
 from .cache import CachedFile, TreeCache
 from .languages import load_language
 from .match import Env, Matcher
-from .pattern import compile_pattern
+from .pattern import PatternError, compile_pattern
 
 _SNIFF_BYTES = 8192
+_RECURSION_LIMIT = 100_000
+_STACK_BYTES = 512 * 2**20  # reserved, not committed: pages are used as the stack grows
 
 
 @dataclass
@@ -34,6 +37,22 @@ class SearchJob:
     limit: int  # matches described in full; the rest are only counted
     max_text: int  # longest matched or captured text carried back
     with_ranges: bool = False  # edits need byte ranges and file hashes
+
+
+@dataclass
+class CompileJob:
+    """Compile a pattern (parsing a big one is CPU work: never on the server's loop)."""
+
+    pattern: str
+    language: str
+
+
+@dataclass
+class SyntaxCheckJob:
+    """Does a rewrite break the code? Each file before and after, and where it was rewritten."""
+
+    language: str
+    files: list[tuple[str, bytes, bytes, list[tuple[int, int]]]]  # path, before, after, spans
 
 
 def _bounded(data: bytes, limit: int) -> str:
@@ -53,7 +72,8 @@ def _span(binding: Node | tuple[Node, ...]) -> tuple[int, int] | None:
     return binding.start_byte, binding.end_byte
 
 
-def _describe(path: str, source: bytes, node: Node, env: Env, job: SearchJob) -> dict[str, Any]:
+def _describe(path: str, source: bytes, first: Node, last: Node, env: Env,
+              job: SearchJob) -> dict[str, Any]:
     captures = {}
     ranges = {}
     for name, binding in env.items():
@@ -62,13 +82,14 @@ def _describe(path: str, source: bytes, node: Node, env: Env, job: SearchJob) ->
         ranges[name] = span
     match: dict[str, Any] = {
         "file": path,
-        "start": [node.start_point[0] + 1, _column(source, node.start_byte, node.start_point[1])],
-        "end": [node.end_point[0] + 1, _column(source, node.end_byte, node.end_point[1])],
-        "text": _bounded(source[node.start_byte:node.end_byte], job.max_text),
+        "start": [first.start_point[0] + 1,
+                  _column(source, first.start_byte, first.start_point[1])],
+        "end": [last.end_point[0] + 1, _column(source, last.end_byte, last.end_point[1])],
+        "text": _bounded(source[first.start_byte:last.end_byte], job.max_text),
         "captures": captures,
     }
     if job.with_ranges:
-        match["range"] = [node.start_byte, node.end_byte]
+        match["range"] = [first.start_byte, last.end_byte]
         match["capture_ranges"] = ranges
     return match
 
@@ -80,12 +101,38 @@ class SearchEngine:
         self.cache = cache
         self._parsers: dict[str, Parser] = {}
 
+    def _parser(self, language: str) -> Parser:
+        parser = self._parsers.get(language)
+        if parser is None:
+            parser = self._parsers[language] = Parser(load_language(language))
+        return parser
+
+    def compile(self, job: CompileJob) -> dict[str, Any]:
+        """The pattern's summary, or why it does not parse."""
+        try:
+            return {"summary": compile_pattern(job.pattern, job.language).summary()}
+        except PatternError as exc:
+            return {"pattern_error": str(exc), "contexts": exc.contexts}
+
+    def check_syntax(self, job: SyntaxCheckJob) -> dict[str, Any]:
+        """Per file: syntax errors before and after, and the line of the first new one."""
+        parser = self._parser(job.language)
+        results = []
+        for path, before, after, spans in job.files:
+            old = _syntax_errors(parser.parse(before).root_node)
+            new = _syntax_errors(parser.parse(after).root_node)
+            # Where the rewrite landed, if an error is there; else the first error.
+            inside = [node for node in new
+                      if any(start <= node.start_byte <= end for start, end in spans)]
+            first = (inside or new)[0] if len(new) > len(old) else None
+            results.append({"path": path, "errors_before": len(old), "errors_after": len(new),
+                            "line": first.start_point[0] + 1 if first is not None else None})
+        return {"files": results}
+
     def run(self, job: SearchJob) -> dict[str, Any]:
         pattern = compile_pattern(job.pattern, job.language)
         matcher = Matcher(pattern)
-        parser = self._parsers.get(job.language)
-        if parser is None:
-            parser = self._parsers[job.language] = Parser(load_language(job.language))
+        parser = self._parser(job.language)
         matches: list[dict[str, Any]] = []
         total = 0
         counts = {"searched": 0, "binary": 0, "vanished": 0, "prefiltered": 0, "parsed": 0,
@@ -116,11 +163,11 @@ class SearchEngine:
             if tree.root_node.has_error:
                 parse_errors.append(path)
             found = 0
-            for node, env in matcher.find(tree, source):
+            for first, last, env in matcher.find(tree, source):
                 found += 1
                 total += 1
                 if len(matches) < job.limit:
-                    matches.append(_describe(path, source, node, env, job))
+                    matches.append(_describe(path, source, first, last, env, job))
             if found:
                 files_with_matches += 1
                 if job.with_ranges:
@@ -149,6 +196,30 @@ class SearchEngine:
         return self.cache.put(key, CachedFile(stamp, source))
 
 
+def _syntax_errors(root: Node) -> list[Node]:
+    """The ERROR and MISSING nodes of a tree, in document order."""
+    found: list[Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            found.append(node)
+            continue
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return found
+
+
+def _answer(engine: SearchEngine, request: Any) -> Any:
+    if request == "ping":
+        return "pong"
+    if isinstance(request, CompileJob):
+        return engine.compile(request)
+    if isinstance(request, SyntaxCheckJob):
+        return engine.check_syntax(request)
+    return engine.run(request)
+
+
 def _die_with_parent(parent_pid: int) -> None:
     """Ask Linux to kill this worker when its parent goes away, whatever the way."""
     if sys.platform.startswith("linux"):
@@ -173,16 +244,23 @@ def main(argv: list[str]) -> None:
     inbox = Connection(read_fd, writable=False)
     outbox = Connection(write_fd, readable=False)
     engine = SearchEngine(TreeCache(budget, factor))
+    # Compiling and matching recurse along the pattern (a run of 1,500 statements is 1,500
+    # frames deep): room for any pattern within the size limit, on a stack to match.
+    sys.setrecursionlimit(_RECURSION_LIMIT)
+    threading.stack_size(_STACK_BYTES)
+    server = threading.Thread(target=_serve, args=(engine, inbox, outbox), name="search-worker")
+    server.start()
+    server.join()
+
+
+def _serve(engine: SearchEngine, inbox: Any, outbox: Any) -> None:
     while True:
         try:
             request = inbox.recv()
         except (EOFError, OSError):
             return
         try:
-            if request == "ping":
-                answer: Any = "pong"
-            else:
-                answer = engine.run(request)
+            answer = _answer(engine, request)
         except Exception as exc:  # answer the failure; the worker stays usable
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         try:

@@ -76,7 +76,8 @@ class AstGrep(Tool):
         return ToolResult.success("\n".join(lines), {
             "matches": matches, "total": total, "more": total - len(matches),
             "files_searched": outcome.files_searched, "language": language,
-            "context": outcome.pattern.context, "skipped": outcome.skipped,
+            "context": outcome.pattern.context, "pattern_kind": outcome.pattern.kind,
+            "skipped": outcome.skipped,
             "parse_errors": parse_errors,
         })
 
@@ -99,7 +100,8 @@ class AstEdit(Tool):
     requires = frozenset({Resource.WORKDIR, Resource.PARSER})
     description = (
         "Stage a structural rewrite: every match of `pattern` becomes `rewrite` with the "
-        "captures filled in. Nothing is written: the answer carries a diff and an edit_id; "
+        "captures filled in (only the pattern's metavariables; a rewrite that breaks the "
+        "syntax is refused). Nothing is written: the answer carries a diff and an edit_id; "
         "call resolve with it to accept or discard."
     )
     Args = AstEditArgs
@@ -146,6 +148,8 @@ class Resolve(Tool):
         "and refuses (stale_edit) if any file changed since staging."
     )
     Args = ResolveArgs
+    # Accepting writes off the loop; one resolve at a time per run, so an edit resolves once.
+    parallel_safe = False
 
     def precheck(self, ctx: CallContext, args: ResolveArgs) -> None:
         _session(ctx).staged(args.edit_id)  # an unknown or resolved edit is refused unasked
@@ -154,7 +158,7 @@ class Resolve(Tool):
         return f"resolve {args.edit_id} {args.action}"
 
     async def call(self, ctx: CallContext, args: ResolveArgs) -> ToolResult:
-        edit, written = _session(ctx).resolve(args.edit_id, args.action == "accept")
+        edit, written = await _session(ctx).resolve(args.edit_id, args.action == "accept")
         ctx.wrote(*written)
         counts = edit.counts()
         data = {"edit_id": edit.id, "action": args.action, "status": edit.status.value,

@@ -157,3 +157,62 @@ async def test_write_tier_tools_are_absent_below_full(parser_runtime, surface):
     run = await parser_runtime.create_run(surface=surface)
     res = await run.call("ast_edit", {"pattern": "x", "rewrite": "y", "language": "python"})
     assert res.code == "unknown_tool"
+
+
+LOGS = "import log\n\nlog.info('a', 1)\nif ready:\n    log.info('b')\n"
+
+
+async def test_a_rewrite_may_only_use_what_the_pattern_binds(run, files, root):
+    files({"logs.py": LOGS})
+    res = await run.call("ast_edit", {"pattern": "log.info($$$A)", "rewrite": "log.info($$$B, $Z)",
+                                      "path": "logs.py"})
+    assert res.code == "invalid_arguments"
+    assert "$$$B, $Z, which the pattern does not bind (it binds $A)" in res.error["message"]
+    assert res.data["unbound"] == ["$$$B", "$Z"]
+    res = await run.call("ast_edit", {"pattern": "log.info($_, $$$)", "rewrite": "log.debug($_)",
+                                      "path": "logs.py"})
+    assert res.code == "invalid_arguments" and "$_" in res.error["message"]
+    assert run.resources["parser"].edits.list() == []
+    assert (root / "logs.py").read_text() == LOGS
+
+
+async def test_a_rewrite_that_breaks_the_syntax_stages_nothing(run, files, root):
+    files({"ok.py": "x = 1\n", "logs.py": LOGS})
+    res = await run.call("ast_edit", {"pattern": "log.info($$$A)", "rewrite": "log.debug(($$$A",
+                                      "path": ".", "language": "python"})
+    assert res.code == "invalid_arguments", res.text
+    assert "breaks the python syntax of logs.py at line 3" in res.error["message"]
+    (broken,) = res.data["broken_files"]
+    assert broken["file"] == "logs.py" and broken["syntax_errors_before"] == 0
+    assert broken["syntax_errors_after"] > 0
+    assert run.resources["parser"].edits.list() == []
+    assert (root / "logs.py").read_text() == LOGS
+
+
+async def test_a_file_already_broken_is_rewritten_if_no_error_is_added(run, files, root):
+    files({"half.py": "log.info('a')\ndef broken(:\n"})
+    res = await run.call("ast_edit", {"pattern": "log.info($$$A)", "rewrite": "log.debug($$$A)",
+                                      "path": "half.py"})
+    assert res.ok, res.text
+    assert "+log.debug('a')" in res.data["diff"]
+
+
+async def test_patterns_and_rewrites_have_size_limits(run, files, root):
+    files({"a.py": "print(1)\n"})
+    res = await run.call("ast_grep", {"pattern": "x" * 2_000_000, "path": "a.py"})
+    assert res.code == "invalid_arguments"
+    assert "over the 20000-character limit (c.ParserProvider.max_pattern_chars)" in res.error[
+        "message"]
+    res = await run.call("ast_edit", {"pattern": "print($A)", "rewrite": "y" * 100_001,
+                                      "path": "a.py"})
+    assert res.code == "invalid_arguments" and "max_rewrite_chars" in res.error["message"]
+
+
+async def test_a_dart_call_chain_is_rewritten_whole(run, files, root):
+    files({"lib/p.dart": "void main() {\n  widget.controller.dispose();\n  bar(timer.dispose());\n}\n"})
+    res = await run.call("ast_edit", {"pattern": "$X.dispose()", "rewrite": "$X.close()",
+                                      "path": "lib/p.dart"})
+    assert res.ok and res.data["replacements"] == 2, res.text
+    await run.call("resolve", {"edit_id": res.data["edit_id"], "action": "accept"})
+    assert (root / "lib/p.dart").read_text() == (
+        "void main() {\n  widget.controller.close();\n  bar(timer.close());\n}\n")

@@ -36,6 +36,7 @@ async def test_print_with_one_argument(run, files):
     # never match; two arguments are not one.
     assert found == [([4, 5], "argv"), ([5, 5], "argv")]
     assert res.data["matches"][0]["end"] == [4, 16] and res.data["language"] == "python"
+    assert res.data["pattern_kind"] == "call"
     assert res.text.startswith("2 matches in 1 file(s)")
     assert "app.py:4:5: print(argv)" in res.text
 
@@ -167,3 +168,47 @@ async def test_pattern_without_a_literal_token_still_searches(run, files):
     res = await run.call("ast_grep", {"pattern": "$F $T", "path": "s.go"})
     assert res.data["context"] == "struct field"
     assert [m["text"] for m in res.data["matches"]] == ["A int", "B string"]
+
+
+async def test_a_span_is_one_match_however_many_nodes_share_it(run, files):
+    # The expression statement and the call both span `f(x)`: one match (the module
+    # spans the line break too).
+    files({"one.py": "f(x)\n"})
+    for pattern in ("$A", "$$$A"):
+        res = await run.call("ast_grep", {"pattern": pattern, "path": "one.py"})
+        assert [m["text"] for m in res.data["matches"]] == ["f(x)\n", "f(x)", "f", "(x)", "x"]
+
+
+async def test_dart_calls_are_found_whatever_holds_them(run, files):
+    files({"lib/a.dart": (
+        "void main() {\n"
+        "  controller.dispose();\n"
+        "  foo(1, 2);\n"
+        "  var y = foo(3, 4).then(done);\n"
+        "  bar(foo(5, 6));\n"
+        "  if (focus != null) focus.dispose();\n"
+        "  widget.controller.dispose();\n"
+        "}\n"
+    )})
+    res = await run.call("ast_grep", {"pattern": "foo($A, $B)", "path": "lib/a.dart"})
+    assert [(m["start"][0], m["captures"]) for m in res.data["matches"]] == [
+        (3, {"A": "1", "B": "2"}), (4, {"A": "3", "B": "4"}), (5, {"A": "5", "B": "6"})]
+    assert res.data["pattern_kind"] == "(sequence)"  # an identifier, then a selector
+    res = await run.call("ast_grep", {"pattern": "$X.dispose()", "path": "lib/a.dart"})
+    # `$X` is one node in its place, with the selectors that extend it (Dart has no
+    # member-expression node), never a chain's tail such as `.controller.dispose()`.
+    assert [(m["text"], m["captures"]["X"]) for m in res.data["matches"]] == [
+        ("controller.dispose()", "controller"), ("focus.dispose()", "focus"),
+        ("widget.controller.dispose()", "widget.controller")]
+    res = await run.call("ast_grep", {"pattern": "if ($X != null) $X.dispose()",
+                                      "path": "lib/a.dart"})
+    assert [m["start"][0] for m in res.data["matches"]] == [6]
+
+
+async def test_deeply_nested_and_long_patterns_are_searched(run, files):
+    files({"a.py": "print(1)\n", "deep.py": "f(" * 200 + ")" * 200 + "\n"})
+    res = await run.call("ast_grep", {"pattern": "f(" * 200 + ")" * 200, "path": "deep.py"})
+    assert res.ok and res.data["total"] == 1, res.text
+    for pattern in ("f(" * 4000 + ")" * 4000, "\n".join(["print($A)"] * 1_500)):
+        res = await run.call("ast_grep", {"pattern": pattern, "path": "a.py"})
+        assert res.ok and res.data["total"] == 0, res.text

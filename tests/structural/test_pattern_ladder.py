@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_agent_tools.structural.pattern import PatternError, compile_pattern
+from jupyter_agent_tools.structural.pattern import SEQUENCE, PatternError, compile_pattern
 
 CASES = [
-    # (language, pattern, context, kind of the pattern's root node)
+    # (language, pattern, the first context giving the chosen form, kind of the pattern's root)
     ("python", "print($A)", "statement", "call"),
     ("python", "return $X", "statement", "return_statement"),
     ("python", "def $F(self):\n    $$$BODY", "statement", "function_definition"),
@@ -22,9 +22,22 @@ CASES = [
     ("javascript", "get $X() { $$$B }", "class member", "method_definition"),
     ("javascript", "case $X: $$$B", "switch case", "switch_case"),
     ("typescript", "let $X: $T = $V;", "statement", "lexical_declaration"),
-    ("typescript", "readonly $P: $T", "class member", "public_field_definition"),
+    # A class field and an interface property: the tokens both share, as a run of siblings.
+    ("typescript", "readonly $P: $T", "class member", SEQUENCE),
     ("dart", "if ($X != null) $X.dispose();", "statement", "if_statement"),
     ("dart", "$A ?? $B", "expression", "if_null_expression"),
+    ("dart", "if ($X != null) $X.dispose()", "statement without ;", "if_statement"),
+    # Dart gives a call no node of its own: an identifier, then selectors. The "call
+    # argument" rung would make it an `argument`, a node only arguments have.
+    ("dart", "foo(1, 2)", "expression", SEQUENCE),
+    ("dart", "$X.dispose()", "expression", SEQUENCE),
+    ("java", "if ($X != null) $X.close()", "statement without ;", "if_statement"),
+    ("java", "foo($A)", "expression", "method_invocation"),
+    ("c", "free($P)", "expression", "call_expression"),
+    # `a * b;` is a declaration in C; the implied `;` is a guess, so the product wins.
+    ("c", "$A * $B", "expression", "binary_expression"),
+    ("cpp", "$A & $B", "expression", "binary_expression"),
+    ("python", "a = 1\nb = 2", "statement", SEQUENCE),  # two statements: a run of them
     ("dart", "export '$X';", "top-level declaration", "library_export"),
     ("dart", "case $X:", "switch case", "switch_statement_case"),
     ("rust", "let $X = $Y;", "statement", "let_declaration"),
@@ -39,7 +52,7 @@ CASES = [
 ]
 
 @pytest.mark.parametrize(("language", "pattern", "context", "kind"), CASES)
-def test_ladder_picks_the_first_clean_context(language, pattern, context, kind):
+def test_pattern_is_the_form_the_clean_contexts_share(language, pattern, context, kind):
     compiled = compile_pattern(pattern, language)
     assert (compiled.context, compiled.root.kind) == (context, kind)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from jupyter_agent_tools import Runtime
 from jupyter_agent_tools.structural.cache import CachedFile, TreeCache
 from jupyter_agent_tools.structural.pool import WorkerPool
+from jupyter_agent_tools.structural.worker import SearchEngine, SearchJob
 
 PARSER = "jupyter_agent_tools.structural.provider:ParserProvider"
 
@@ -99,3 +100,12 @@ async def test_cache_budget_is_configured_on_the_provider(root, files):
 
 def test_a_runtime_without_runs_starts_no_worker(parser_runtime):
     assert all(w.pid is None for w in parser_runtime.provider("parser").pool.workers)
+
+
+def test_a_file_gone_before_it_is_read_is_counted_as_vanished(root):
+    kept = root / "kept.py"
+    kept.write_text("print(1)\n")
+    engine = SearchEngine(TreeCache(2**20))
+    answer = engine.run(SearchJob("print($A)", "python", [str(root / "gone.py"), str(kept)],
+                                  limit=10, max_text=100))
+    assert answer["total"] == 1 and answer["counts"]["vanished"] == 1
