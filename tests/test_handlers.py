@@ -10,7 +10,7 @@ from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.web import RequestHandler
 from tornado.websocket import websocket_connect
 
-from jupyter_agent_tools.openapi import route_template
+from jupyter_agent_tools.http.openapi import route_template
 
 _FAKE = {"{id}": "0" * 32, "{qid}": "q1", "{edit_id}": "edit_1", "{space}": "lab"}
 
