@@ -8,6 +8,7 @@ beyond `Run.call`.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any, ClassVar
 
 from jupyter_core.utils import ensure_async
@@ -192,14 +193,18 @@ class EventStreamHandler(JsonErrors, RunTokenAuth, WebSocketMixin, WebSocketHand
         """Hook for subclasses (e.g. announce a human joining a space)."""
 
     def send_event(self, event: dict[str, Any]) -> Any:
-        """Send one event as its model; a kind no model knows is logged and not sent."""
+        """Send one event as its model (events.py).
+
+        An event no model fits is a bug on the publishing side: it is logged and sent as
+        published, so a front end loses nothing.
+        """
         try:
-            typed = EVENT_ADAPTER.validate_python(event)
+            frame = EVENT_ADAPTER.dump_json(EVENT_ADAPTER.validate_python(event), fallback=str)
         except ValueError:
-            self.log.warning("agent-tools: event %r fits no event model; not sent",
+            self.log.warning("agent-tools: event %r fits no event model (http/events.py)",
                              event.get("type"), exc_info=True)
-            return None
-        return self.write_message(EVENT_ADAPTER.dump_json(typed, fallback=str).decode())
+            frame = json.dumps(event, default=str).encode()
+        return self.write_message(frame.decode())
 
     async def _forward(self) -> None:
         async with self._bus.subscribe() as queue:

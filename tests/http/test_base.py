@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from http_helpers import MAX_REQUEST_BYTES
 
 from jupyter_agent_tools.http.base import json_deeper_than
