@@ -203,9 +203,10 @@ class Runtime(LoggingConfigurable):
         try:
             path = resolve_inside(self.root_path, self.root_path, cwd)
             is_dir = path.is_dir()
-        except OSError as exc:  # e.g. a name longer than the OS allows
+        except (OSError, ValueError) as exc:  # a name too long for the OS, unencodable text
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"cwd {str(cwd)[:200]!r} cannot be used ({exc.strerror}); pass a "
+                            f"cwd {str(cwd)[:200]!r} cannot be used ({reason}); pass a "
                             "directory under the server root.") from None
         if not is_dir:
             raise ToolError(ErrorCode.NOT_FOUND,
