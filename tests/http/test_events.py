@@ -61,3 +61,20 @@ async def test_run_and_space_events_are_typed(api, jp_ws_fetch, jp_root_dir):
         assert_declared(frame)
     run_ws.close()
     space_ws.close()
+
+
+async def test_worker_events_are_typed(runtime_factory):
+    async def agent(brief: str, run) -> str:
+        return "done: " + brief
+
+    runtime = runtime_factory({"WorkerPool": {"backend": "python"},
+                               "PythonBackend": {"agent": agent}})
+    parent = await runtime.create_run(vibe=True)
+    async with parent.events.subscribe() as queue:
+        await parent.call("vibe_spawn", {"brief": "x", "label": "quick"})
+        await parent.call("vibe_wait", {"worker_id": "w1"})
+        events = [queue.get_nowait() for _ in range(queue.qsize())]
+    states = [event for event in events if event["type"] == "worker_state"]
+    assert [event["status"] for event in states] == ["queued", "running", "done"]
+    for event in events:
+        assert_declared(event)
