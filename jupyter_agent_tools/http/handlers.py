@@ -81,7 +81,7 @@ class RunsHandler(AgentToolsHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        request = self.parse_body(RunRequest)
+        request = await self.parse_body(RunRequest)
         run = await self.runtime.create_run(**request.create_run_options(), origin=request.origin)
         self.respond(run.describe(), status=201)
 
@@ -125,7 +125,7 @@ class CallsHandler(AgentToolsHandler):
     @authorized
     async def post(self, run_id: str) -> None:
         run = self.get_run(run_id)
-        request = self.parse_body(CallRequest)
+        request = await self.parse_body(CallRequest)
         origin = Origin.WORKER if self.run_token_run_id else Origin.HTTP
         result = await run.call(request.tool, request.args, origin=origin)
         self.respond(result.to_json())

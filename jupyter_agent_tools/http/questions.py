@@ -46,7 +46,7 @@ class QuestionHandler(AgentToolsHandler):
     @authorized
     async def post(self, run_id: str, qid: str) -> None:
         run = self.get_run(run_id)
-        request = self.parse_body(AnswerRequest)
+        request = await self.parse_body(AnswerRequest)
         questions = _questions(run)
         if questions is None:
             raise ToolError(ErrorCode.NOT_FOUND,
