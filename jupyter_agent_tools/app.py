@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
-
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import List, Unicode
+from traitlets import Int, List, Unicode
 
-from .openapi import route_template
+from .http.base import RequestLimits
+from .http.routes import load_routes
 from .runtime import Runtime
 
 HANDLER_MODULES = [
-    "jupyter_agent_tools.handlers",
-    "jupyter_agent_tools.structural.handlers",
-    "jupyter_agent_tools.questions.handlers",
+    "jupyter_agent_tools.http.handlers",
+    "jupyter_agent_tools.http.structural",
+    "jupyter_agent_tools.http.questions",
 ]
 
 
@@ -28,6 +27,12 @@ class AgentToolsApp(ExtensionApp):
         help="Modules whose `handlers` list of (path, class) is served under the base URL.",
     ).tag(config=True)
 
+    max_request_bytes = Int(
+        4 * 1024 * 1024,
+        help="Largest request body the agent-tools routes parse; larger ones get 413. Parsing "
+             "a body made of many small arrays costs about a second per MiB.",
+    ).tag(config=True)
+
     def initialize_settings(self) -> None:
         server = self.serverapp
         self.runtime = Runtime(
@@ -38,6 +43,8 @@ class AgentToolsApp(ExtensionApp):
             log=self.log,
         )
         self.settings["agent_tools_runtime"] = self.runtime
+        self.settings["agent_tools_request_limits"] = RequestLimits(
+            max_request_bytes=self.max_request_bytes)
 
     async def _start_jupyter_server_extension(self, serverapp) -> None:
         # With port 0 the server learns its port only when it binds, after initialize_settings;
@@ -45,15 +52,10 @@ class AgentToolsApp(ExtensionApp):
         self.runtime.server_url = serverapp.connection_url
 
     def initialize_handlers(self) -> None:
-        for module_name in self.handler_modules:
-            try:
-                module = importlib.import_module(module_name)
-            except Exception:  # one broken plug-in must not take the server down
-                self.log.exception("agent-tools: could not load handlers from %s", module_name)
-                continue
-            self.handlers.extend(module.handlers)
-        routes = {route_template(handler[0]) for handler in self.handlers}
-        self.serverapp.web_app.settings["agent_tools_routes"] = routes
+        # The last route answers a JSON 404 for any other path under agent-tools/.
+        self.handlers.extend(load_routes(self.handler_modules, self.log))
+        # The OpenAPI document is generated from this same table.
+        self.serverapp.web_app.settings["agent_tools_handlers"] = list(self.handlers)
 
     async def stop_extension(self) -> None:
         await self.runtime.shutdown()

@@ -73,7 +73,8 @@ class AgentToolsClient:
         return self.request("GET", "status")
 
     def create_run(self, **options: Any) -> RemoteRun:
-        """Create a run (options as in the contract: cwd, surface, approvals, space, ...)."""
+        """Create a run (options as in the contract: cwd, surface, approvals, space, ...;
+        `origin="notebook"` for a notebook's run, "http" otherwise)."""
         descriptor = self.request("POST", "runs", options)
         return RemoteRun(self, descriptor["id"], descriptor)
 

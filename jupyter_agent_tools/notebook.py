@@ -110,7 +110,8 @@ def open_panel(
         space = space or run.descriptor.get("space") or default_space(client)
     else:
         space = space or default_space(client)
-        run = client.create_run(space=space, **run_options)
+        # The run's descriptor says it came from a notebook (front ends show it).
+        run = client.create_run(space=space, **{"origin": "notebook", **run_options})
     previous = _open_links.pop(space, None)
     if previous is not None:  # re-running the cell replaces the panel instead of adding a human
         previous.close()

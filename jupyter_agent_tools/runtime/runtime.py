@@ -211,19 +211,27 @@ class Runtime(LoggingConfigurable):
                 parent_id=parent_id,
                 origin=Origin(origin),
             )
+            wanted = None if resources is None else {Resource(r) for r in resources}
         except ValueError as exc:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             f"{exc}. surface is full|plan|readonly; approvals is auto|ask|deny; "
-                            f"origin is one of {[o.value for o in Origin]}.") from None
+                            f"origin is one of {[o.value for o in Origin]}; resources are "
+                            f"among {[r.value for r in Resource]}.") from None
         if len(self.runs) >= self.max_runs:
             raise ToolError(ErrorCode.UNAVAILABLE,
                             f"{self.max_runs} runs are alive already; close one first.")
-        path = resolve_inside(self.root_path, self.root_path, cwd)
-        if not path.is_dir():
+        try:
+            path = resolve_inside(self.root_path, self.root_path, cwd)
+            is_dir = path.is_dir()
+        except (OSError, ValueError) as exc:  # a name too long for the OS, unencodable text
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"cwd {str(cwd)[:200]!r} cannot be used ({reason}); pass a "
+                            "directory under the server root.") from None
+        if not is_dir:
             raise ToolError(ErrorCode.NOT_FOUND,
-                            f"cwd {cwd!r} is not a directory under the server root.")
+                            f"cwd {str(cwd)[:200]!r} is not a directory under the server root.")
         run = Run(self, options, path)
-        wanted = None if resources is None else {Resource(r) for r in resources}
         run.resources[Resource.WORKDIR] = path
         if conversation_id:
             run.resources[Resource.CONVERSATION] = conversation_id

@@ -60,6 +60,8 @@ async def test_notebook_panel_with_a_background_agent(api, jp_serverapp, jp_root
     async with client.async_setup_kernel():
         await client.async_execute_cell(nb.cells[0], 0)
         run_id = printed(nb.cells[0], "RUN")
+        _, run = await api("GET", f"runs/{run_id}")
+        assert run["origin"] == "notebook"
         assert any(o.get("data", {}).get("application/vnd.jupyter.widget-view+json")
                    for o in nb.cells[0].outputs), "the panel was displayed"
         await client.async_execute_cell(nb.cells[1], 1)

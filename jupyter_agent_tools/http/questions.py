@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import json
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from ..handlers import AgentToolsHandler, EventStreamHandler
+from ..questions.port import HumanFrontEnd, QuestionPort, RunQuestions
 from ..runtime import ErrorCode, Resource, Run, ToolError
 from ..runtime.events import EventBus
-from .port import HumanFrontEnd, QuestionPort, RunQuestions
-
-RUN_ID = r"(?P<run_id>[0-9a-f]{32})"
+from .base import AgentToolsHandler, Operation
+from .handlers import RUN_ID, EventStreamHandler
+from .models import AnswerRequest, QuestionCard
 
 
 def _questions(run: Run) -> RunQuestions | None:
@@ -24,12 +23,14 @@ def _questions(run: Run) -> RunQuestions | None:
 class QuestionsHandler(AgentToolsHandler):
     """GET the pending cards of a run (none when it has no space)."""
 
+    operations = {"get": Operation("Pending question cards", {200: list[QuestionCard]})}
+
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
         questions = _questions(self.get_run(run_id))
         cards = [] if questions is None else [card.to_json() for card in questions.pending.values()]
-        self.write_json(cards)
+        self.respond(cards)
 
 
 class QuestionHandler(AgentToolsHandler):
@@ -37,28 +38,24 @@ class QuestionHandler(AgentToolsHandler):
 
     # A worker's run token may read its cards but never answer them: no self-approval.
     run_token_methods = frozenset({"GET"})
+    # 409: the card is closed already (answered, skipped, timed out or cancelled).
+    operations = {"post": Operation("Answer or skip a card (by id or number)", {200: QuestionCard},
+                                    body=AnswerRequest, errors=frozenset({409}))}
 
     @web.authenticated
     @authorized
     async def post(self, run_id: str, qid: str) -> None:
         run = self.get_run(run_id)
-        body = self.json_body()
-        unknown = set(body) - {"answer", "text", "skip"}
-        if unknown:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"Unknown fields {sorted(unknown)}; send answer, text or skip.")
+        request = await self.parse_body(AnswerRequest)
         questions = _questions(run)
         if questions is None:
             raise ToolError(ErrorCode.NOT_FOUND,
                             f"Run {run_id} has no space, so it has no cards.")
-        if body.get("skip"):
+        if request.skip:
             card = questions.skip(qid)
         else:
-            text = body.get("text")
-            if text is not None and not isinstance(text, str):
-                raise ToolError(ErrorCode.INVALID_ARGUMENTS, "text must be a string.")
-            card = questions.answer(qid, body.get("answer"), text)
-        self.write_json(card.to_json())
+            card = questions.answer(qid, request.answer, request.text)
+        self.respond(card.to_json())
 
 
 class SpaceEventsHandler(EventStreamHandler):
@@ -68,6 +65,10 @@ class SpaceEventsHandler(EventStreamHandler):
     (`question_asked` with `replay: true`), then every new card and closure; answers go over
     the questions route.
     """
+
+    operations = {"get": Operation(
+        "WebSocket for a human front end: the cards of every run targeting the space",
+        {101: None}, websocket=True)}
 
     def _port(self) -> QuestionPort:
         port = self.runtime.provider(Resource.QUESTIONS)
@@ -86,9 +87,8 @@ class SpaceEventsHandler(EventStreamHandler):
         await asyncio.sleep(0)
         self._human: HumanFrontEnd | None = await port.connect_human(space)
         for card in port.pending_cards(space):
-            payload = {"type": "question_asked", "replay": True, "run_id": card.run_id,
-                       "space": space, "card": card.to_json()}
-            self.write_message(json.dumps(payload, default=str))
+            self.send_event({"type": "question_asked", "time": card.created_at, "replay": True,
+                             "run_id": card.run_id, "space": space, "card": card.to_json()})
 
     def on_close(self) -> None:
         super().on_close()

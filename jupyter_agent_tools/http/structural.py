@@ -5,11 +5,12 @@ from __future__ import annotations
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from ..handlers import AgentToolsHandler
 from ..runtime import ErrorCode, Resource, ToolError
-from .session import StructuralSession
+from ..structural.session import StructuralSession
+from .base import AgentToolsHandler, Operation
+from .handlers import RUN_ID
+from .models import StagedEdit
 
-_RUN = r"(?P<run_id>[0-9a-f]{32})"
 _EDIT = r"(?P<edit_id>[A-Za-z0-9_\-]+)"
 
 
@@ -26,14 +27,18 @@ class _EditsBase(AgentToolsHandler):
 class EditsHandler(_EditsBase):
     """Every edit this run staged (accepted and discarded ones included), with diffs."""
 
+    operations = {"get": Operation("Staged edits and their diffs", {200: list[StagedEdit]})}
+
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
-        self.write_json([edit.to_json() for edit in self.session(run_id).edits.list()])
+        self.respond([edit.to_json() for edit in self.session(run_id).edits.list()])
 
 
 class EditHandler(_EditsBase):
     """One staged edit of this run and its diff."""
+
+    operations = {"get": Operation("One staged edit and its diff", {200: StagedEdit})}
 
     @web.authenticated
     @authorized
@@ -42,10 +47,10 @@ class EditHandler(_EditsBase):
         if edit is None:
             raise ToolError(ErrorCode.UNKNOWN_EDIT,
                             f"This run has no edit {edit_id!r}. List them at .../edits.")
-        self.write_json(edit.to_json())
+        self.respond(edit.to_json())
 
 
 handlers: list[tuple[str, type]] = [
-    (rf"agent-tools/api/runs/{_RUN}/edits", EditsHandler),
-    (rf"agent-tools/api/runs/{_RUN}/edits/{_EDIT}", EditHandler),
+    (rf"agent-tools/api/runs/{RUN_ID}/edits", EditsHandler),
+    (rf"agent-tools/api/runs/{RUN_ID}/edits/{_EDIT}", EditHandler),
 ]

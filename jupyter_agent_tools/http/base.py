@@ -1,0 +1,249 @@
+"""What every agent-tools handler shares: bounded, typed bodies and JSON errors.
+
+A handler class declares its `operations` (one `Operation` per verb: summary, body model,
+query model, response model per status). Bodies are parsed and answers serialized through
+those models, and the OpenAPI document (openapi.py) is generated from the same declarations,
+so what the document says is what the server does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, ClassVar, TypeVar
+
+from jupyter_server.base.handlers import APIHandler
+from pydantic import TypeAdapter, ValidationError
+from tornado import httputil, web
+
+from ..auth import RunTokenAuth
+from ..runtime import ErrorCode, Run, Runtime, ToolError
+from .models import ErrorDetail, ErrorResponse, RequestModel
+
+RUNS_RESOURCE = "agent_tools:runs"
+STATUS_RESOURCE = "agent_tools:status"
+
+RequestT = TypeVar("RequestT", bound=RequestModel)
+
+# A ToolError raised while serving a route is the client's to fix: 4xx. Codes not listed
+# mean the state of things refuses the request now (a card already answered, the run limit
+# reached, nobody connected): 409. A 5xx is kept for server bugs.
+STATUS_BY_CODE: dict[ErrorCode, int] = {
+    ErrorCode.INVALID_ARGUMENTS: 400,
+    ErrorCode.PATH_OUTSIDE_ROOT: 400,
+    ErrorCode.UNPARSEABLE_PATTERN: 400,
+    ErrorCode.MISSING_SYMBOL: 400,
+    ErrorCode.PERMISSION_DENIED: 403,
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.UNKNOWN_TOOL: 404,
+    ErrorCode.UNKNOWN_EDIT: 404,
+    ErrorCode.SYMBOL_NOT_FOUND: 404,
+    ErrorCode.NO_SESSION: 404,
+}
+CONFLICT = 409
+#: pydantic-core's JSON parser refuses deeper nesting (not configurable).
+MAX_JSON_DEPTH = 200
+#: Bodies up to this size are parsed on the event loop (well under a millisecond).
+PARSE_ON_LOOP_BYTES = 64 * 1024
+
+# Errors tornado or jupyter_server raise themselves (auth, XSRF, unknown verbs).
+_CODE_BY_STATUS = {400: ErrorCode.INVALID_ARGUMENTS, 401: ErrorCode.PERMISSION_DENIED,
+                   403: ErrorCode.PERMISSION_DENIED, 404: ErrorCode.NOT_FOUND,
+                   405: ErrorCode.INVALID_ARGUMENTS, 413: ErrorCode.INVALID_ARGUMENTS}
+
+
+class ApiError(Exception):
+    """A refusal at the HTTP layer (before the runtime is asked): status, code, message."""
+
+    def __init__(self, status: int, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One verb of a route, as the handler serves it and the OpenAPI document states it.
+
+    `responses` maps each success status to its body's type (None: no body). Error statuses
+    are added by the document from what the route can meet (auth, body, path parameters)
+    plus `errors`.
+    """
+
+    summary: str
+    responses: dict[int, Any]
+    body: type[RequestModel] | None = None
+    body_required: bool = True
+    query: type[RequestModel] | None = None
+    errors: frozenset[int] = frozenset()
+    websocket: bool = False
+
+
+@dataclass(frozen=True)
+class RequestLimits:
+    """Bounds checked before a body is parsed (AgentToolsApp's traitlets).
+
+    Nesting depth is bounded by the parser itself (pydantic-core stops at 200 levels, in
+    Rust, before building anything deeper), so no Python code ever recurses over a body.
+    """
+
+    max_request_bytes: int = 4 * 1024 * 1024
+
+
+@cache
+def response_adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """One line per problem, with the field's name: what a client needs to fix the body."""
+    unknown = [".".join(map(str, e["loc"])) for e in error.errors() if e["type"] == "extra_forbidden"]
+    problems = [f"unknown field {', '.join(repr(name) for name in unknown)}"] if unknown else []
+    for item in error.errors():
+        if item["type"] == "extra_forbidden":
+            continue
+        where = ".".join(map(str, item["loc"])) or "body"
+        problems.append(f"{where}: {item['msg']}")
+    return "; ".join(problems[:10])
+
+
+class JsonErrors:
+    """Mixin for JupyterHandler subclasses: every error is `{error: {code, message}}`."""
+
+    def write_error(self: Any, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, ToolError):
+            status, code, message = STATUS_BY_CODE.get(exc.code, CONFLICT), exc.code, exc.message
+        elif isinstance(exc, ApiError):
+            status, code, message = exc.status, exc.code, exc.message
+        elif isinstance(exc, web.HTTPError) and status_code < 500:
+            status = status_code
+            code = _CODE_BY_STATUS.get(status_code, ErrorCode.INVALID_ARGUMENTS)
+            message = exc.log_message or httputil.responses.get(status_code, "Refused")
+            if exc.args and exc.log_message:
+                message = exc.log_message % exc.args
+        else:
+            status, code = status_code, ErrorCode.FAILED
+            message = ("The server failed unexpectedly; this is a bug in jupyter-agent-tools. "
+                       "The server log has the details; please report it.")
+        if status == 405:
+            message = (f"{self.request.method} is not allowed here; "
+                       f"use {', '.join(self.allowed_methods())}.")
+            self.set_header("Allow", ", ".join(self.allowed_methods()))
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        body = ErrorResponse(error=ErrorDetail(code=code.value, message=message))
+        self.finish(body.model_dump_json())
+
+    def allowed_methods(self: Any) -> list[str]:
+        """The verbs this handler implements (what `Allow` lists on a 405)."""
+        return [method for method in self.SUPPORTED_METHODS
+                if getattr(type(self), method.lower()) is not getattr(web.RequestHandler, method.lower())]
+
+    def log_exception(self: Any, typ: Any, value: Any, tb: Any) -> None:
+        if isinstance(value, ToolError | ApiError):  # an expected answer, not a server fault
+            self.log.info("%s %s: %s", self.request.method, self.request.path, value.code.value)
+            return
+        super().log_exception(typ, value, tb)  # type: ignore[misc]
+
+
+class AgentToolsHandler(JsonErrors, RunTokenAuth, APIHandler):
+    """Base of our API handlers: the runtime, typed bodies, answers through response models.
+
+    A worker's run token is accepted on its own run's routes (see auth.py).
+    """
+
+    auth_resource = RUNS_RESOURCE
+    operations: ClassVar[dict[str, Operation]] = {}
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        if not self.authenticate_run_token():
+            await super().prepare()
+
+    @property
+    def runtime(self) -> Runtime:
+        return self.settings["agent_tools_runtime"]
+
+    @property
+    def limits(self) -> RequestLimits:
+        return self.settings.get("agent_tools_request_limits") or RequestLimits()
+
+    def get_run(self, run_id: str) -> Run:
+        return self.runtime.get_run(run_id)
+
+    async def parse_body(self, model: type[RequestT]) -> RequestT:
+        """The body as `model`: bounded in size and depth, UTF-8, strictly typed.
+
+        An empty body is `{}` (every field at its default). A large one is parsed on a
+        thread: building many objects takes seconds, and the server keeps answering.
+        """
+        body = self.request.body or b"{}"
+        limits = self.limits
+        if len(body) > limits.max_request_bytes:
+            raise ApiError(413, ErrorCode.INVALID_ARGUMENTS,
+                           f"The body has {len(body):,} bytes; the limit is "
+                           f"{limits.max_request_bytes:,} (c.AgentToolsApp.max_request_bytes). "
+                           "Send less, e.g. write a big file in parts.")
+        if len(body) <= PARSE_ON_LOOP_BYTES:
+            return self._validate(model, body)
+        return await asyncio.to_thread(self._validate, model, body)
+
+    @staticmethod
+    def _validate(model: type[RequestT], body: bytes) -> RequestT:
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ApiError(400, ErrorCode.INVALID_ARGUMENTS,
+                           f"The body is not UTF-8 (byte {exc.start}); send UTF-8 JSON.") from None
+        try:
+            return model.model_validate_json(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            if first["type"] == "json_invalid" and "recursion limit" in first["msg"]:
+                raise ApiError(400, ErrorCode.INVALID_ARGUMENTS,
+                               f"The body nests arrays/objects deeper than {MAX_JSON_DEPTH} "
+                               "levels; flatten it.") from None
+            if first["type"] == "json_invalid":
+                raise ApiError(400, ErrorCode.INVALID_ARGUMENTS,
+                               f"The body is not JSON ({first['msg']}); send a JSON "
+                               "object.") from None
+            if any(e["type"] == "model_type" and not e["loc"] for e in exc.errors()):
+                raise ApiError(400, ErrorCode.INVALID_ARGUMENTS,
+                               "The body must be a JSON object.") from None
+            allowed = ", ".join(model.model_fields)
+            raise ApiError(400, ErrorCode.INVALID_ARGUMENTS,
+                           f"{describe_validation_error(exc)}. Fields: {allowed}.") from None
+
+    def parse_query(self, model: type[RequestT]) -> RequestT:
+        """The query parameters `model` names (others, like `token`, are the server's)."""
+        values = {name: self.get_query_argument(name) for name in model.model_fields
+                  if name in self.request.query_arguments}
+        try:
+            return model.model_validate(values, strict=False)
+        except ValidationError as exc:
+            raise ApiError(400, ErrorCode.INVALID_ARGUMENTS,
+                           f"{describe_validation_error(exc)} (query parameters).") from None
+
+    def respond(self, payload: Any, status: int = 200) -> None:
+        """Answer with `payload` as the operation's model for `status` (None: no body)."""
+        operation = self.operations[self.request.method.lower()]  # type: ignore[union-attr]
+        annotation = operation.responses[status]
+        self.set_status(status)
+        if annotation is None:
+            self.finish()
+            return
+        adapter = response_adapter(annotation)
+        self.finish(adapter.dump_json(adapter.validate_python(payload), fallback=str))
+
+
+class RouteNotFoundHandler(JsonErrors, APIHandler):
+    """Any path under agent-tools/ that no route serves: a JSON 404 for every verb."""
+
+    def _not_found(self, *args: Any, **kwargs: Any) -> None:
+        raise ApiError(404, ErrorCode.NOT_FOUND,
+                       f"No route {self.request.path!r}. GET agent-tools/api/openapi.json lists "
+                       "every route.")
+
+    get = post = put = patch = delete = head = _not_found

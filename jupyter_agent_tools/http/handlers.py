@@ -1,0 +1,245 @@
+"""Thin handlers of the core routes: status, the document, runs, calls, transcripts, events.
+
+Every verb is authenticated by jupyter_server and authorized against an `agent_tools:*`
+resource. Handlers turn typed bodies into runtime calls and back; they know nothing of tools
+beyond `Run.call`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, ClassVar
+
+from jupyter_core.utils import ensure_async
+from jupyter_server.auth.decorator import authorized, ws_authenticated
+from jupyter_server.base.handlers import JupyterHandler
+from jupyter_server.base.websocket import WebSocketMixin
+from tornado import web
+from tornado.websocket import WebSocketClosedError, WebSocketHandler
+
+from ..auth import RunTokenAuth
+from ..runtime import ErrorCode, Origin, Runtime
+from ..runtime.events import EventBus
+from .base import (
+    RUNS_RESOURCE,
+    STATUS_RESOURCE,
+    AgentToolsHandler,
+    ApiError,
+    JsonErrors,
+    Operation,
+)
+from .events import EVENT_ADAPTER
+from .models import (
+    CallRequest,
+    CallResult,
+    RunDescriptor,
+    RunRequest,
+    ServerStatus,
+    ToolsQuery,
+    TranscriptEntry,
+)
+from .openapi import openapi_document
+
+RUN_ID = r"(?P<run_id>[0-9a-f]{32})"
+
+
+class StatusHandler(AgentToolsHandler):
+    auth_resource = STATUS_RESOURCE
+    operations = {"get": Operation("Languages, debug adapters, kernels: available or why not",
+                                   {200: ServerStatus})}
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.respond(await self.runtime.status())
+
+
+class OpenAPIHandler(AgentToolsHandler):
+    auth_resource = STATUS_RESOURCE
+    operations = {"get": Operation("This document (OpenAPI 3.1)", {200: dict[str, Any]})}
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.respond(openapi_document(self.base_url, self.settings["agent_tools_handlers"]))
+
+
+class RunsHandler(AgentToolsHandler):
+    operations = {
+        "get": Operation("List runs", {200: list[RunDescriptor]}),
+        # 404: cwd is no directory; 409: the server's run limit is reached.
+        "post": Operation("Create a run", {201: RunDescriptor}, body=RunRequest,
+                          body_required=False, errors=frozenset({404, 409})),
+    }
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.respond([run.describe() for run in self.runtime.runs.values()])
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        request = await self.parse_body(RunRequest)
+        run = await self.runtime.create_run(**request.create_run_options(), origin=request.origin)
+        self.respond(run.describe(), status=201)
+
+
+class RunHandler(AgentToolsHandler):
+    run_token_methods = frozenset({"GET"})  # a worker may not close its own run
+    operations = {
+        "get": Operation("Describe a run", {200: RunDescriptor}),
+        "delete": Operation("Close a run, releasing everything it holds", {204: None}),
+    }
+
+    @web.authenticated
+    @authorized
+    async def get(self, run_id: str) -> None:
+        self.respond(self.get_run(run_id).describe())
+
+    @web.authenticated
+    @authorized
+    async def delete(self, run_id: str) -> None:
+        self.get_run(run_id)
+        await self.runtime.close_run(run_id)
+        self.respond(None, status=204)
+
+
+class ToolsHandler(AgentToolsHandler):
+    operations = {"get": Operation("Schemas of the tools visible to the run, in a format",
+                                   {200: list[dict[str, Any]]}, query=ToolsQuery)}
+
+    @web.authenticated
+    @authorized
+    async def get(self, run_id: str) -> None:
+        query = self.parse_query(ToolsQuery)
+        self.respond(self.get_run(run_id).schemas(format=query.format))
+
+
+class CallsHandler(AgentToolsHandler):
+    operations = {"post": Operation("Call a tool (tool failures are ok: false, not HTTP errors)",
+                                    {200: CallResult}, body=CallRequest)}
+
+    @web.authenticated
+    @authorized
+    async def post(self, run_id: str) -> None:
+        run = self.get_run(run_id)
+        request = await self.parse_body(CallRequest)
+        origin = Origin.WORKER if self.run_token_run_id else Origin.HTTP
+        result = await run.call(request.tool, request.args, origin=origin)
+        self.respond(result.to_json())
+
+
+class TranscriptHandler(AgentToolsHandler):
+    operations = {"get": Operation("Every call of the run: tool, label, args, ok, duration",
+                                   {200: list[TranscriptEntry]})}
+
+    @web.authenticated
+    @authorized
+    async def get(self, run_id: str) -> None:
+        self.respond(self.get_run(run_id).transcript.to_json())
+
+
+class EventStreamHandler(JsonErrors, RunTokenAuth, WebSocketMixin, WebSocketHandler,
+                         JupyterHandler):
+    """A WebSocket that forwards one event bus, each event a JSON text frame of its model
+    (events.py), until either side closes."""
+
+    auth_resource = RUNS_RESOURCE
+    run_token_methods = frozenset({"GET"})
+    operations: ClassVar[dict[str, Operation]] = {}
+
+    async def prepare(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        if not self.authenticate_run_token():
+            await super().prepare(*args, **kwargs)
+
+    @property
+    def runtime(self) -> Runtime:
+        return self.settings["agent_tools_runtime"]
+
+    def event_bus(self, **path_kwargs: str) -> EventBus:
+        """The bus to forward, from the route's named groups."""
+        raise NotImplementedError
+
+    def set_default_headers(self) -> None:
+        """WebSockets take no API headers."""
+
+    async def authorize(self) -> None:
+        allowed = await ensure_async(
+            self.authorizer.is_authorized(self, self.current_user, "read", self.auth_resource)
+        )
+        if not allowed:
+            raise web.HTTPError(403)
+
+    @ws_authenticated
+    async def get(self, **kwargs: str) -> None:
+        await self.authorize()
+        # tornado answers a plain GET with a text/plain 400; ours is the API's JSON error.
+        connection = {part.strip().lower()
+                      for part in self.request.headers.get("Connection", "").split(",")}
+        if self.request.headers.get("Upgrade", "").lower() != "websocket" or "upgrade" not in connection:
+            raise ApiError(400, ErrorCode.INVALID_ARGUMENTS,
+                           "This route is a WebSocket: connect with 'Upgrade: websocket'.")
+        self._bus = self.event_bus(**kwargs)
+        await super().get(**kwargs)
+
+    async def open(self, **kwargs: str) -> None:  # type: ignore[override]
+        super().open()
+        self._pump = asyncio.ensure_future(self._forward())
+        await self.on_opened(**kwargs)
+
+    async def on_opened(self, **kwargs: str) -> None:
+        """Hook for subclasses (e.g. announce a human joining a space)."""
+
+    def send_event(self, event: dict[str, Any]) -> Any:
+        """Send one event as its model (events.py).
+
+        An event no model fits is a bug on the publishing side: it is logged and sent as
+        published, so a front end loses nothing.
+        """
+        try:
+            frame = EVENT_ADAPTER.dump_json(EVENT_ADAPTER.validate_python(event), fallback=str)
+        except ValueError:
+            self.log.warning("agent-tools: event %r fits no event model (http/events.py)",
+                             event.get("type"), exc_info=True)
+            frame = json.dumps(event, default=str).encode()
+        return self.write_message(frame.decode())
+
+    async def _forward(self) -> None:
+        async with self._bus.subscribe() as queue:
+            while True:
+                event = await queue.get()
+                try:
+                    await ensure_async(self.send_event(event))
+                except WebSocketClosedError:
+                    return
+
+    def on_close(self) -> None:
+        pump = getattr(self, "_pump", None)
+        if pump is not None:
+            pump.cancel()
+
+    def on_message(self, message: str | bytes) -> None:
+        """Front ends answer over HTTP; messages on this socket are ignored."""
+
+
+class RunEventsHandler(EventStreamHandler):
+    operations = {"get": Operation("WebSocket: calls, questions, staged/resolved edits, workers",
+                                   {101: None}, websocket=True)}
+
+    def event_bus(self, run_id: str) -> EventBus:  # type: ignore[override]
+        return self.runtime.get_run(run_id).events
+
+
+# Paths are relative to the server's base_url; openapi.py documents each one.
+handlers: list[tuple[str, type]] = [
+    (r"agent-tools/api/status", StatusHandler),
+    (r"agent-tools/api/openapi\.json", OpenAPIHandler),
+    (r"agent-tools/api/runs", RunsHandler),
+    (rf"agent-tools/api/runs/{RUN_ID}", RunHandler),
+    (rf"agent-tools/api/runs/{RUN_ID}/tools", ToolsHandler),
+    (rf"agent-tools/api/runs/{RUN_ID}/calls", CallsHandler),
+    (rf"agent-tools/api/runs/{RUN_ID}/transcript", TranscriptHandler),
+    (rf"agent-tools/api/runs/{RUN_ID}/events", RunEventsHandler),
+]

@@ -1,0 +1,215 @@
+"""The bodies of the HTTP API: requests parsed strictly, responses as the document states them.
+
+Request models refuse what they do not know (unknown fields, a string where a boolean is
+expected); response models allow extra keys so a new field in a runtime payload reaches
+clients before the model names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..runtime import Approvals, Resource, Surface
+
+#: Longer than any path the OS accepts (PATH_MAX is 4096 on Linux).
+MAX_PATH_CHARS = 4096
+#: Names chosen by clients: conversation ids, spaces, tool names, card ids.
+MAX_NAME_CHARS = 1024
+#: Free text a human types on a card.
+MAX_TEXT_CHARS = 100_000
+
+
+class RequestModel(BaseModel):
+    """A request body: strict types, unknown fields refused by name."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class ResponseModel(BaseModel):
+    """A response body: extra keys pass through (documented as allowed)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# -- requests ------------------------------------------------------------------------------
+
+
+class RunRequest(RequestModel):
+    """The options of a new run (`POST runs`; the MCP endpoint reads them from its query)."""
+
+    cwd: str | None = Field(None, max_length=MAX_PATH_CHARS,
+                            description="Working directory under the server root (default '.').")
+    surface: Surface | None = Field(None, description="full | plan | readonly (server default).")
+    conversation_id: str | None = Field(None, max_length=MAX_NAME_CHARS,
+                                        description="Keys the run's debug session.")
+    vibe: bool = Field(False, description="Attach the worker pool (vibe_* tools).")
+    approvals: Approvals | None = Field(None, description="auto | ask | deny (server default).")
+    space: str | None = Field(None, min_length=1, max_length=MAX_NAME_CHARS,
+                              description="Where the run's cards show, e.g. 'lab' or a notebook path.")
+    resources: list[Resource] | None = Field(
+        None, max_length=len(Resource),
+        description="Attach only these resources (the working directory always).")
+    origin: Literal["http", "notebook"] = Field(
+        "http", description="Who creates the run, as front ends show it.")
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> RunRequest:
+        """The options from URL query parameters (strings): `vibe=true`, `resources=lsp,parser`.
+
+        Raises pydantic's ValidationError like `model_validate_json` does.
+        """
+        data: dict[str, Any] = dict(query)
+        if isinstance(data.get("resources"), str):
+            data["resources"] = [name for name in data["resources"].split(",") if name]
+        return cls.model_validate(data, strict=False)
+
+    def create_run_options(self) -> dict[str, Any]:
+        """Keyword arguments for `Runtime.create_run` (without `origin`: the caller says it)."""
+        return {
+            "cwd": self.cwd or ".",
+            "surface": None if self.surface is None else self.surface.value,
+            "conversation_id": self.conversation_id,
+            "vibe": self.vibe,
+            "approvals": None if self.approvals is None else self.approvals.value,
+            "space": self.space,
+            "resources": None if self.resources is None else [r.value for r in self.resources],
+        }
+
+
+class CallRequest(RequestModel):
+    """One tool call: the tool's name and its arguments (validated by the tool's own model)."""
+
+    tool: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class AnswerRequest(RequestModel):
+    """A human's answer to a card: an option label or labels, free text, or a skip."""
+
+    answer: str | list[str] | None = Field(None, description="A label, or labels (multi-select).")
+    text: str | None = Field(None, max_length=MAX_TEXT_CHARS, description="Free text.")
+    skip: bool = Field(False, description="Skip the card: the agent proceeds on its assumption.")
+
+
+class ToolsQuery(RequestModel):
+    """Query of `GET runs/{id}/tools`."""
+
+    format: Literal["json", "openai", "anthropic"] = "json"
+
+
+# -- responses -----------------------------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="A contract error code (CONTRACT.md), e.g. invalid_arguments.")
+    message: str = Field(description="What went wrong and what to do next.")
+
+
+class ErrorResponse(BaseModel):
+    """Every 4xx (and the 5xx of a server bug): `{error: {code, message}}`, no traceback."""
+
+    error: ErrorDetail
+
+
+class Block(ResponseModel):
+    """One piece of a result for a human: text, image, html or diff."""
+
+    type: str
+
+
+class CallResult(ResponseModel):
+    """What a call answers (`ToolResult.to_json`); tool failures are `ok: false`."""
+
+    ok: bool
+    text: str
+    data: dict[str, Any]
+    error: ErrorDetail | None
+    blocks: list[Block]
+
+
+class RunDescriptor(ResponseModel):
+    """A run as `GET runs/{id}` describes it."""
+
+    id: str
+    cwd: str
+    surface: Surface
+    approvals: Approvals
+    conversation_id: str | None
+    space: str | None
+    vibe: bool
+    parent_id: str | None
+    origin: str = Field(description="api, http, notebook, worker, mcp or cli.")
+    resources: list[str]
+    tools: list[str]
+    created_at: float
+
+
+class TranscriptEntry(ResponseModel):
+    """One call of a run; `ok`, `duration_ms` and `text` stay null while it runs."""
+
+    call_id: str
+    tool: str
+    label: str
+    args: dict[str, Any]
+    origin: str
+    started_at: float
+    ok: bool | None
+    error_code: str | None
+    duration_ms: float | None
+    text: str | None
+
+
+class CardOption(ResponseModel):
+    label: str
+    description: str | None = None
+
+
+class QuestionCard(ResponseModel):
+    """An `ask_user` question or a permission request, as front ends show it."""
+
+    id: str
+    number: int
+    run_id: str
+    space: str
+    kind: Literal["question", "permission"]
+    question: str
+    context: str
+    options: list[CardOption]
+    allow_free_text: bool
+    multi_select: bool
+    tool: str | None
+    tier: str | None
+    label: str | None
+    args: dict[str, Any] | None
+    status: Literal["pending", "answered", "skipped", "timed_out", "cancelled"]
+    answer: str | list[str] | None
+    text: str | None
+    created_at: float
+
+
+class StagedEdit(ResponseModel):
+    """An `ast_edit` rewrite: staged until `resolve` accepts or discards it."""
+
+    edit_id: str
+    status: Literal["staged", "accepted", "discarded", "stale"]
+    pattern: str
+    rewrite: str
+    language: str
+    replacements: int
+    files: dict[str, int] = Field(description="Replacements per file.")
+    created_at: float
+    diff: str = Field(description="A unified diff of every file.")
+
+
+class ServerStatus(ResponseModel):
+    """What each resource can serve, and why not where it cannot."""
+
+    root_dir: str
+    tools: list[str]
+    tool_load_errors: dict[str, str]
+    resources: dict[str, Any]
+    resource_errors: dict[str, str]
+    runs: int
