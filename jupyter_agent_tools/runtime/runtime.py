@@ -228,6 +228,8 @@ class Runtime(LoggingConfigurable):
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             f"cwd {str(cwd)[:200]!r} cannot be used ({reason}); pass a "
                             "directory under the server root.") from None
+        except ToolError as error:  # containment's own refusal: say which argument it was
+            raise ToolError(error.code, f"cwd: {error.message}") from None
         if not is_dir:
             raise ToolError(ErrorCode.NOT_FOUND,
                             f"cwd {str(cwd)[:200]!r} is not a directory under the server root.")
