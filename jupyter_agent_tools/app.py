@@ -14,6 +14,7 @@ HANDLER_MODULES = [
     "jupyter_agent_tools.handlers",
     "jupyter_agent_tools.structural.handlers",
     "jupyter_agent_tools.questions.handlers",
+    "jupyter_agent_tools.mcp_endpoint.handlers",
 ]
 
 

@@ -78,6 +78,12 @@ PATHS: dict[str, dict[str, Any]] = {
         "get": _op("One staged edit and its diff", {"200": _json("Edit"), "404": _ERROR},
                    params=[_RUN_ID, {"name": "edit_id", "in": "path", "required": True, "schema": {"type": "string"}}]),
     },
+    "/agent-tools/api/runs/{id}/mcp": {
+        m: _op(f"MCP streamable HTTP ({m.upper()}) over this existing run; see agent-tools/mcp",
+               {"200": {"description": "JSON-RPC, as JSON or server-sent events"}, "400": _ERROR, "404": _ERROR},
+               params=[_RUN_ID])
+        for m in ("get", "post", "delete")
+    },
     "/agent-tools/api/spaces/{space}/events": {
         "get": _op("WebSocket for a human front end: the cards of every run targeting the space",
                    {"101": {"description": "Switching protocols"}},
