@@ -65,11 +65,6 @@ class McpEndpoint(LoggingConfigurable):
     def forget(self, session: McpSession) -> None:
         self.sessions.pop(session.id, None)
 
-    async def shutdown(self) -> None:
-        for session in list(self.sessions.values()):
-            await session.terminate()
-            await session.wait_ended(self.end_timeout_seconds)
-
     def _check_room(self) -> None:
         if len(self.sessions) >= self.max_sessions:
             raise ToolError(ErrorCode.UNAVAILABLE,
