@@ -78,6 +78,14 @@ PATHS: dict[str, dict[str, Any]] = {
         "get": _op("One staged edit and its diff", {"200": _json("Edit"), "404": _ERROR},
                    params=[_RUN_ID, {"name": "edit_id", "in": "path", "required": True, "schema": {"type": "string"}}]),
     },
+    "/agent-tools/mcp": {
+        m: _op(f"MCP streamable HTTP ({m.upper()}): initialize opens a session with a run of its own "
+               "(query: cwd, surface, approvals, space, vibe, conversation_id); DELETE closes both",
+               {"200": {"description": "JSON-RPC, as JSON or server-sent events"}, "400": _ERROR, "404": _ERROR},
+               params=[{"name": name, "in": "query", "schema": {"type": "string"}}
+                       for name in ("cwd", "surface", "approvals", "space", "vibe", "conversation_id")])
+        for m in ("get", "post", "delete")
+    },
     "/agent-tools/api/runs/{id}/mcp": {
         m: _op(f"MCP streamable HTTP ({m.upper()}) over this existing run; see agent-tools/mcp",
                {"200": {"description": "JSON-RPC, as JSON or server-sent events"}, "400": _ERROR, "404": _ERROR},

@@ -145,6 +145,27 @@ async def test_a_request_for_an_unknown_session_is_404(mcp_url, auth_headers):
     assert response.status_code == 404
 
 
+async def test_malformed_requests_get_4xx_never_5xx(mcp_url, auth_headers, runtime_of):
+    async with httpx2.AsyncClient(headers=auth_headers) as http:
+        answers = [
+            await http.post(mcp_url(), content=b"{not json", headers=_MCP_HEADERS),
+            await http.post(mcp_url(), json=[1, 2], headers=_MCP_HEADERS),
+            await http.post(mcp_url(), json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                            headers=_MCP_HEADERS),
+            await http.get(mcp_url(), headers={"Accept": "text/event-stream"}),
+            await http.delete(mcp_url(), headers={"Mcp-Session-Id": "f" * 32}),
+            await http.post(mcp_url(f"agent-tools/api/runs/{'0' * 32}/mcp"), json=_initialize(),
+                            headers=_MCP_HEADERS),
+        ]
+        # The sessionless 2026 protocol is told to use the handshake (clients then fall back).
+        modern = await http.post(mcp_url(), json={"jsonrpc": "2.0", "id": 1,
+                                                  "method": "server/discover"},
+                                 headers={**_MCP_HEADERS, "Mcp-Protocol-Version": "2026-07-28"})
+    assert [a.status_code for a in answers] == [400, 400, 400, 400, 404, 404]
+    assert modern.status_code == 400 and modern.json()["error"]["code"] == -32022
+    assert runtime_of.runs == {}
+
+
 async def test_two_sessions_are_isolated_runs(mcp_session, runtime_of, project):
     async with mcp_session(cwd="proj") as first, mcp_session(cwd="proj") as second:
         await first.call_tool("write", {"path": "only_first.txt", "content": "1\n"})

@@ -112,6 +112,16 @@ async def test_ask_user_is_answered_through_elicitation(mcp_session):
     assert schema["properties"]["text"]["type"] == "string"
 
 
+async def test_a_multi_select_card_takes_several_options(mcp_session):
+    async def pick_two(context, params):
+        assert params.requested_schema["properties"]["answer"]["type"] == "array"
+        return types.ElicitResult(action="accept", content={"answer": ["sqlite", "postgres"]})
+
+    async with mcp_session(client={"elicitation_callback": pick_two}) as session:
+        result = await session.call_tool("ask_user", {**_ask(), "multi_select": True})
+    assert result.structured_content["selected"] == ["sqlite", "postgres"]
+
+
 async def test_free_text_question_and_a_decline_is_a_skip(mcp_session):
     async def decline(context, params):
         assert params.requested_schema["required"] == ["text"]
