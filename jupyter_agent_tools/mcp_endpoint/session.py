@@ -130,7 +130,11 @@ class McpSession:
                     await self.terminate()
                     return
                 if event["type"] == "tools_changed" and self._server_session is not None:
-                    await self._server_session.send_tool_list_changed()
+                    try:
+                        await self._server_session.send_tool_list_changed()
+                    except Exception as exc:  # the client went away; the session ends anyway
+                        self.endpoint.log.info("agent-tools mcp: session %s: list_changed not "
+                                               "sent (%s)", self.id, exc)
 
     # -- MCP ----------------------------------------------------------------------------------
 
@@ -191,7 +195,11 @@ class McpSession:
         while True:
             await asyncio.sleep(interval)
             elapsed = time.monotonic() - started
-            await ctx.session.send_progress_notification(
-                token, progress=round(elapsed, 1), message=f"{tool} still running ({elapsed:.0f} s)",
-                related_request_id=ctx.request_id,  # type: ignore[arg-type]
-            )
+            try:
+                await ctx.session.send_progress_notification(
+                    token, progress=round(elapsed, 1),
+                    message=f"{tool} still running ({elapsed:.0f} s)",
+                    related_request_id=ctx.request_id,  # type: ignore[arg-type]
+                )
+            except Exception:  # the response stream is gone: the call's answer has nowhere to go
+                return
