@@ -55,7 +55,9 @@ class McpSession:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
-        self.server.middleware.append(self._observe)
+        # Only our observer: the SDK's default OpenTelemetry middleware costs a span per message
+        # and Jupyter installs no exporter for it.
+        self.server.middleware = [self._observe]
         self._server_session: ServerSession | None = None
         # tools/call requests in progress: a card they raise is asked on their response stream.
         self._calls_in_flight: dict[types.RequestId, ServerSession] = {}
