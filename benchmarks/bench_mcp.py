@@ -3,6 +3,8 @@
 Both go to a real Jupyter server: the HTTP route as `POST runs/{id}/calls`, MCP as `tools/call`
 in a session opened on `runs/{id}/mcp` with the official SDK client (streamable HTTP, each
 answer a server-sent event). Prints calls/s, p50/p99 and the ratio (target: MCP ≤ 1.3× HTTP).
+Part of the gap is the SDK client's: it closes each SSE answer as soon as the result event
+arrives, before the end of the chunked body is parsed, so its next call opens a new connection.
 Run: python -m benchmarks.bench_mcp [--calls N]
 """
 
