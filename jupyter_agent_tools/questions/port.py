@@ -68,9 +68,13 @@ class QuestionPort(ResourceProvider):
 
     # -- humans ---------------------------------------------------------------------------
 
-    async def connect_human(self, space: str) -> HumanFrontEnd:
-        """Declare a human front end on `space`; it sees the space's pending and new cards."""
-        human = HumanFrontEnd(self, space)
+    async def connect_human(self, space: str, run_id: str | None = None) -> HumanFrontEnd:
+        """Declare a human front end on `space`; it sees the space's pending and new cards.
+
+        With `run_id` it is the human of that one run only (an MCP client answering its own
+        session's cards): it sees and counts for no other run of the space.
+        """
+        human = HumanFrontEnd(self, space, run_id)
         self._humans.setdefault(space, set()).add(human)
         self._announce_humans(space)
         return human
@@ -81,9 +85,10 @@ class QuestionPort(ResourceProvider):
             humans.discard(human)
             self._announce_humans(human.space)
 
-    def humans(self, space: str) -> int:
-        """How many human front ends are connected to `space`."""
-        return len(self._humans.get(space, ()))
+    def humans(self, space: str, run_id: str | None = None) -> int:
+        """How many human front ends are connected to `space` (for `run_id`'s cards, if given)."""
+        return sum(1 for human in self._humans.get(space, ())
+                   if human.run_id is None or human.run_id == run_id)
 
     def _announce_humans(self, space: str) -> None:
         self.runtime.space_bus(space).publish("humans", space=space, humans=self.humans(space))
@@ -161,7 +166,7 @@ class RunQuestions:
         return card.permission()
 
     async def _show(self, kind: CardKind, **fields: Any) -> Card:
-        if self.port.humans(self.space) == 0:
+        if self.port.humans(self.space, self.run.id) == 0:
             open_panel = ("the agent panel there (notebook: "
                           "jupyter_agent_tools.notebook.open_panel())")
             if kind is CardKind.QUESTION:
@@ -235,9 +240,10 @@ class RunQuestions:
 class HumanFrontEnd:
     """A human connected to a space: sees its cards, answers or skips them (CONTRACT.md)."""
 
-    def __init__(self, port: QuestionPort, space: str) -> None:
+    def __init__(self, port: QuestionPort, space: str, run_id: str | None = None) -> None:
         self.port = port
         self.space = space
+        self.run_id = run_id
         self.closed = False
         self._seen: set[str] = set()
         self._wakeup = asyncio.Event()
@@ -253,7 +259,7 @@ class HumanFrontEnd:
         async def first_unseen() -> CardJSON:
             while not self.closed:
                 self._wakeup.clear()
-                pending = self.port.pending_cards(self.space)
+                pending = self._cards()
                 self._seen &= {card.id for card in pending}
                 for card in pending:
                     if card.id not in self._seen:
@@ -266,7 +272,13 @@ class HumanFrontEnd:
 
     def pending(self) -> list[CardJSON]:
         """Every pending card of the space, oldest first."""
-        return [card.to_json() for card in self.port.pending_cards(self.space)]
+        return [card.to_json() for card in self._cards()]
+
+    def _cards(self) -> list[Card]:
+        cards = self.port.pending_cards(self.space)
+        if self.run_id is None:
+            return cards
+        return [card for card in cards if card.run_id == self.run_id]
 
     async def answer(self, card_id: str, answer: Any = None, text: str | None = None) -> CardJSON:
         """Answer with a label (`answer="a"`), labels (`answer=["a", "b"]`) and/or `text`."""

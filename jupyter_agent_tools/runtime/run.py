@@ -108,6 +108,18 @@ class Run:
     def schemas(self, format: str = "json") -> list[dict[str, Any]]:
         return tool_schemas(self.visible_tools(), format)
 
+    def attach(self, resource: Resource, handle: Any) -> None:
+        """Attach a resource after creation; says `tools_changed` when the visible tools change.
+
+        Transports that list tools once (MCP sessions) listen for that event to tell their
+        client the list changed.
+        """
+        before = self.tool_names()
+        self.resources[resource] = handle
+        after = self.tool_names()
+        if after != before:
+            self.events.publish("tools_changed", run_id=self.id, tools=after)
+
     def describe(self) -> dict[str, Any]:
         root = self.runtime.root_path
         return {

@@ -1,0 +1,160 @@
+"""Thin tornado handlers: `agent-tools/mcp` (a new run per session) and `runs/{id}/mcp`.
+
+Authentication and authorization are jupyter_server's (resource `agent_tools:mcp`); a worker's
+run token is good on its own run's route only (auth.py). Each request is handed to its
+session's SDK transport through the ASGI bridge. Refusals before a session exists are
+JSON-RPC errors (so MCP clients show the message) whose `data.code` is the contract's code.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types as types
+from jupyter_server.auth.decorator import authorized
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.types import ASGIApp, Receive, Scope, Send
+from tornado import web
+
+from ..http.base import STATUS_BY_CODE, AgentToolsHandler
+from ..http.handlers import RUN_ID
+from ..runtime import ErrorCode, ToolError
+from .asgi import TornadoASGIBridge
+from .endpoint import McpEndpoint
+from .options import run_request_from_query
+from .session import McpSession
+
+MCP_RESOURCE = "agent_tools:mcp"
+
+
+class McpHandler(AgentToolsHandler):
+    """`agent-tools/mcp`: POST opens a session (and its run) with `initialize`, then serves it."""
+
+    auth_resource = MCP_RESOURCE
+    run_token_methods = frozenset({"GET", "POST", "DELETE"})
+    _bridge: TornadoASGIBridge | None = None
+
+    @property
+    def endpoint(self) -> McpEndpoint:
+        endpoint = self.settings.get("agent_tools_mcp")
+        if endpoint is None:
+            endpoint = McpEndpoint(self.runtime, parent=self.settings.get("serverapp"),
+                                   log=self.log)
+            self.settings["agent_tools_mcp"] = endpoint
+        return endpoint
+
+    def on_connection_close(self) -> None:
+        if self._bridge is not None:
+            self._bridge.connection_closed()
+
+    @web.authenticated
+    @authorized
+    async def post(self, run_id: str | None = None) -> None:
+        session_id = self.request.headers.get(MCP_SESSION_ID_HEADER)
+        if session_id is not None:
+            await self._serve(self._session(session_id, run_id))
+            return
+        version = self.request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            # The sessionless 2026 era has no session to hold a run: answer so that a client
+            # negotiating ("auto") falls back to the initialize handshake.
+            data = types.UnsupportedProtocolVersionErrorData(
+                supported=list(HANDSHAKE_PROTOCOL_VERSIONS), requested=version)
+            self._reject(400, types.UNSUPPORTED_PROTOCOL_VERSION,
+                         "This endpoint keeps one run per session: open it with initialize.",
+                         data.model_dump(mode="json"))
+            return
+        if not _is_initialize(self.request.body):
+            self._reject(400, types.INVALID_REQUEST,
+                         "No session: send an initialize request first (without Mcp-Session-Id).")
+            return
+        session = await self._open(run_id)
+        status = await self._serve(session)
+        if status is None or status >= 400:  # the handshake failed: nothing was established
+            await session.terminate()
+            await session.wait_ended(self.endpoint.end_timeout_seconds)
+
+    @web.authenticated
+    @authorized
+    async def get(self, run_id: str | None = None) -> None:
+        await self._serve(self._session(self._session_id(), run_id))
+
+    @web.authenticated
+    @authorized
+    async def delete(self, run_id: str | None = None) -> None:
+        session = self._session(self._session_id(), run_id)
+
+        async def end_then_answer(scope: Scope, receive: Receive, send: Send) -> None:
+            # The response is held until the session's run is released: when the client
+            # hears that its session ended, the run's kernels and servers are gone too.
+            await session.handle(scope, receive, send)
+            if session.transport.is_terminated:
+                await session.wait_ended(self.endpoint.end_timeout_seconds)
+
+        await self._serve(end_then_answer)
+
+    async def _open(self, run_id: str | None) -> McpSession:
+        options = run_request_from_query(self.request.query_arguments)
+        return await self.endpoint.open_new_run(options)
+
+    async def _serve(self, target: McpSession | ASGIApp) -> int | None:
+        self._bridge = TornadoASGIBridge(self)
+        return await self._bridge.serve(target.handle if isinstance(target, McpSession) else target)
+
+    def _session_id(self) -> str:
+        session_id = self.request.headers.get(MCP_SESSION_ID_HEADER)
+        if session_id is None:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"This request needs the {MCP_SESSION_ID_HEADER} header of an open "
+                            "session; open one with a POST of initialize.")
+        return session_id
+
+    def _session(self, session_id: str, run_id: str | None) -> McpSession:
+        session = self.endpoint.get(session_id, run_id)
+        if session is None:  # 404 tells an MCP client to open a new session
+            raise ToolError(ErrorCode.NOT_FOUND,
+                            f"No open MCP session {session_id[:64]!r} here (it ended, or timed "
+                            "out idle). Open a new one with initialize.")
+        return session
+
+    def _reject(self, status: int, code: int, message: str, data: Any = None) -> None:
+        error = types.JSONRPCError(jsonrpc="2.0", id=None,
+                                   error=types.ErrorData(code=code, message=message, data=data))
+        self.set_status(status)
+        self.finish(error.model_dump_json(by_alias=True, exclude_none=True))
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, ToolError):
+            self._reject(STATUS_BY_CODE.get(exc.code, 409),
+                         types.INVALID_PARAMS if exc.code is not ErrorCode.NOT_FOUND
+                         else types.INVALID_REQUEST,
+                         f"{exc.code.value}: {exc.message}", {"code": exc.code.value})
+            return
+        super().write_error(status_code, **kwargs)
+
+
+class RunMcpHandler(McpHandler):
+    """`agent-tools/api/runs/{id}/mcp`: sessions over an existing run, which they leave open."""
+
+    async def _open(self, run_id: str | None) -> McpSession:
+        assert run_id is not None
+        return await self.endpoint.open_existing_run(self.get_run(run_id))
+
+
+def _is_initialize(body: bytes) -> bool:
+    try:
+        message = json.loads(body or b"null")
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("method") == "initialize"
+
+
+handlers: list[tuple[str, type]] = [
+    (r"agent-tools/mcp", McpHandler),
+    (rf"agent-tools/api/runs/{RUN_ID}/mcp", RunMcpHandler),
+]
+

@@ -1,0 +1,207 @@
+"""One MCP session: the SDK's lowlevel `Server` over its streamable-HTTP transport, bound to a run.
+
+The session answers `tools/list` with the run's visible tools and `tools/call` through
+`Run.call` (origin `mcp`), so the same validation, approval gate and wrappers apply as for
+every other origin. It follows its run's events: `tools_changed` becomes
+`notifications/tools/list_changed`, `run_closed` ends the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.runner import serve_loop
+from mcp.server.session import ServerSession
+from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
+
+from .. import __version__
+from ..questions import RunQuestions
+from ..runtime import Origin, Resource, Run
+from .elicitation import CardElicitor
+from .results import call_tool_result, mcp_tools
+
+if TYPE_CHECKING:
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+    from starlette.types import Receive, Scope, Send
+
+    from .endpoint import McpEndpoint
+
+
+class McpSession:
+    """An MCP session serving one run. Start with `start()`; it ends when the transport does."""
+
+    def __init__(self, endpoint: McpEndpoint, run: Run, *, owns_run: bool) -> None:
+        self.endpoint = endpoint
+        self.run = run
+        #: A session opened on `agent-tools/mcp` created its run and closes it when it ends;
+        #: one opened on `runs/{id}/mcp` leaves the run as it found it.
+        self.owns_run = owns_run
+        self.id = uuid.uuid4().hex
+        self.transport = StreamableHTTPServerTransport(
+            mcp_session_id=self.id, idle_timeout=endpoint.idle_timeout_seconds,
+        )
+        self.server: Server[Any] = Server(
+            "jupyter-agent-tools", version=__version__,
+            instructions=(f"The tools of jupyter-agent-tools run {run.id} (working directory "
+                          f"{run.describe()['cwd']}, surface {run.surface.value}). Questions "
+                          "and permission prompts go to your user, or to the JupyterLab panel."),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        # Only our observer: the SDK's default OpenTelemetry middleware costs a span per message
+        # and Jupyter installs no exporter for it.
+        self.server.middleware = [self._observe]
+        self._server_session: ServerSession | None = None
+        # tools/call requests in progress: a card they raise is asked on their response stream.
+        self._calls_in_flight: dict[types.RequestId, ServerSession] = {}
+        self._elicitor: CardElicitor | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._followers: list[asyncio.Task[None]] = []
+        self.ended = asyncio.Event()
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start serving; returns once the transport can take requests."""
+        ready = asyncio.Event()
+        self._task = asyncio.ensure_future(self._serve(ready))
+        waiter = asyncio.ensure_future(ready.wait())
+        await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one HTTP request of this session (ASGI)."""
+        await self.transport.handle_request(scope, receive, send)
+
+    async def terminate(self) -> None:
+        """End the session now (the run closing, the server stopping)."""
+        if not self.transport.is_terminated:
+            await self.transport.terminate()
+
+    async def wait_ended(self, timeout: float) -> None:
+        try:
+            await asyncio.wait_for(self.ended.wait(), timeout)
+        except asyncio.TimeoutError:
+            self.endpoint.log.warning("agent-tools mcp: session %s did not end within %g s",
+                                      self.id, timeout)
+
+    async def _serve(self, ready: asyncio.Event) -> None:
+        try:
+            async with self.transport.connect() as (read_stream, write_stream):
+                self._followers.append(asyncio.ensure_future(self._follow_run()))
+                ready.set()
+                # The transport cancels its idle scope once no request has been in flight
+                # (an open GET stream counts) for the idle timeout.
+                with self.transport.idle_scope or anyio.CancelScope():
+                    await serve_loop(
+                        self.server, read_stream, write_stream, lifespan_state={},
+                        session_id=self.id,
+                        init_options=self.server.create_initialization_options(
+                            NotificationOptions(tools_changed=True)),
+                    )
+        except Exception:
+            self.endpoint.log.exception("agent-tools mcp: session %s failed", self.id)
+        finally:
+            ready.set()
+            with anyio.CancelScope(shield=True):
+                await self._release()
+
+    async def _release(self) -> None:
+        await self.terminate()
+        for task in self._followers:
+            task.cancel()
+        if self._elicitor is not None:
+            await self._elicitor.close()
+        self.endpoint.forget(self)
+        if self.owns_run:
+            await self.run.runtime.close_run(self.run.id)
+        self.ended.set()
+
+    async def _follow_run(self) -> None:
+        async with self.run.events.subscribe() as events:
+            while True:
+                event = await events.get()
+                if event["type"] == "run_closed":
+                    await self.terminate()
+                    return
+                if event["type"] == "tools_changed" and self._server_session is not None:
+                    try:
+                        await self._server_session.send_tool_list_changed()
+                    except Exception as exc:  # the client went away; the session ends anyway
+                        self.endpoint.log.info("agent-tools mcp: session %s: list_changed not "
+                                               "sent (%s)", self.id, exc)
+
+    # -- MCP ----------------------------------------------------------------------------------
+
+    async def _observe(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """Remember a session to notify through; at initialize, start eliciting if asked for."""
+        self._server_session = ctx.session
+        result = await call_next(ctx)
+        if ctx.method == "initialize":
+            capabilities = (ctx.params or {}).get("capabilities") or {}
+            if capabilities.get("elicitation") is not None:
+                await self._start_eliciting()
+        return result
+
+    async def _start_eliciting(self) -> None:
+        questions = self.run.resources.get(Resource.QUESTIONS)
+        if not self.endpoint.use_elicitation or not isinstance(questions, RunQuestions):
+            return
+        port = self.run.runtime.provider(Resource.QUESTIONS)
+        human = await port.connect_human(questions.space, run_id=self.run.id)  # type: ignore[union-attr]
+        self._elicitor = CardElicitor(human, questions, self._elicit, self.endpoint.log)
+        self._elicitor.start()
+
+    async def _elicit(self, message: str, schema: dict[str, Any]) -> types.ElicitResult:
+        # On the response stream of a tools/call in progress when there is one (the card is
+        # most likely its own), else on the session's standalone stream.
+        if self._calls_in_flight:
+            request_id, session = next(reversed(self._calls_in_flight.items()))
+            return await session.elicit_form(message, schema, related_request_id=request_id)
+        assert self._server_session is not None
+        return await self._server_session.elicit_form(message, schema)
+
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
+                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=mcp_tools(self.run.schemas(format="json")))
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any, Any],
+                         params: types.CallToolRequestParams) -> types.CallToolResult:
+        token = progress_token_from_params(ctx.params)
+        heartbeat = None
+        if token is not None and ctx.request_id is not None:
+            heartbeat = asyncio.ensure_future(self._report_progress(ctx, token, params.name))
+        if ctx.request_id is not None:
+            self._calls_in_flight[ctx.request_id] = ctx.session
+        try:
+            result = await self.run.call(params.name, dict(params.arguments or {}),
+                                         origin=Origin.MCP)
+        finally:
+            self._calls_in_flight.pop(ctx.request_id, None)  # type: ignore[arg-type]
+            if heartbeat is not None:
+                heartbeat.cancel()
+        return call_tool_result(result)
+
+    async def _report_progress(self, ctx: ServerRequestContext[Any, Any],
+                               token: types.ProgressToken, tool: str) -> None:
+        """While a call runs, tell the client every few seconds that it still does."""
+        started = time.monotonic()
+        interval = self.endpoint.progress_interval_seconds
+        while True:
+            await asyncio.sleep(interval)
+            elapsed = time.monotonic() - started
+            try:
+                await ctx.session.send_progress_notification(
+                    token, progress=round(elapsed, 1),
+                    message=f"{tool} still running ({elapsed:.0f} s)",
+                    related_request_id=ctx.request_id,  # type: ignore[arg-type]
+                )
+            except Exception:  # the response stream is gone: the call's answer has nowhere to go
+                return

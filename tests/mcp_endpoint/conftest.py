@@ -1,0 +1,57 @@
+"""An in-process Jupyter server with the extension, and MCP clients of the official SDK for it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx2
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+
+@pytest.fixture
+def runtime_of(jp_serverapp):
+    """The server's Runtime (to look at runs the way a test must: from outside MCP)."""
+    return jp_serverapp.web_app.settings["agent_tools_runtime"]
+
+
+@pytest.fixture
+def mcp_url(jp_http_port, jp_base_url, http_server_client):
+    """`mcp_url(path="agent-tools/mcp", **query)` → the endpoint's full URL (server listening)."""
+
+    def url(path: str = "agent-tools/mcp", **query: Any) -> str:
+        suffix = f"?{urlencode(query)}" if query else ""
+        return f"http://localhost:{jp_http_port}{jp_base_url}{path}{suffix}"
+
+    return url
+
+
+@pytest.fixture
+def auth_headers(jp_serverapp):
+    return {"Authorization": f"token {jp_serverapp.identity_provider.token}"}
+
+
+@pytest.fixture
+def mcp_session(mcp_url, auth_headers):
+    """`async with mcp_session(**query) as session:` an initialized SDK `ClientSession`.
+
+    Extra keyword arguments of `ClientSession` (e.g. `elicitation_callback`) go in `client`.
+    """
+
+    @asynccontextmanager
+    async def open_session(path: str = "agent-tools/mcp", *, headers: dict | None = None,
+                           client: dict | None = None, terminate_on_close: bool = True,
+                           **query: Any) -> AsyncIterator[ClientSession]:
+        http = httpx2.AsyncClient(headers=headers if headers is not None else auth_headers,
+                                  timeout=httpx2.Timeout(120, read=300))
+        async with http, streamable_http_client(
+            mcp_url(path, **query), http_client=http, terminate_on_close=terminate_on_close,
+        ) as (read, write), ClientSession(read, write, **(client or {})) as session:
+            await session.initialize()
+            yield session
+
+    return open_session
