@@ -10,12 +10,13 @@ from .disk import NotebookFile, check_unchanged, content_hash, read_notebook, wr
 from .document import Cell, JsonStyle, Notebook, OutputSummary, is_notebook_path, validate
 from .errors import CellOutOfRange, InvalidNotebook, NotebookError, StaleNotebook
 from .language import CellLanguage, cell_language, language_name, notebook_language
+from .shared import SharedNotebook, open_shared_notebook
 from .virtual import CellPosition, CellSpan, DocumentEdit, Mask, VirtualDocument
 
 __all__ = [
     "Cell", "CellLanguage", "CellOutOfRange", "CellPosition", "CellSpan", "DocumentEdit",
     "InvalidNotebook", "JsonStyle", "Mask", "Notebook", "NotebookError", "NotebookFile",
-    "OutputSummary", "StaleNotebook", "VirtualDocument", "cell_language", "check_unchanged",
-    "content_hash", "is_notebook_path", "language_name", "notebook_language", "read_notebook",
+    "OutputSummary", "SharedNotebook", "StaleNotebook", "VirtualDocument", "cell_language", "check_unchanged",
+    "content_hash", "is_notebook_path", "language_name", "notebook_language", "open_shared_notebook", "read_notebook",
     "validate", "write_sources",
 ]

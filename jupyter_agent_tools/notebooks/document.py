@@ -143,6 +143,12 @@ class Notebook:
         validate(data, name=name)
         return cls(data, JsonStyle.of(text, data))
 
+    @classmethod
+    def of_data(cls, data: dict[str, Any]) -> Notebook:
+        """A notebook already in memory (a shared document's content), to read; it has no
+        file formatting of its own, so writing it uses nbformat's."""
+        return cls(data, JsonStyle(1, _SEPARATORS[0], False, "\n", True, exact=False))
+
     @cached_property
     def language(self) -> str:
         """The kernel's language (kernelspec, else language_info; python when neither says)."""

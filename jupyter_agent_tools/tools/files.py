@@ -10,12 +10,12 @@ from pydantic import Field
 from ..files import read_text_inside, write_files_atomically
 from ..notebooks import (
     Cell,
-    CellOutOfRange,
     InvalidNotebook,
     Notebook,
     NotebookFile,
     StaleNotebook,
     is_notebook_path,
+    open_shared_notebook,
     read_notebook,
     write_sources,
 )
@@ -49,12 +49,21 @@ class Read(Tool):
         return f"read {args.path}"
 
     async def call(self, ctx: CallContext, args: ReadArgs) -> ToolResult:
-        # Disk work and formatting a big file stay off the server's event loop.
-        return await asyncio.to_thread(self._read, ctx, args)
-
-    def _read(self, ctx: CallContext, args: ReadArgs) -> ToolResult:
-        runtime = ctx.runtime
         path = ctx.run.resolve(args.path)
+        if is_notebook_path(path.name):
+            # An open notebook (RTC) is read from its shared document, as edit changes it:
+            # the human's unsaved cells are there, and the cell numbers are theirs.
+            shared = await open_shared_notebook(
+                ctx.runtime.parent, path.relative_to(ctx.runtime.root_path).as_posix())
+            if shared is not None:
+                notebook = Notebook.of_data(shared.content())
+                return await asyncio.to_thread(
+                    _notebook_listing, ctx, args, ctx.run.relpath(path), notebook, shared=True)
+        # Disk work and formatting a big file stay off the server's event loop.
+        return await asyncio.to_thread(self._read, ctx, args, path)
+
+    def _read(self, ctx: CallContext, args: ReadArgs, path: Path) -> ToolResult:
+        runtime = ctx.runtime
         if is_notebook_path(path.name):
             rel = ctx.run.relpath(path)
             try:
@@ -212,48 +221,80 @@ class Edit(Tool):
 
 
     async def _edit_notebook(self, ctx: CallContext, args: EditArgs) -> ToolResult:
-        path, count, line, column = await asyncio.to_thread(self._edit_cell, ctx, args)
-        ctx.wrote(path)
+        assert args.cell is not None
+        path = ctx.run.resolve(args.path)
         rel = ctx.run.relpath(path)
+        # An open notebook (RTC) changes in its shared document: the human's view updates in
+        # place and the collaboration server saves it; otherwise the file is written.
+        shared = await open_shared_notebook(
+            ctx.runtime.parent, path.relative_to(ctx.runtime.root_path).as_posix())
+        if shared is not None:
+            spans, source = _cell_spans(rel, shared.sources(), args)
+            shared.replace(args.cell, spans, args.new_string)
+        else:
+            spans, source = await asyncio.to_thread(self._edit_file, ctx, args, path)
+        ctx.wrote(path)
+        before = source[: spans[0][0]]
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        how = " (in the open notebook's shared document)" if shared is not None else ""
         return ToolResult.success(
-            f"Replaced {count} occurrence{'s' if count > 1 else ''} in {rel} [cell {args.cell}] "
-            f"{line}:{column}.",
+            f"Replaced {len(spans)} occurrence{'s' if len(spans) > 1 else ''} in {rel} "
+            f"[cell {args.cell}] {line}:{column}{how}.",
             {"path": rel, "cell": args.cell, "line": line, "column": column,
-             "replacements": count},
+             "replacements": len(spans), "shared_document": shared is not None},
         )
 
     @staticmethod
-    def _edit_cell(ctx: CallContext, args: EditArgs) -> tuple[Path, int, int, int]:
+    def _edit_file(ctx: CallContext, args: EditArgs,
+                   path: Path) -> tuple[list[tuple[int, int]], str]:
         assert args.cell is not None
-        root = ctx.runtime.root_path
-        path = ctx.run.resolve(args.path)
-        rel = ctx.run.relpath(path)
         file = _read_notebook(ctx, path)
+        spans, source = _cell_spans(file.shown, [cell.source for cell in file.notebook.cells],
+                                    args)
         try:
-            cell = file.notebook.cell(args.cell)
-        except CellOutOfRange as exc:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{rel}: {exc}",
-                            data={"cell_count": exc.cell_count}) from None
-        count = cell.source.count(args.old_string)
-        if count == 0:
-            raise _not_in_cell(rel, file.notebook.cells, cell, args.old_string)
-        if count > 1 and not args.replace_all:
-            lines = _occurrence_lines(cell.source, args.old_string)
-            raise ToolError(
-                ErrorCode.INVALID_ARGUMENTS,
-                f"old_string occurs {count} times in {rel} [cell {cell.number}] (lines "
-                f"{', '.join(map(str, lines))} of the cell). Add surrounding context to make it "
-                "unique, or set replace_all.",
-                data={"occurrences": count, "cell": cell.number, "lines": lines},
-            )
-        try:
-            write_sources(root, file,
-                          {cell.number: cell.source.replace(args.old_string, args.new_string)})
+            write_sources(ctx.runtime.root_path, file,
+                          {args.cell: source.replace(args.old_string, args.new_string)})
         except StaleNotebook as exc:
             raise ToolError(ErrorCode.STALE_EDIT, str(exc)) from None
-        before = cell.source[: cell.source.index(args.old_string)]
-        line = before.count("\n") + 1
-        return path, count, line, len(before) - (before.rfind("\n") + 1) + 1
+        return spans, source
+
+
+def _cell_spans(rel: str, sources: list[str], args: EditArgs) -> tuple[list[tuple[int, int]], str]:
+    """Where old_string is in the cell's source (character spans), and that source.
+
+    Refuses a cell the notebook lacks, text the cell does not hold (saying which cells do),
+    and several occurrences without replace_all.
+    """
+    assert args.cell is not None
+    if not 1 <= args.cell <= len(sources):
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"{rel}: there is no cell {args.cell}: the notebook has {len(sources)} "
+                        "cells (numbered from 1). Read it to see them.",
+                        data={"cell_count": len(sources)})
+    source, needle = sources[args.cell - 1], args.old_string
+    starts, index = [], source.find(needle)
+    while index != -1:
+        starts.append(index)
+        index = source.find(needle, index + len(needle))
+    if not starts:
+        elsewhere = [number for number, other in enumerate(sources, 1) if needle in other]
+        hint = (f" It occurs in cell{'s' if len(elsewhere) > 1 else ''} "
+                f"{', '.join(map(str, elsewhere))}: edit that cell." if elsewhere else
+                " Read the notebook and copy the text exactly, including whitespace.")
+        raise ToolError(ErrorCode.NOT_FOUND,
+                        f"old_string was not found in {rel} [cell {args.cell}].{hint}",
+                        data={"cell": args.cell, "cells": elsewhere})
+    if len(starts) > 1 and not args.replace_all:
+        lines = [source.count("\n", 0, start) + 1 for start in starts]
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"old_string occurs {len(starts)} times in {rel} [cell {args.cell}] (lines "
+            f"{', '.join(map(str, lines))} of the cell). Add surrounding context to make it "
+            "unique, or set replace_all.",
+            data={"occurrences": len(starts), "cell": args.cell, "lines": lines},
+        )
+    return [(start, start + len(needle)) for start in starts], source
 
 
 def _read_notebook(ctx: CallContext, path: Path) -> NotebookFile:
@@ -266,19 +307,8 @@ def _read_notebook(ctx: CallContext, path: Path) -> NotebookFile:
                         "text; write the whole corrected notebook.") from None
 
 
-def _not_in_cell(rel: str, cells: list[Cell], cell: Cell, needle: str) -> ToolError:
-    elsewhere = [other.number for other in cells if needle in other.source]
-    if elsewhere:
-        hint = (f" It occurs in cell{'s' if len(elsewhere) > 1 else ''} "
-                f"{', '.join(map(str, elsewhere))}: edit that cell.")
-    else:
-        hint = " Read the notebook and copy the text exactly, including whitespace."
-    return ToolError(ErrorCode.NOT_FOUND, f"old_string was not found in {rel} [cell "
-                     f"{cell.number}].{hint}", data={"cell": cell.number, "cells": elsewhere})
-
-
-def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str,
-                      notebook: Notebook) -> ToolResult:
+def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str, notebook: Notebook, *,
+                      shared: bool = False) -> ToolResult:
     """A notebook as read shows it: its cells, numbered, with line-numbered sources."""
     runtime = ctx.runtime
     cells = notebook.cells
@@ -302,9 +332,12 @@ def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str,
                      f"offset={end + 1} for more]")
     elif start >= len(cells):
         parts.append(f"[offset {start + 1} is past the end: the notebook has {len(cells)} cells]")
+    if shared:
+        parts.append("[read from the open notebook's shared document, unsaved changes included]")
     return ToolResult.success(
         "\n".join(parts),
-        {"path": rel, "notebook": True, "language": notebook.language,
+        {"path": rel, "notebook": True, "shared_document": shared,
+         "language": notebook.language,
          "total_cells": len(cells), "start_cell": start + 1, "end_cell": end, "cells": shown},
     )
 
