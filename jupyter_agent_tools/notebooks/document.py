@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import Any
 
 import nbformat
+from nbformat.v4.rwbase import rejoin_lines
 
 from .errors import CellOutOfRange, InvalidNotebook
 from .language import CellLanguage, cell_language, notebook_language
@@ -148,6 +149,10 @@ class Notebook:
         """A notebook already in memory (a shared document's content), to read; it has no
         file formatting of its own, so writing it uses nbformat's."""
         return cls(data, JsonStyle(1, _SEPARATORS[0], False, "\n", True, exact=False))
+
+    def as_nbformat(self) -> nbformat.NotebookNode:
+        """The notebook as nbformat reads it (sources joined into strings)."""
+        return rejoin_lines(nbformat.from_dict(copy.deepcopy(self.data)))
 
     @cached_property
     def language(self) -> str:

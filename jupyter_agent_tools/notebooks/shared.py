@@ -41,6 +41,13 @@ class SharedNotebook:
         """The notebook as the shared document holds it now (nbformat 4, as a dict)."""
         return self._document.get()
 
+    def set_content(self, notebook: dict[str, Any]) -> None:
+        """Make the shared document hold `notebook` (valid nbformat 4, sources as strings).
+
+        jupyter_ydoc updates cells it recognises by id in place and replaces the others.
+        """
+        self._document.set(notebook)
+
     def replace(self, cell: int, spans: Iterable[tuple[int, int]], new_text: str) -> None:
         """Replace each (start, end) character span of a cell's source, in one transaction.
 

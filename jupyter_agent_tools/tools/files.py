@@ -122,29 +122,41 @@ class Write(Tool):
         return f"write {args.path}"
 
     async def call(self, ctx: CallContext, args: WriteArgs) -> ToolResult:
-        path, created = await asyncio.to_thread(self._write, ctx, args)
+        path = ctx.run.resolve(args.path)
+        rel = ctx.run.relpath(path)
+        size = len(args.content.encode())
+        if is_notebook_path(path.name):
+            notebook = await asyncio.to_thread(_valid_notebook, rel, args.content)
+            # An open notebook (RTC) takes the new content in its shared document: cells
+            # are updated one by one (by id), the human's view in place.
+            shared = await open_shared_notebook(
+                ctx.runtime.parent, path.relative_to(ctx.runtime.root_path).as_posix())
+            if shared is not None:
+                shared.set_content(notebook.as_nbformat())
+                ctx.wrote(path)
+                return ToolResult.success(
+                    f"Overwrote {rel} in the open notebook's shared document ({size} bytes); "
+                    "the collaboration server saves it.",
+                    {"path": rel, "created": False, "bytes": size, "shared_document": True})
+        created = await asyncio.to_thread(
+            write_files_atomically, {path: args.content}, root=ctx.runtime.root_path,
+            relpath=ctx.run.relpath)
         ctx.wrote(path, created=created)
         verb = "Created" if created else "Overwrote"
-        rel = ctx.run.relpath(path)
         return ToolResult.success(
-            f"{verb} {rel} ({len(args.content.encode())} bytes).",
-            {"path": rel, "created": bool(created), "bytes": len(args.content.encode())},
+            f"{verb} {rel} ({size} bytes).",
+            {"path": rel, "created": bool(created), "bytes": size},
         )
 
 
-    @staticmethod
-    def _write(ctx: CallContext, args: WriteArgs) -> tuple[Path, list[Path]]:
-        path = ctx.run.resolve(args.path)
-        if is_notebook_path(path.name):
-            try:
-                Notebook.from_text(args.content, name=ctx.run.relpath(path))
-            except InvalidNotebook as exc:
-                raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                                f"{exc} Nothing was written. Write the whole notebook as "
-                                "nbformat 4 JSON, or change one cell with edit {path, cell, "
-                                "old_string, new_string}.") from None
-        return path, write_files_atomically({path: args.content}, root=ctx.runtime.root_path,
-                                            relpath=ctx.run.relpath)
+def _valid_notebook(rel: str, content: str) -> Notebook:
+    try:
+        return Notebook.from_text(content, name=rel)
+    except InvalidNotebook as exc:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"{exc} Nothing was written. Write the whole notebook as nbformat 4 "
+                        "JSON, or change one cell with edit {path, cell, old_string, "
+                        "new_string}.") from None
 
 
 class EditArgs(ToolArgs):

@@ -107,6 +107,17 @@ async def test_an_edit_of_an_open_notebook_reaches_its_clients_in_place(
         await until(lambda: saved_sources(path) == [
             "sales = [3, 5, 8]", "total = max(sales)", "print(total)  # checked"], "the save")
 
+        # A whole-notebook write goes through the shared document too, cell by cell.
+        rewritten = nbformat.read(path, 4)
+        rewritten.cells[0].source = "sales = [3, 5, 8, 13]"
+        written = await run.call("write", {"path": "analysis.ipynb",
+                                           "content": nbformat.writes(rewritten)})
+        assert written.ok and written.data["shared_document"] is True
+        await until(lambda: sources(human)[0] == "sales = [3, 5, 8, 13]", "the write to arrive")
+        assert sources(human)[1:] == ["total = max(sales)", "print(total)  # checked"]
+        invalid = await run.call("write", {"path": "analysis.ipynb", "content": "{}"})
+        assert invalid.code == "invalid_arguments" and sources(human)[0] == "sales = [3, 5, 8, 13]"
+
         # Cells are those of the open notebook, refusals as for a file.
         beyond = await run.call("edit", {"path": "analysis.ipynb", "cell": 4,
                                          "old_string": "x", "new_string": "y"})
