@@ -49,7 +49,7 @@ class Read(Tool):
         return f"read {args.path}"
 
     async def call(self, ctx: CallContext, args: ReadArgs) -> ToolResult:
-        path = ctx.run.resolve(args.path)
+        path = await asyncio.to_thread(ctx.run.resolve, args.path)
         if is_notebook_path(path.name):
             # An open notebook (RTC) is read from its shared document, as edit changes it:
             # the human's unsaved cells are there, and the cell numbers are theirs.
@@ -122,7 +122,7 @@ class Write(Tool):
         return f"write {args.path}"
 
     async def call(self, ctx: CallContext, args: WriteArgs) -> ToolResult:
-        path = ctx.run.resolve(args.path)
+        path = await asyncio.to_thread(ctx.run.resolve, args.path)
         rel = ctx.run.relpath(path)
         size = len(args.content.encode())
         if is_notebook_path(path.name):
@@ -231,10 +231,9 @@ class Edit(Tool):
         write_files_atomically({path: new_text}, root=root, relpath=ctx.run.relpath)
         return path, count
 
-
     async def _edit_notebook(self, ctx: CallContext, args: EditArgs) -> ToolResult:
         assert args.cell is not None
-        path = ctx.run.resolve(args.path)
+        path = await asyncio.to_thread(ctx.run.resolve, args.path)
         rel = ctx.run.relpath(path)
         # An open notebook (RTC) changes in its shared document: the human's view updates in
         # place and the collaboration server saves it; otherwise the file is written.
