@@ -7,6 +7,7 @@ import ast
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
+from tree_sitter_language_pack import get_parser
 
 from jupyter_agent_tools.notebooks import DocumentEdit, Notebook, NotebookError, VirtualDocument
 
@@ -39,6 +40,19 @@ def test_masked_syntax_neither_breaks_a_parser_nor_matches(python_notebook):
     assert [mask.original for mask in document.masks] == [
         "%matplotlib inline", "!ls data", "%%time", "pd.DataFrame?"]
     assert document.is_masked(2, 8) and not document.is_masked(2, 0)
+
+
+def test_the_structural_parser_reads_both_notebooks_without_errors(python_notebook,
+                                                                   deno_notebook):
+    """tree-sitter (what ast_grep parses with) meets no IPython syntax it cannot parse."""
+    for notebook in (python_notebook, deno_notebook):
+        document = virtual(notebook)
+        raw_cells = "\n\n\n".join(cell.source for cell in notebook.cells
+                                   if cell.cell_type == "code")
+        parser = get_parser(document.language)
+        assert not parser.parse(document.text.encode()).root_node.has_error
+        if document.language == "python":  # the unmasked cells would not parse
+            assert parser.parse(raw_cells.encode()).root_node.has_error
 
 
 def test_percent_signs_that_are_python_stay():
