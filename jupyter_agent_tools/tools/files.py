@@ -239,26 +239,32 @@ class Edit(Tool):
         # place and the collaboration server saves it; otherwise the file is written.
         shared = await open_shared_notebook(
             ctx.runtime.parent, path.relative_to(ctx.runtime.root_path).as_posix())
+        formatting_kept = True
         if shared is not None:
             spans, source = _cell_spans(rel, shared.sources(), args)
             shared.replace(args.cell, spans, args.new_string)
+            how = " (in the open notebook's shared document)"
         else:
-            spans, source = await asyncio.to_thread(self._edit_file, ctx, args, path)
+            spans, source, formatting_kept = await asyncio.to_thread(
+                self._edit_file, ctx, args, path)
+            how = "" if formatting_kept else (
+                " (the file's JSON had spacing no standard style reproduces; it is now "
+                "written as nbformat writes it)")
         ctx.wrote(path)
         before = source[: spans[0][0]]
         line = before.count("\n") + 1
         column = len(before) - (before.rfind("\n") + 1) + 1
-        how = " (in the open notebook's shared document)" if shared is not None else ""
         return ToolResult.success(
             f"Replaced {len(spans)} occurrence{'s' if len(spans) > 1 else ''} in {rel} "
             f"[cell {args.cell}] {line}:{column}{how}.",
             {"path": rel, "cell": args.cell, "line": line, "column": column,
-             "replacements": len(spans), "shared_document": shared is not None},
+             "replacements": len(spans), "shared_document": shared is not None,
+             "formatting_kept": formatting_kept},
         )
 
     @staticmethod
     def _edit_file(ctx: CallContext, args: EditArgs,
-                   path: Path) -> tuple[list[tuple[int, int]], str]:
+                   path: Path) -> tuple[list[tuple[int, int]], str, bool]:
         assert args.cell is not None
         file = _read_notebook(ctx, path)
         spans, source = _cell_spans(file.shown, [cell.source for cell in file.notebook.cells],
@@ -268,7 +274,7 @@ class Edit(Tool):
                           {args.cell: source.replace(args.old_string, args.new_string)})
         except StaleNotebook as exc:
             raise ToolError(ErrorCode.STALE_EDIT, str(exc)) from None
-        return spans, source
+        return spans, source, file.notebook.style.exact
 
 
 def _cell_spans(rel: str, sources: list[str], args: EditArgs) -> tuple[list[tuple[int, int]], str]:

@@ -275,6 +275,18 @@ async def test_edit_changes_one_cell_and_nothing_else(runtime, root):
         "path": "analysis.ipynb", "cell": 2, "line": 2, "column": 9}
     # Outputs, ids, metadata and formatting: byte for byte what they were.
     assert path.read_bytes() == before.replace(b"sum(sales)", b"max(sales)")
+    assert result.data["formatting_kept"] is True
+
+
+async def test_edit_says_when_a_notebooks_odd_spacing_was_normalized(runtime, root):
+    path = _write_analysis(root)
+    path.write_text(path.read_text().replace('"cells": [', '"cells" :[', 1))
+    run = await runtime.create_run()
+    result = await run.call("edit", {"path": "analysis.ipynb", "cell": 2,
+                                     "old_string": "sum", "new_string": "max"})
+    assert result.ok and result.data["formatting_kept"] is False
+    assert "written as nbformat writes it" in result.text
+    assert '"cells": [' in path.read_text()
 
 
 async def test_edit_in_a_notebook_is_addressed_by_cell(runtime, root):
