@@ -71,12 +71,8 @@ class JsonStyle:
         for style in candidates:
             if style.dumps(data) == text:
                 return style
-        return cls(indent, _SEPARATORS[0], not _has_non_ascii(text), newline, trailing,
-                   exact=False)
-
-
-def _has_non_ascii(text: str) -> bool:
-    return not text.isascii()
+        # An all-ASCII file likely escapes what is not: new sources are escaped the same way.
+        return cls(indent, _SEPARATORS[0], text.isascii(), newline, trailing, exact=False)
 
 
 @dataclass(frozen=True)
