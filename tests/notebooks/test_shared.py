@@ -21,6 +21,8 @@ from nbformat.v4 import new_code_cell, new_notebook
 from pycrdt import Provider
 from pycrdt.websocket.websocket import HttpxWebsocket
 
+from jupyter_agent_tools.notebooks import SharedNotebook
+
 WAIT_SECONDS = 30  # a bound on waits for sync and save, not a timing assertion
 
 
@@ -136,3 +138,16 @@ async def test_a_notebook_nobody_has_open_is_written_as_a_file(jp_serverapp, jp_
     missing = await run.call("edit", {"path": "missing.ipynb", "cell": 1, "old_string": "1",
                                       "new_string": "2"})
     assert missing.code == "not_found"
+
+
+def test_replacements_after_non_ascii_text_land_where_they_should():
+    """Y text positions count UTF-8 bytes; spans are characters: both must agree."""
+    document = YNotebook()
+    document.set(nbformat.v4.new_notebook(cells=[
+        new_code_cell("prix = 'café ☕'  # total\ntotal = prix + total")]))
+    shared = SharedNotebook(document)
+    source = shared.sources()[0]
+    spans = [(start, start + len("total")) for start in
+             (source.index("total ="), source.rindex("total"))]
+    shared.replace(1, spans, "somme")
+    assert shared.sources() == ["prix = 'café ☕'  # total\nsomme = prix + somme"]
