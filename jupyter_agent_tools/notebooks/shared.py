@@ -1,0 +1,83 @@
+"""Notebooks open with real-time collaboration: changed through their shared document.
+
+When jupyter-collaboration is installed, a notebook open in JupyterLab lives in a shared
+(Y) document on the server; the file on disk is what that document last saved. A tool
+that wrote the file would race the human's keystrokes and raise JupyterLab's "file
+changed on disk" dialog. So a change to an open notebook goes into the shared document,
+as jupyter_server_ydoc's API offers server extensions (`get_document(..., copy=False)`
+on the extension it keeps in the server's settings): every connected client sees it in
+place, and the collaboration server saves it as it saves any edit.
+
+All of this runs on the server's event loop, where the shared documents live; reading a
+cell and changing it happen with no await between, so no remote update comes in between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .errors import CellOutOfRange
+
+# Where jupyter_server_ydoc keeps its extension in the server's settings (its documented API).
+_COLLABORATION_SETTING = "jupyter_server_ydoc"
+
+
+class SharedNotebook:
+    """The live shared document of an open notebook (a jupyter_ydoc YNotebook)."""
+
+    def __init__(self, document: Any) -> None:
+        self._document = document
+
+    @property
+    def cell_count(self) -> int:
+        return len(self._document.ycells)
+
+    def sources(self) -> list[str]:
+        """Every cell's source as the shared document holds it now."""
+        return [str(cell["source"]) for cell in self._document.ycells]
+
+    def content(self) -> dict[str, Any]:
+        """The notebook as the shared document holds it now (nbformat 4, as a dict)."""
+        return self._document.get()
+
+    def set_content(self, notebook: dict[str, Any]) -> None:
+        """Make the shared document hold `notebook` (valid nbformat 4, sources as strings).
+
+        jupyter_ydoc updates cells it recognises by id in place and replaces the others.
+        """
+        self._document.set(notebook)
+
+    def replace(self, cell: int, spans: Iterable[tuple[int, int]], new_text: str) -> None:
+        """Replace each (start, end) character span of a cell's source, in one transaction.
+
+        Only the replaced characters change, so a human typing elsewhere in the same cell
+        keeps their text and cursor.
+        """
+        if not 1 <= cell <= self.cell_count:
+            raise CellOutOfRange(f"there is no cell {cell}: the open notebook has "
+                                 f"{self.cell_count} cells.", cell=cell,
+                                 cell_count=self.cell_count)
+        text = self._document.ycells[cell - 1]["source"]
+        source = str(text)
+        with self._document.ydoc.transaction():
+            for start, end in sorted(spans, reverse=True):
+                # Y text positions are UTF-8 byte offsets.
+                begin = len(source[:start].encode("utf-8"))
+                length = len(source[start:end].encode("utf-8"))
+                del text[begin:begin + length]
+                text.insert(begin, new_text)
+
+
+async def open_shared_notebook(server: Any, path: str) -> SharedNotebook | None:
+    """The shared document of the notebook at `path` (relative to the server root) when it
+    is open with real-time collaboration; None when it is not, or RTC is not installed."""
+    web_app = getattr(server, "web_app", None)
+    settings = getattr(web_app, "settings", {})
+    collaboration = settings.get(_COLLABORATION_SETTING)
+    if collaboration is None or "file_id_manager" not in settings:  # RTC not running here
+        return None
+    # create=False: a notebook nobody has open has no room, and gets none from us.
+    document = await collaboration.get_document(path=path, content_type="notebook",
+                                                file_format="json", copy=False)
+    return SharedNotebook(document) if document is not None else None

@@ -1,0 +1,153 @@
+"""Open notebooks (real-time collaboration): a tool's edit goes through the shared document.
+
+A real server with jupyter-collaboration; the notebook is opened as JupyterLab opens it (a
+collaboration session, then the document's WebSocket, synced by a Y client). The client
+sees the agent's edit arrive in place, the human's own unsaved typing in another cell
+survives, and the collaboration server saves both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+import pytest
+from httpx_ws import aconnect_ws
+from jupyter_ydoc import YNotebook
+from nbformat.v4 import new_code_cell, new_notebook
+from pycrdt import Provider
+from pycrdt.websocket.websocket import HttpxWebsocket
+
+from jupyter_agent_tools.notebooks import SharedNotebook
+
+WAIT_SECONDS = 30  # a bound on waits for sync and save, not a timing assertion
+
+
+@pytest.fixture
+def jp_server_config(tmp_path):
+    return {
+        "ServerApp": {
+            "jpserver_extensions": {"jupyter_agent_tools": True, "jupyter_server_ydoc": True,
+                                    "jupyter_server_fileid": True},
+            "allow_root": True, "token": "", "password": "", "disable_check_xsrf": True,
+        },
+        "SQLiteYStore": {"db_path": str(tmp_path / "ystore.db")},
+        "BaseFileIdManager": {"db_path": str(tmp_path / "file_id.db"), "db_journal_mode": "OFF"},
+        "YDocExtension": {"document_save_delay": 0.2},
+    }
+
+
+def write_notebook(path: Path, *sources: str) -> None:
+    nbformat.write(new_notebook(
+        cells=[new_code_cell(source) for source in sources],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}}), path)
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    for _ in range(WAIT_SECONDS * 20):
+        if condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"waited {WAIT_SECONDS}s for {what}")
+
+
+def sources(notebook: YNotebook) -> list[str]:
+    return [str(cell["source"]) for cell in notebook.ycells]
+
+
+def saved_sources(path: Path) -> list[str] | None:
+    """The cell sources on disk; None while the server is writing the file (it writes in
+    place, keeping a backup, so a reader can meet it half written)."""
+    try:
+        return [cell.source for cell in nbformat.read(path, 4).cells]
+    except (nbformat.reader.NotJSONError, json.JSONDecodeError):
+        return None
+
+
+async def test_an_edit_of_an_open_notebook_reaches_its_clients_in_place(
+        jp_serverapp, jp_fetch, jp_http_port, jp_base_url, jp_root_dir):
+    path = jp_root_dir / "analysis.ipynb"
+    write_notebook(path, "sales = [3, 5, 8]", "total = sum(sales)", "print(total)")
+    # Open it as JupyterLab does: a collaboration session, then the room's WebSocket.
+    response = await jp_fetch("api", "collaboration", "session", "analysis.ipynb", method="PUT",
+                              body=json.dumps({"format": "json", "type": "notebook"}))
+    session = json.loads(response.body)
+    room = f"json:notebook:{session['fileId']}"
+    url = (f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/collaboration/room/{room}"
+           f"?sessionId={session['sessionId']}")
+    human = YNotebook()
+    async with aconnect_ws(url) as websocket, Provider(human.ydoc, HttpxWebsocket(websocket, room)):
+        await until(lambda: len(sources(human)) == 3, "the client to sync")
+        # The human types in cell 3 and has not saved.
+        typed = human.ycells[2]["source"]
+        typed += "  # checked"
+
+        runtime = jp_serverapp.web_app.settings["agent_tools_runtime"]
+        run = await runtime.create_run()
+        # The agent reads what the human sees, unsaved typing included.
+        for _ in range(WAIT_SECONDS * 20):  # until the typing has reached the server
+            listing = await run.call("read", {"path": "analysis.ipynb", "offset": 3})
+            if "1\tprint(total)  # checked" in listing.text:
+                break
+            await asyncio.sleep(0.05)
+        assert listing.data["shared_document"] is True
+        assert "1\tprint(total)  # checked" in listing.text
+        result = await run.call("edit", {"path": "analysis.ipynb", "cell": 2,
+                                         "old_string": "sum(sales)", "new_string": "max(sales)"})
+        assert result.ok, result.error
+        assert result.data["shared_document"] is True
+        assert "in the open notebook's shared document" in result.text
+
+        await until(lambda: sources(human)[1] == "total = max(sales)", "the edit to arrive")
+        assert sources(human) == ["sales = [3, 5, 8]", "total = max(sales)",
+                                  "print(total)  # checked"]
+        # The collaboration server saves the shared document: both changes reach the file.
+        await until(lambda: saved_sources(path) == [
+            "sales = [3, 5, 8]", "total = max(sales)", "print(total)  # checked"], "the save")
+
+        # A whole-notebook write goes through the shared document too, cell by cell.
+        rewritten = nbformat.read(path, 4)
+        rewritten.cells[0].source = "sales = [3, 5, 8, 13]"
+        written = await run.call("write", {"path": "analysis.ipynb",
+                                           "content": nbformat.writes(rewritten)})
+        assert written.ok and written.data["shared_document"] is True
+        await until(lambda: sources(human)[0] == "sales = [3, 5, 8, 13]", "the write to arrive")
+        assert sources(human)[1:] == ["total = max(sales)", "print(total)  # checked"]
+        invalid = await run.call("write", {"path": "analysis.ipynb", "content": "{}"})
+        assert invalid.code == "invalid_arguments" and sources(human)[0] == "sales = [3, 5, 8, 13]"
+
+        # Cells are those of the open notebook, refusals as for a file.
+        beyond = await run.call("edit", {"path": "analysis.ipynb", "cell": 4,
+                                         "old_string": "x", "new_string": "y"})
+        assert beyond.code == "invalid_arguments" and "has 3 cells" in beyond.error["message"]
+        await runtime.close_run(run.id)
+
+
+async def test_a_notebook_nobody_has_open_is_written_as_a_file(jp_serverapp, jp_root_dir):
+    path = jp_root_dir / "closed.ipynb"
+    write_notebook(path, "x = 1")
+    run = await jp_serverapp.web_app.settings["agent_tools_runtime"].create_run()
+    result = await run.call("edit", {"path": "closed.ipynb", "cell": 1, "old_string": "1",
+                                     "new_string": "2"})
+    assert result.ok and result.data["shared_document"] is False
+    assert nbformat.read(path, 4).cells[0].source == "x = 2"
+    missing = await run.call("edit", {"path": "missing.ipynb", "cell": 1, "old_string": "1",
+                                      "new_string": "2"})
+    assert missing.code == "not_found"
+
+
+def test_replacements_after_non_ascii_text_land_where_they_should():
+    """Y text positions count UTF-8 bytes; spans are characters: both must agree."""
+    document = YNotebook()
+    document.set(nbformat.v4.new_notebook(cells=[
+        new_code_cell("prix = 'café ☕'  # total\ntotal = prix + total")]))
+    shared = SharedNotebook(document)
+    source = shared.sources()[0]
+    spans = [(start, start + len("total")) for start in
+             (source.index("total ="), source.rindex("total"))]
+    shared.replace(1, spans, "somme")
+    assert shared.sources() == ["prix = 'café ☕'  # total\nsomme = prix + somme"]
