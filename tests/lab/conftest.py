@@ -47,6 +47,10 @@ def jp_asyncio_loop() -> Iterator[asyncio.AbstractEventLoop]:
 def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServerProcess]:
     root = tmp_path_factory.mktemp("lab-root")
     lab_state = tmp_path_factory.mktemp("lab-state")
+    # No "get notified about Jupyter news?" toast over the panel (and no request for news).
+    notification = lab_state / "settings" / "@jupyterlab" / "apputils-extension"
+    notification.mkdir(parents=True)
+    (notification / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
     server = JupyterServerProcess(root, extra_args=[
         f"--LabApp.user_settings_dir={lab_state / 'settings'}",
         f"--LabApp.workspaces_dir={lab_state / 'workspaces'}",

@@ -59,3 +59,40 @@ def test_a_permission_card_denied_in_the_panel_denies_the_call(lab) -> None:
     assert not result["ok"]
     assert result["error"]["code"] == "permission_denied"
 
+
+
+def test_screenshots_of_the_panel_in_light_and_dark_theme(lab, artifacts: Path) -> None:
+    lab.page.set_viewport_size({"width": 1400, "height": 1300})
+    Path(lab.server.root_dir, "report.py").write_text("total = 0\nprint(total)\nprint('done')\n")
+    run = lab.server.client().create_run(space="lab", approvals="ask")
+    lab.execute("agent-tools:open-panel")
+    lab.panel.locator(f".jp-AgentTools-run[data-run-id='{run.id}']").click()
+    staging = lab.call_in_background(run.id, "ast_edit", {
+        "pattern": "print($A)", "rewrite": "log($A)", "path": "report.py", "language": "python"})
+    lab.panel.locator(".jp-AgentTools-card-permission").get_by_role(
+        "button", name="Allow this tool for this run").click()
+    assert staging.result()["ok"]
+    lab.panel.locator(".jp-AgentTools-diff-add", has_text="log(total)").wait_for()
+    question = lab.call_in_background(run.id, "ask_user", {
+        "question": "Which charts should the report include?",
+        "context": "The weekly report has room for two.",
+        "options": [{"label": "Revenue"}, {"label": "Churn"}, {"label": "Signups"}],
+        "multi_select": True, "allow_free_text": True})
+    lab.panel.locator(".jp-AgentTools-card-question").get_by_role("button", name="Churn").click()
+    permission = lab.call_in_background(run.id, "bash", {"command": "make report"})
+    lab.panel.locator(".jp-AgentTools-card-permission").wait_for()
+
+    for theme, light in (("JupyterLab Light", "true"), ("JupyterLab Dark", "false")):
+        lab.execute("apputils:change-theme", {"theme": theme})
+        lab.page.wait_for_selector(f"body[data-jp-theme-light='{light}']", state="attached")
+        lab.page.wait_for_timeout(500)  # the theme's stylesheet applies after the attribute
+        name = "dark" if light == "false" else "light"
+        lab.panel.screenshot(path=artifacts / f"panel-{name}.png")
+        lab.page.screenshot(path=artifacts / f"lab-{name}.png")
+
+    # Leave nothing waiting: deny the command, skip the question.
+    lab.panel.locator(".jp-AgentTools-card-permission").get_by_role("button", name="Deny").click()
+    assert permission.result()["error"]["code"] == "permission_denied"
+    lab.panel.locator(".jp-AgentTools-card-question").get_by_role("button", name="Skip").click()
+    assert question.result()["data"]["status"] == "skipped"
+    assert (artifacts / "panel-light.png").stat().st_size > 0

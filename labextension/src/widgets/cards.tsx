@@ -64,8 +64,9 @@ export function CardView({ card, trans, onAnswer }: ICardViewProps): JSX.Element
               <button
                 key={option.label}
                 className={
-                  'jp-Button jp-mod-styled ' +
-                  (deny ? 'jp-mod-warn' : chosen || permission ? 'jp-mod-accept' : 'jp-mod-reject')
+                  permission
+                    ? `jp-Button jp-mod-styled ${deny ? 'jp-mod-warn' : 'jp-mod-accept'}`
+                    : `jp-Button jp-AgentTools-option${chosen ? ' jp-mod-active' : ''}`
                 }
                 title={option.description ?? ''}
                 aria-pressed={card.multi_select ? chosen : undefined}

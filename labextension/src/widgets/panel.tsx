@@ -202,7 +202,7 @@ function TranscriptRow(props: { entry: TranscriptEntry; runId: string; model: IA
       >
         <summary>
           <span className="jp-AgentTools-callTool">{entry.tool}</span>{' '}
-          <span className="jp-AgentTools-callLabel">{entry.label}</span>{' '}
+          <span className="jp-AgentTools-callLabel">{callDetail(entry)}</span>{' '}
           <span className={`jp-AgentTools-badge jp-AgentTools-status-${state}`}>
             {state === 'error' ? entry.error_code ?? 'error' : state}
           </span>
@@ -217,6 +217,11 @@ function TranscriptRow(props: { entry: TranscriptEntry; runId: string; model: IA
       </details>
     </li>
   );
+}
+
+/** The label without the tool's name, which the row already shows. */
+function callDetail(entry: TranscriptEntry): string {
+  return entry.label.startsWith(`${entry.tool} `) ? entry.label.slice(entry.tool.length + 1) : entry.label;
 }
 
 function WorkerRow({ worker }: { worker: WorkerState }): JSX.Element {
