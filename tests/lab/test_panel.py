@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import nbformat
+import pytest
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
 
 def test_a_question_card_answered_in_the_panel_returns_to_the_waiting_call(lab) -> None:
     run = lab.server.client().create_run(space="lab")
@@ -96,3 +101,39 @@ def test_screenshots_of_the_panel_in_light_and_dark_theme(lab, artifacts: Path) 
     lab.panel.locator(".jp-AgentTools-card-question").get_by_role("button", name="Skip").click()
     assert question.result()["data"]["status"] == "skipped"
     assert (artifacts / "panel-light.png").stat().st_size > 0
+
+
+def test_a_card_for_an_open_notebook_shows_in_the_panel(lab) -> None:
+    notebook = Path(lab.server.root_dir, "analysis.ipynb")
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.write_text(nbformat.writes(nbformat.v4.new_notebook(metadata={"kernelspec": kernelspec})))
+    lab.execute("docmanager:open", {"path": "analysis.ipynb", "factory": "Notebook"})
+    lab.wait_for_humans("analysis.ipynb")  # the notebook's path is its space
+    run = lab.server.client().create_run(space="analysis.ipynb")
+    call = lab.call_in_background(run.id, "ask_user", {
+        "question": "Drop the rows with missing prices?", "allow_free_text": True})
+
+    lab.execute("agent-tools:open-panel")
+    card = lab.panel.locator(".jp-AgentTools-card", has_text="Drop the rows")
+    assert card.locator(".jp-AgentTools-cardSpace").inner_text() == "analysis.ipynb"
+    card.locator("textarea").fill("only where the date is missing too")
+    card.get_by_role("button", name="Send").click()
+
+    assert call.result()["data"]["text"] == "only where the date is missing too"
+
+
+def test_a_card_arriving_while_the_panel_is_closed_is_notified_with_open(lab) -> None:
+    lab.page.evaluate("() => window.jupyterapp.shell.collapseRight()")
+    run = lab.server.client().create_run(space="lab")
+    call = lab.call_in_background(run.id, "ask_user", {
+        "question": "Ship it?", "options": [{"label": "Yes"}, {"label": "No"}]})
+
+    toast = lab.page.locator(".jp-Notification-Toast-info", has_text="Ship it?")
+    toast.wait_for()
+    expect(lab.page.locator(".jp-AgentTools-statusItemCount")).to_have_text("Agent: 1 question")
+    toast.get_by_role("button", name="Open").click()
+    card = lab.panel.locator(".jp-AgentTools-card", has_text="Ship it?")
+    card.get_by_role("button", name="No").click()
+
+    assert call.result()["data"]["answer"] == "No"
+    toast.wait_for(state="detached")  # the answered card's notification goes too
