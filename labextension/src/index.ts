@@ -5,6 +5,7 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { IMainMenu } from '@jupyterlab/mainmenu';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IStatusBar } from '@jupyterlab/statusbar';
@@ -52,17 +53,23 @@ const panelPlugin: JupyterFrontEndPlugin<void> = {
   description: 'The Agent Tools side panel.',
   autoStart: true,
   requires: [IAgentTools],
-  optional: [ITranslator, ICommandPalette, IMainMenu, ILayoutRestorer],
+  optional: [ITranslator, ICommandPalette, IMainMenu, ILayoutRestorer, IEditorLanguageRegistry],
   activate: (
     app: JupyterFrontEnd,
     model: IAgentTools,
     translator: ITranslator | null,
     palette: ICommandPalette | null,
     mainMenu: IMainMenu | null,
-    restorer: ILayoutRestorer | null
+    restorer: ILayoutRestorer | null,
+    languages: IEditorLanguageRegistry | null
   ) => {
     const trans = (translator ?? nullTranslator).load(DOMAIN);
-    const panel = new AgentToolsPanel(model, trans);
+    // Diffs are highlighted as the editor would highlight the file.
+    const highlighter = languages
+      ? (code: string, path: string, el: HTMLElement) =>
+          languages.highlight(code, languages.findByFileName(path), el)
+      : null;
+    const panel = new AgentToolsPanel(model, trans, highlighter);
     panel.title.label = trans.__('Agent Tools');
     app.shell.add(panel, 'right', { rank: 600 });
     restorer?.add(panel, PANEL_ID);

@@ -81,8 +81,10 @@ class Lab:
         self.server = server
 
     def execute(self, command: str, args: dict[str, Any] | None = None) -> None:
-        self.page.evaluate("([id, args]) => window.jupyterapp.commands.execute(id, args)",
-                           [command, args or {}])
+        # What the command returns (a widget, say) stays in the page.
+        self.page.evaluate(
+            "async ([id, args]) => { await window.jupyterapp.commands.execute(id, args); }",
+            [command, args or {}])
 
     @property
     def panel(self) -> Any:

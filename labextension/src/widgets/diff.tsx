@@ -2,17 +2,22 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import type { StagedEdit } from '../api/types';
-import { parseUnifiedDiff } from '../state/diffs';
+import { DiffLine, parseUnifiedDiff } from '../state/diffs';
+
+/** Writes `code`, syntax-highlighted as the language of `path`, into `el` (JupyterLab's editor
+ * languages); without one, lines are shown as plain text. */
+export type Highlighter = (code: string, path: string, el: HTMLElement) => Promise<void>;
 
 export interface IEditViewProps {
   runId: string;
   edit: StagedEdit;
   trans: TranslationBundle;
   onResolve: (runId: string, editId: string, action: 'accept' | 'discard') => Promise<unknown>;
+  highlighter: Highlighter | null;
 }
 
 /** A staged edit: its diff per file (collapsible, coloured) and Accept / Discard. */
-export function EditView({ runId, edit, trans, onResolve }: IEditViewProps): JSX.Element {
+export function EditView({ runId, edit, trans, onResolve, highlighter }: IEditViewProps): JSX.Element {
   const [busy, setBusy] = React.useState(false);
   const files = React.useMemo(() => parseUnifiedDiff(edit.diff ?? ''), [edit.diff]);
   const staged = edit.status === 'staged';
@@ -49,9 +54,7 @@ export function EditView({ runId, edit, trans, onResolve }: IEditViewProps): JSX
           </summary>
           <pre className="jp-AgentTools-diff">
             {file.lines.map((line, index) => (
-              <div key={index} className={`jp-AgentTools-diffLine jp-AgentTools-diff-${line.kind}`}>
-                {line.text}
-              </div>
+              <DiffLineView key={index} line={line} path={file.path} highlighter={highlighter} />
             ))}
           </pre>
         </details>
@@ -74,6 +77,38 @@ export function EditView({ runId, edit, trans, onResolve }: IEditViewProps): JSX
           </button>
         </div>
       )}
+    </div>
+  );
+}
+
+/** One diff line: its +/-/space marker, then the code, highlighted once the language loads. */
+function DiffLineView(props: { line: DiffLine; path: string; highlighter: Highlighter | null }): JSX.Element {
+  const { line, path, highlighter } = props;
+  const code = React.useRef<HTMLSpanElement>(null);
+  const isCode = line.kind === 'add' || line.kind === 'delete' || line.kind === 'context';
+  React.useEffect(() => {
+    const el = code.current;
+    if (!el) {
+      return;
+    }
+    const text = isCode ? line.text.slice(1) : line.text;
+    el.textContent = text; // React renders no children here: this span is ours
+    if (!isCode || !highlighter) {
+      return;
+    }
+    let current = true;
+    const rendered = document.createElement('span');
+    highlighter(text, path, rendered)
+      .then(() => current && el.replaceChildren(...Array.from(rendered.childNodes)))
+      .catch(() => undefined); // plain text stays
+    return () => {
+      current = false;
+    };
+  }, [line.text, path, highlighter]);
+  return (
+    <div className={`jp-AgentTools-diffLine jp-AgentTools-diff-${line.kind}`}>
+      {isCode && <span className="jp-AgentTools-diffMarker">{line.text[0]}</span>}
+      <span ref={code} />
     </div>
   );
 }

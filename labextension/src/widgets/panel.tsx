@@ -6,7 +6,7 @@ import type { RunDescriptor, TranscriptEntry, WorkerState } from '../api/types';
 import { describeRun } from '../state/runs';
 import { IAgentTools, PANEL_ID } from '../tokens';
 import { CardView } from './cards';
-import { EditView } from './diff';
+import { EditView, Highlighter } from './diff';
 
 /** How often the run list and status are refreshed while the panel is visible. */
 const REFRESH_MS = 5000;
@@ -17,7 +17,8 @@ export class AgentToolsPanel extends ReactWidget {
 
   constructor(
     readonly model: IAgentTools,
-    readonly trans: TranslationBundle
+    readonly trans: TranslationBundle,
+    readonly highlighter: Highlighter | null = null
   ) {
     super();
     this.id = PANEL_ID;
@@ -44,13 +45,14 @@ export class AgentToolsPanel extends ReactWidget {
   }
 
   render(): JSX.Element {
-    return <PanelBody model={this.model} trans={this.trans} />;
+    return <PanelBody model={this.model} trans={this.trans} highlighter={this.highlighter} />;
   }
 }
 
 interface IBodyProps {
   model: IAgentTools;
   trans: TranslationBundle;
+  highlighter?: Highlighter | null;
 }
 
 function Section(props: {
@@ -71,7 +73,7 @@ function Section(props: {
   );
 }
 
-function PanelBody({ model, trans }: IBodyProps): JSX.Element {
+function PanelBody({ model, trans, highlighter = null }: IBodyProps): JSX.Element {
   const cards = model.cards.pending();
   const runs = model.runs.runs();
   const selected = model.selectedRunId ? model.runs.run(model.selectedRunId) : undefined;
@@ -115,7 +117,7 @@ function PanelBody({ model, trans }: IBodyProps): JSX.Element {
           </ul>
         )}
       </Section>
-      {selected && <RunDetails run={selected} model={model} trans={trans} />}
+      {selected && <RunDetails run={selected} model={model} trans={trans} highlighter={highlighter} />}
       <Section title={trans.__('Status')} name="status" open={false}>
         <StatusView model={model} trans={trans} />
       </Section>
@@ -144,8 +146,13 @@ function RunRow(props: { run: RunDescriptor; model: IAgentTools; selected: boole
   );
 }
 
-function RunDetails(props: { run: RunDescriptor; model: IAgentTools; trans: TranslationBundle }): JSX.Element {
-  const { run, model, trans } = props;
+function RunDetails(props: {
+  run: RunDescriptor;
+  model: IAgentTools;
+  trans: TranslationBundle;
+  highlighter: Highlighter | null;
+}): JSX.Element {
+  const { run, model, trans, highlighter } = props;
   const edits = model.runs.edits(run.id);
   const transcript = model.runs.transcript(run.id);
   const workers = model.runs.workers(run.id);
@@ -162,6 +169,7 @@ function RunDetails(props: { run: RunDescriptor; model: IAgentTools; trans: Tran
               edit={edit}
               trans={trans}
               onResolve={(r, e, a) => model.resolveEdit(r, e, a)}
+              highlighter={highlighter}
             />
           ))
         )}
