@@ -1,5 +1,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { ReactWidget } from '@jupyterlab/ui-components';
+import { MessageLoop } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
 import type { RunDescriptor, TranscriptEntry, WorkerState } from '../api/types';
@@ -25,6 +27,12 @@ export class AgentToolsPanel extends ReactWidget {
     this.addClass('jp-AgentTools');
     this.title.caption = trans.__('Agent Tools');
     model.changed.connect(() => this.update(), this);
+    // A card is what a person waits to see: render it now, not on the next animation frame.
+    model.cardAdded.connect(() => {
+      if (this.isVisible) {
+        MessageLoop.sendMessage(this, Widget.Msg.UpdateRequest);
+      }
+    }, this);
   }
 
   protected onAfterShow(): void {
