@@ -1,5 +1,4 @@
 import {
-  ILabShell,
   ILayoutRestorer,
   JupyterFrontEnd,
   JupyterFrontEndPlugin
@@ -131,7 +130,7 @@ const notificationsPlugin: JupyterFrontEndPlugin<void> = {
   description: 'Notifies about agent questions while the Agent Tools panel is closed.',
   autoStart: true,
   requires: [IAgentTools],
-  optional: [ITranslator, ILabShell],
+  optional: [ITranslator],
   activate: (
     app: JupyterFrontEnd,
     model: IAgentTools,

@@ -137,3 +137,18 @@ def test_a_card_arriving_while_the_panel_is_closed_is_notified_with_open(lab) ->
 
     assert call.result()["data"]["answer"] == "No"
     toast.wait_for(state="detached")  # the answered card's notification goes too
+
+
+def test_the_status_says_what_can_serve_and_why_not(lab, artifacts: Path) -> None:
+    lab.execute("agent-tools:open-panel")
+    lab.panel.locator(".jp-AgentTools-status summary").click()
+
+    python_kernel = lab.panel.locator("[data-resource='kernels'] .jp-AgentTools-statusRow",
+                                      has_text="python")
+    expect(python_kernel.first).to_have_attribute("data-available", "true")
+    servers = lab.panel.locator("[data-resource='lsp'] .jp-AgentTools-statusRow")
+    expect(servers.filter(has_text="basedpyright")).to_have_count(1)
+    # What cannot serve says why (the runtime's own words).
+    for row in lab.panel.locator(".jp-AgentTools-statusRow[data-available='false']").all():
+        assert row.locator(".jp-AgentTools-reason").inner_text().strip()
+    lab.panel.screenshot(path=artifacts / "panel-status-light.png")

@@ -11,8 +11,8 @@ import type {
   TranscriptEntry
 } from './types';
 
-type Json = paths['/agent-tools/api/status']['get']['responses'][200]['content']['application/json'];
-export type StatusReport = Json;
+export type StatusReport =
+  paths['/agent-tools/api/status']['get']['responses'][200]['content']['application/json'];
 
 const API = 'agent-tools/api';
 

@@ -6,6 +6,7 @@ import * as React from 'react';
 
 import type { RunDescriptor, TranscriptEntry, WorkerState } from '../api/types';
 import { describeRun } from '../state/runs';
+import { statusRows } from '../state/status';
 import { IAgentTools, PANEL_ID } from '../tokens';
 import { CardView } from './cards';
 import { EditView, Highlighter } from './diff';
@@ -149,6 +150,7 @@ function RunRow(props: { run: RunDescriptor; model: IAgentTools; selected: boole
       </div>
       <div className="jp-AgentTools-muted">
         {describeRun(run)} · {(run.tools ?? []).length} tools
+        {run.parent_id && ` · worker of ${run.parent_id.slice(0, 8)}`}
       </div>
     </li>
   );
@@ -253,28 +255,31 @@ function WorkerRow({ worker }: { worker: WorkerState }): JSX.Element {
 }
 
 function StatusView({ model, trans }: IBodyProps): JSX.Element {
-  const status = model.status as { resources?: Record<string, unknown>; root_dir?: string } | null;
-  if (!status) {
+  if (!model.status) {
     return <div className="jp-AgentTools-empty">{trans.__('Not loaded yet.')}</div>;
   }
+  const rows = statusRows(model.status);
+  const resources = [...new Set(rows.map(row => row.resource))];
   return (
     <div className="jp-AgentTools-statusList">
-      {Object.entries(status.resources ?? {}).map(([name, value]) => {
-        const info = (value ?? {}) as { available?: boolean; reason?: string; error?: string };
-        const state = info.error ? 'error' : info.available === false ? 'unavailable' : 'ok';
-        return (
-          <details key={name} className="jp-AgentTools-statusItem">
-            <summary>
-              {name}{' '}
-              <span className={`jp-AgentTools-badge jp-AgentTools-status-${state}`}>{trans.__(state)}</span>
-              {(info.reason || info.error) && (
-                <span className="jp-AgentTools-muted"> {info.reason ?? info.error}</span>
-              )}
-            </summary>
-            <pre className="jp-AgentTools-result">{JSON.stringify(value, null, 2)}</pre>
-          </details>
-        );
-      })}
+      {resources.map(resource => (
+        <div key={resource} className="jp-AgentTools-statusGroup" data-resource={resource}>
+          <div className="jp-AgentTools-statusResource">{resource}</div>
+          {rows
+            .filter(row => row.resource === resource)
+            .map(row => {
+              const state = row.available === false ? 'unavailable' : 'ok';
+              return (
+                <div key={row.name} className="jp-AgentTools-statusRow" data-available={String(row.available)}>
+                  <span className={`jp-AgentTools-dot jp-AgentTools-status-${state}`}>●</span>{' '}
+                  <span>{row.name}</span>
+                  {row.detail && <span className="jp-AgentTools-muted"> ({row.detail})</span>}
+                  {row.reason && <div className="jp-AgentTools-muted jp-AgentTools-reason">{row.reason}</div>}
+                </div>
+              );
+            })}
+        </div>
+      ))}
     </div>
   );
 }
