@@ -152,3 +152,39 @@ def test_the_status_says_what_can_serve_and_why_not(lab, artifacts: Path) -> Non
     for row in lab.panel.locator(".jp-AgentTools-statusRow[data-available='false']").all():
         assert row.locator(".jp-AgentTools-reason").inner_text().strip()
     lab.panel.screenshot(path=artifacts / "panel-status-light.png")
+
+
+def test_a_card_answered_elsewhere_leaves_the_panel(lab) -> None:
+    run = lab.server.client().create_run(space="lab")
+    call = lab.call_in_background(run.id, "ask_user", {
+        "question": "Rename the column?", "options": [{"label": "Yes"}, {"label": "No"}]})
+    lab.execute("agent-tools:open-panel")
+    card = lab.panel.locator(".jp-AgentTools-card", has_text="Rename the column?")
+    card.wait_for()
+
+    card_id = card.get_attribute("data-card-id")
+    run.answer(card_id, answer="Yes")  # another front end answers first
+
+    card.wait_for(state="detached")
+    assert call.result()["data"]["answer"] == "Yes"
+
+
+def test_the_panel_comes_back_with_the_layout(lab) -> None:
+    saved = ("async (open) => { const ws = await window.jupyterapp.serviceManager.workspaces"
+             ".fetch('default'); const right = ws.data['layout-restorer:data']?.right;"
+             " return !!right && (open ? right.current === 'agent-tools-panel' && !right.collapsed"
+             " : right.collapsed); }")
+    # Start from a saved layout without the panel, so what is saved next is this page's.
+    lab.page.evaluate("() => window.jupyterapp.shell.collapseRight()")
+    lab.page.wait_for_function(saved, arg=False, polling=500)
+    lab.execute("agent-tools:open-panel")
+    lab.page.wait_for_function(saved, arg=True, polling=500)
+    lab.page.wait_for_timeout(3000)  # saves are debounced: a late one may still land
+    lab.page.wait_for_function(saved, arg=True, polling=500)
+    lab.page.close()
+
+    # The layout is the workspace's, kept by the server: a new page of the lab gets it.
+    page = lab.page.context.new_page()
+    page.goto(f"{lab.server.url}lab?token={lab.server.token}")
+    page.locator("#agent-tools-panel .jp-AgentTools-body").wait_for()
+    assert page.locator("#agent-tools-panel").is_visible()
