@@ -12,6 +12,9 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
+# The editable install also builds the JupyterLab extension (labextension/, with npm) unless its
+# build is newer than its sources; see [tool.hatch.build.hooks.jupyter-builder] in pyproject.toml.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 "$VENV/bin/python" -m pip install --quiet -e ".[test,bench]"
 
 # npm-installed servers go under .tools/node, found by the specs through the runtime's PATH.
@@ -23,10 +26,12 @@ if command -v npm >/dev/null 2>&1; then
   fi
 fi
 
-# Debian packages for the C/C++ language server and debugger (skipped when not root/apt).
+# Debian packages for the C/C++ language server and debugger, and the browser of the JupyterLab
+# panel's tests (tests/lab drive Debian's chromium; no browser is ever downloaded). Skipped when
+# not root/apt.
 # lldb-dap ships only in the versioned lldb-NN packages (bookworm's plain `lldb` is 14, without it).
 # Never add plain `lldb` too: its python3-lldb-14 conflicts, and apt would remove lldb-19.
-DEBIAN_PACKAGES=(clangd lldb-19 gcc)
+DEBIAN_PACKAGES=(clangd lldb-19 gcc chromium)
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

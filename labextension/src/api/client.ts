@@ -1,0 +1,100 @@
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+import type { paths } from './schema';
+import type {
+  AnswerBody,
+  Card,
+  RunDescriptor,
+  StagedEdit,
+  ToolResult,
+  TranscriptEntry
+} from './types';
+
+export type StatusReport =
+  paths['/agent-tools/api/status']['get']['responses'][200]['content']['application/json'];
+
+const API = 'agent-tools/api';
+
+/** An HTTP answer that was not 2xx, with the server's {error: {code, message}} when it sent one. */
+export class ApiRequestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string | null,
+    message: string
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The HTTP and WebSocket client of the agent-tools API, through JupyterLab's server connection
+ * (base URL, token, XSRF cookie), so it works behind JupyterHub and Binder as the lab does.
+ */
+export class AgentToolsClient {
+  constructor(readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()) {}
+
+  async request<T>(path: string, init: RequestInit = {}): Promise<T> {
+    const url = URLExt.join(this.settings.baseUrl, API, path);
+    const response = await ServerConnection.makeRequest(url, init, this.settings);
+    const body = await response.text();
+    const data = body ? JSON.parse(body) : null;
+    if (!response.ok) {
+      const error = data?.error ?? {};
+      throw new ApiRequestError(
+        response.status,
+        error.code ?? null,
+        error.message ?? data?.message ?? `${response.status} ${response.statusText}`
+      );
+    }
+    return data as T;
+  }
+
+  private post<T>(path: string, body: unknown): Promise<T> {
+    return this.request<T>(path, { method: 'POST', body: JSON.stringify(body) });
+  }
+
+  status(): Promise<StatusReport> {
+    return this.request<StatusReport>('status');
+  }
+
+  runs(): Promise<RunDescriptor[]> {
+    return this.request<RunDescriptor[]>('runs');
+  }
+
+  transcript(runId: string): Promise<TranscriptEntry[]> {
+    return this.request<TranscriptEntry[]>(`runs/${runId}/transcript`);
+  }
+
+  edits(runId: string): Promise<StagedEdit[]> {
+    return this.request<StagedEdit[]>(`runs/${runId}/edits`);
+  }
+
+  edit(runId: string, editId: string): Promise<StagedEdit> {
+    return this.request<StagedEdit>(`runs/${runId}/edits/${encodeURIComponent(editId)}`);
+  }
+
+  answer(card: Card, body: AnswerBody): Promise<Card> {
+    return this.post<Card>(`runs/${card.run_id}/questions/${encodeURIComponent(card.id)}`, body);
+  }
+
+  /** A tool call through the run's one dispatch path (approvals and wrappers apply). */
+  call(runId: string, tool: string, args: Record<string, unknown>): Promise<ToolResult> {
+    return this.post<ToolResult>(`runs/${runId}/calls`, { tool, args });
+  }
+
+  /** The URL of an event stream: `spaces/{space}/events` or `runs/{id}/events`. */
+  socketUrl(path: string): string {
+    const url = URLExt.join(this.settings.wsUrl, API, path);
+    const token = this.settings.token;
+    return this.settings.appendToken && token ? `${url}?token=${encodeURIComponent(token)}` : url;
+  }
+
+  spaceEventsUrl(space: string): string {
+    return this.socketUrl(`spaces/${encodeURIComponent(space)}/events`);
+  }
+
+  runEventsUrl(runId: string): string {
+    return this.socketUrl(`runs/${runId}/events`);
+  }
+}
