@@ -1,5 +1,5 @@
 // Generates src/api/schema.d.ts from the OpenAPI document the server serves
-// (jupyter_agent_tools.openapi.openapi_document), so the client's types follow the server.
+// (jupyter_agent_tools.http.openapi.openapi_document), so the client's types follow the server.
 //   node scripts/generate-api.mjs          write the file
 //   node scripts/generate-api.mjs --check  exit 1 when the committed file is out of date
 // The Python interpreter is $PYTHON, else the repository's .venv, else python3.
@@ -18,7 +18,7 @@ const documentJson = execFileSync(
   python,
   [
     '-c',
-    'import json; from jupyter_agent_tools.openapi import openapi_document; ' +
+    'import json; from jupyter_agent_tools.http.openapi import openapi_document; ' +
       'print(json.dumps(openapi_document(), sort_keys=True))'
   ],
   { encoding: 'utf-8' }

@@ -8,7 +8,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document */
+        /** This document (OpenAPI 3.1) */
         get: {
             parameters: {
                 query?: never;
@@ -18,22 +18,24 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description OpenAPI 3 document */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
                     };
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -63,22 +65,22 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Runs */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Run"][];
+                        "application/json": components["schemas"]["RunDescriptor"][];
                     };
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -92,37 +94,64 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody: {
+            requestBody?: {
                 content: {
                     "application/json": components["schemas"]["RunRequest"];
                 };
             };
             responses: {
-                /** @description The run */
+                /** @description Created */
                 201: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Run"];
+                        "application/json": components["schemas"]["RunDescriptor"];
                     };
                 };
-                /** @description An error: {error: {code, message}} */
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such run, card, edit or directory */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The current state refuses it (a closed card, the run limit reached) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than c.AgentToolsApp.max_request_bytes */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -152,31 +181,31 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The run */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Run"];
+                        "application/json": components["schemas"]["RunDescriptor"];
                     };
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description An error: {error: {code, message}} */
+                /** @description No such run, card, edit or directory */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -195,29 +224,29 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Closed */
+                /** @description Done; no body */
                 204: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description An error: {error: {code, message}} */
+                /** @description No such run, card, edit or directory */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -248,38 +277,53 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": {
-                        args?: Record<string, unknown>;
-                        tool: string;
-                    };
+                    "application/json": components["schemas"]["CallRequest"];
                 };
             };
             responses: {
-                /** @description The result */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Result"];
+                        "application/json": components["schemas"]["CallResult"];
                     };
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description An error: {error: {code, message}} */
+                /** @description No such run, card, edit or directory */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than c.AgentToolsApp.max_request_bytes */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -309,31 +353,31 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Edits */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": unknown[];
+                        "application/json": components["schemas"]["StagedEdit"][];
                     };
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description An error: {error: {code, message}} */
+                /** @description No such run, card, edit or directory */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -366,31 +410,31 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Edit */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["StagedEdit"];
                     };
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description An error: {error: {code, message}} */
+                /** @description No such run, card, edit or directory */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -422,29 +466,38 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Switching protocols */
+                /** @description Switching protocols (WebSocket) */
                 101: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description An error: {error: {code, message}} */
+                /** @description No such run, card, edit or directory */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -452,6 +505,142 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-tools/api/runs/{id}/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `agent-tools/api/runs/{id}/mcp`: sessions over an existing run, which they leave open. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Not authenticated, or not authorized for this resource */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such run, card, edit or directory */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** `agent-tools/api/runs/{id}/mcp`: sessions over an existing run, which they leave open. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Not authenticated, or not authorized for this resource */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such run, card, edit or directory */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        /** `agent-tools/api/runs/{id}/mcp`: sessions over an existing run, which they leave open. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Not authenticated, or not authorized for this resource */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such run, card, edit or directory */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -476,31 +665,31 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Cards */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": unknown[];
+                        "application/json": components["schemas"]["QuestionCard"][];
                     };
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description An error: {error: {code, message}} */
+                /** @description No such run, card, edit or directory */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -522,7 +711,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Answer or skip a card */
+        /** Answer or skip a card (by id or number) */
         post: {
             parameters: {
                 query?: never;
@@ -535,57 +724,62 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": {
-                        answer?: unknown;
-                        skip?: boolean;
-                        text?: string;
-                    };
+                    "application/json": components["schemas"]["AnswerRequest"];
                 };
             };
             responses: {
-                /** @description The card, answered */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["QuestionCard"];
                     };
                 };
-                /** @description An error: {error: {code, message}} */
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description An error: {error: {code, message}} */
+                /** @description No such run, card, edit or directory */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description An error: {error: {code, message}} */
+                /** @description The current state refuses it (a closed card, the run limit reached) */
                 409: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than c.AgentToolsApp.max_request_bytes */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -603,7 +797,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Schemas of the tools visible to the run */
+        /** Schemas of the tools visible to the run, in a format */
         get: {
             parameters: {
                 query?: {
@@ -617,31 +811,42 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Schemas */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": unknown[];
+                        "application/json": {
+                            [key: string]: unknown;
+                        }[];
                     };
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description An error: {error: {code, message}} */
+                /** @description No such run, card, edit or directory */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -673,31 +878,31 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Transcript */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": unknown[];
+                        "application/json": components["schemas"]["TranscriptEntry"][];
                     };
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description An error: {error: {code, message}} */
+                /** @description No such run, card, edit or directory */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -729,20 +934,38 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Switching protocols */
+                /** @description Switching protocols (WebSocket) */
                 101: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such run, card, edit or directory */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -772,22 +995,22 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Status */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ServerStatus"];
                     };
                 };
-                /** @description Not authenticated or not authorized */
+                /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": Record<string, unknown>;
+                        "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -800,39 +1023,763 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent-tools/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `agent-tools/mcp`: POST opens a session (and its run) with `initialize`, then serves it. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Not authenticated, or not authorized for this resource */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** `agent-tools/mcp`: POST opens a session (and its run) with `initialize`, then serves it. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Not authenticated, or not authorized for this resource */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        /** `agent-tools/mcp`: POST opens a session (and its run) with `initialize`, then serves it. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Not authenticated, or not authorized for this resource */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        Error: {
-            error?: {
-                code?: string;
-                message?: string;
+        /**
+         * AnswerRequest
+         * @description A human's answer to a card: an option label or labels, free text, or a skip.
+         */
+        AnswerRequest: {
+            /**
+             * Answer
+             * @description A label, or labels (multi-select).
+             * @default null
+             */
+            answer: string | string[] | null;
+            /**
+             * Skip
+             * @description Skip the card: the agent proceeds on its assumption.
+             * @default false
+             */
+            skip: boolean;
+            /**
+             * Text
+             * @description Free text.
+             * @default null
+             */
+            text: string | null;
+        };
+        /**
+         * Approvals
+         * @description How write and exec calls are gated. Read calls are never gated.
+         * @enum {string}
+         */
+        Approvals: "auto" | "ask" | "deny";
+        /**
+         * Block
+         * @description One piece of a result for a human: text, image, html or diff.
+         */
+        Block: {
+            /** Type */
+            type: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * CallFinished
+         * @description A call ended; its result is in the HTTP answer and the transcript.
+         */
+        CallFinished: {
+            /** Call Id */
+            call_id: string;
+            /** Duration Ms */
+            duration_ms: number | null;
+            /** Error Code */
+            error_code: string | null;
+            /** Label */
+            label: string;
+            /** Ok */
+            ok: boolean;
+            /** Origin */
+            origin: string;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Time
+             * @description When it was published (seconds since the epoch).
+             */
+            time: number;
+            /** Tool */
+            tool: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "call_finished";
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * CallRequest
+         * @description One tool call: the tool's name and its arguments (validated by the tool's own model).
+         */
+        CallRequest: {
+            /** Args */
+            args?: {
+                [key: string]: unknown;
             };
+            /** Tool */
+            tool: string;
         };
-        Result: {
-            blocks?: unknown[];
-            data?: Record<string, unknown>;
-            error?: Record<string, unknown> | null;
-            ok?: boolean;
-            text?: string;
+        /**
+         * CallResult
+         * @description What a call answers (`ToolResult.to_json`); tool failures are `ok: false`.
+         */
+        CallResult: {
+            /** Blocks */
+            blocks: components["schemas"]["Block"][];
+            /** Data */
+            data: {
+                [key: string]: unknown;
+            };
+            error: components["schemas"]["ErrorDetail"] | null;
+            /** Ok */
+            ok: boolean;
+            /** Text */
+            text: string;
+        } & {
+            [key: string]: unknown;
         };
-        Run: {
-            cwd?: string;
-            id?: string;
-            surface?: string;
-            tools?: string[];
+        /**
+         * CallStarted
+         * @description A call entered the dispatch path.
+         */
+        CallStarted: {
+            /** Call Id */
+            call_id: string;
+            /** Label */
+            label: string;
+            /** Origin */
+            origin: string;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Time
+             * @description When it was published (seconds since the epoch).
+             */
+            time: number;
+            /** Tool */
+            tool: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "call_started";
+        } & {
+            [key: string]: unknown;
         };
+        /** CardOption */
+        CardOption: {
+            /**
+             * Description
+             * @default null
+             */
+            description: string | null;
+            /** Label */
+            label: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * EditResolved
+         * @description A staged edit was accepted, discarded, or found stale.
+         */
+        EditResolved: {
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "accepted" | "discarded" | "stale";
+            /** Counts */
+            counts: {
+                [key: string]: number;
+            };
+            /** Edit Id */
+            edit_id: string;
+            /** Files */
+            files: string[];
+            /** Replacements */
+            replacements: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Time
+             * @description When it was published (seconds since the epoch).
+             */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "edit_resolved";
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * EditStaged
+         * @description `ast_edit` staged a rewrite (see `GET runs/{id}/edits/{edit_id}`).
+         */
+        EditStaged: {
+            /** Counts */
+            counts: {
+                [key: string]: number;
+            };
+            /** Edit Id */
+            edit_id: string;
+            /** Files */
+            files: string[];
+            /** Replacements */
+            replacements: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Time
+             * @description When it was published (seconds since the epoch).
+             */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "edit_staged";
+        } & {
+            [key: string]: unknown;
+        };
+        /** ErrorDetail */
+        ErrorDetail: {
+            /**
+             * Code
+             * @description A contract error code (CONTRACT.md), e.g. invalid_arguments.
+             */
+            code: string;
+            /**
+             * Message
+             * @description What went wrong and what to do next.
+             */
+            message: string;
+        };
+        /**
+         * ErrorResponse
+         * @description Every 4xx (and the 5xx of a server bug): `{error: {code, message}}`, no traceback.
+         */
+        ErrorResponse: {
+            error: components["schemas"]["ErrorDetail"];
+        };
+        Event: components["schemas"]["CallStarted"] | components["schemas"]["CallFinished"] | components["schemas"]["RunClosed"] | components["schemas"]["EditStaged"] | components["schemas"]["EditResolved"] | components["schemas"]["LspProgress"] | components["schemas"]["QuestionAsked"] | components["schemas"]["QuestionClosed"] | components["schemas"]["Humans"] | components["schemas"]["WorkerState"];
+        /**
+         * Humans
+         * @description How many human front ends are connected to a space (space sockets only).
+         */
+        Humans: {
+            /** Humans */
+            humans: number;
+            /** Space */
+            space: string;
+            /**
+             * Time
+             * @description When it was published (seconds since the epoch).
+             */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "humans";
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * LspProgress
+         * @description A step of a project-wide check (`lsp diagnostics` on '*').
+         */
+        LspProgress: {
+            /** Call Id */
+            call_id: string;
+            /** Check */
+            check: string;
+            /** Of */
+            of: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "started" | "done";
+            /** Step */
+            step: number;
+            /**
+             * Time
+             * @description When it was published (seconds since the epoch).
+             */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "lsp_progress";
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * QuestionAsked
+         * @description A card waits for a human; `replay` marks a pending card sent to a socket that joined late.
+         */
+        QuestionAsked: {
+            card: components["schemas"]["QuestionCard"];
+            /**
+             * Replay
+             * @default false
+             */
+            replay: boolean;
+            /** Run Id */
+            run_id: string;
+            /** Space */
+            space: string;
+            /**
+             * Time
+             * @description When it was published (seconds since the epoch).
+             */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "question_asked";
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * QuestionCard
+         * @description An `ask_user` question or a permission request, as front ends show it.
+         */
+        QuestionCard: {
+            /** Allow Free Text */
+            allow_free_text: boolean;
+            /** Answer */
+            answer: string | string[] | null;
+            /** Args */
+            args: {
+                [key: string]: unknown;
+            } | null;
+            /** Context */
+            context: string;
+            /** Created At */
+            created_at: number;
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "question" | "permission";
+            /** Label */
+            label: string | null;
+            /** Multi Select */
+            multi_select: boolean;
+            /** Number */
+            number: number;
+            /** Options */
+            options: components["schemas"]["CardOption"][];
+            /** Question */
+            question: string;
+            /** Run Id */
+            run_id: string;
+            /** Space */
+            space: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "answered" | "skipped" | "timed_out" | "cancelled";
+            /** Text */
+            text: string | null;
+            /** Tier */
+            tier: string | null;
+            /** Tool */
+            tool: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * QuestionClosed
+         * @description A card was answered, skipped, timed out or cancelled.
+         */
+        QuestionClosed: {
+            card: components["schemas"]["QuestionCard"];
+            /** Run Id */
+            run_id: string;
+            /** Space */
+            space: string;
+            /**
+             * Time
+             * @description When it was published (seconds since the epoch).
+             */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "question_closed";
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Resource
+         * @description Names of the live resources a run can have attached.
+         * @enum {string}
+         */
+        Resource: "workdir" | "parser" | "lsp" | "kernels" | "debug" | "conversation" | "questions" | "space" | "workers";
+        /**
+         * RunClosed
+         * @description The run was closed; the socket sends nothing more of it.
+         */
+        RunClosed: {
+            /** Run Id */
+            run_id: string;
+            /**
+             * Time
+             * @description When it was published (seconds since the epoch).
+             */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run_closed";
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * RunDescriptor
+         * @description A run as `GET runs/{id}` describes it.
+         */
+        RunDescriptor: {
+            approvals: components["schemas"]["Approvals"];
+            /** Conversation Id */
+            conversation_id: string | null;
+            /** Created At */
+            created_at: number;
+            /** Cwd */
+            cwd: string;
+            /** Id */
+            id: string;
+            /**
+             * Origin
+             * @description api, http, notebook, worker, mcp or cli.
+             */
+            origin: string;
+            /** Parent Id */
+            parent_id: string | null;
+            /** Resources */
+            resources: string[];
+            /** Space */
+            space: string | null;
+            surface: components["schemas"]["Surface"];
+            /** Tools */
+            tools: string[];
+            /** Vibe */
+            vibe: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * RunRequest
+         * @description The options of a new run (`POST runs`; the MCP endpoint reads them from its query).
+         */
         RunRequest: {
-            /** @enum {string} */
-            approvals?: "auto" | "ask" | "deny";
-            conversation_id?: string | null;
-            cwd?: string;
-            resources?: string[] | null;
-            space?: string | null;
-            /** @enum {string} */
-            surface?: "full" | "plan" | "readonly";
-            vibe?: boolean;
+            /**
+             * @description auto | ask | deny (server default).
+             * @default null
+             */
+            approvals: components["schemas"]["Approvals"] | null;
+            /**
+             * Conversation Id
+             * @description Keys the run's debug session.
+             * @default null
+             */
+            conversation_id: string | null;
+            /**
+             * Cwd
+             * @description Working directory under the server root (default '.').
+             * @default null
+             */
+            cwd: string | null;
+            /**
+             * Origin
+             * @description Who creates the run, as front ends show it.
+             * @default http
+             * @enum {string}
+             */
+            origin: "http" | "notebook";
+            /**
+             * Resources
+             * @description Attach only these resources (the working directory always).
+             * @default null
+             */
+            resources: components["schemas"]["Resource"][] | null;
+            /**
+             * Space
+             * @description Where the run's cards show, e.g. 'lab' or a notebook path.
+             * @default null
+             */
+            space: string | null;
+            /**
+             * @description full | plan | readonly (server default).
+             * @default null
+             */
+            surface: components["schemas"]["Surface"] | null;
+            /**
+             * Vibe
+             * @description Attach the worker pool (vibe_* tools).
+             * @default false
+             */
+            vibe: boolean;
+        };
+        /**
+         * ServerStatus
+         * @description What each resource can serve, and why not where it cannot.
+         */
+        ServerStatus: {
+            /** Resource Errors */
+            resource_errors: {
+                [key: string]: string;
+            };
+            /** Resources */
+            resources: {
+                [key: string]: unknown;
+            };
+            /** Root Dir */
+            root_dir: string;
+            /** Runs */
+            runs: number;
+            /** Tool Load Errors */
+            tool_load_errors: {
+                [key: string]: string;
+            };
+            /** Tools */
+            tools: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * StagedEdit
+         * @description An `ast_edit` rewrite: staged until `resolve` accepts or discards it.
+         */
+        StagedEdit: {
+            /** Created At */
+            created_at: number;
+            /**
+             * Diff
+             * @description A unified diff of every file.
+             */
+            diff: string;
+            /** Edit Id */
+            edit_id: string;
+            /**
+             * Files
+             * @description Replacements per file.
+             */
+            files: {
+                [key: string]: number;
+            };
+            /** Language */
+            language: string;
+            /** Pattern */
+            pattern: string;
+            /** Replacements */
+            replacements: number;
+            /** Rewrite */
+            rewrite: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "staged" | "accepted" | "discarded" | "stale";
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Surface
+         * @description Where the agent runs. The surface's ceiling decides which tools exist for it.
+         * @enum {string}
+         */
+        Surface: "full" | "plan" | "readonly";
+        /**
+         * ToolsQuery
+         * @description Query of `GET runs/{id}/tools`.
+         */
+        ToolsQuery: {
+            /**
+             * Format
+             * @default json
+             * @enum {string}
+             */
+            format: "json" | "openai" | "anthropic";
+        };
+        /**
+         * TranscriptEntry
+         * @description One call of a run; `ok`, `duration_ms` and `text` stay null while it runs.
+         */
+        TranscriptEntry: {
+            /** Args */
+            args: {
+                [key: string]: unknown;
+            };
+            /** Call Id */
+            call_id: string;
+            /** Duration Ms */
+            duration_ms: number | null;
+            /** Error Code */
+            error_code: string | null;
+            /** Label */
+            label: string;
+            /** Ok */
+            ok: boolean | null;
+            /** Origin */
+            origin: string;
+            /** Started At */
+            started_at: number;
+            /** Text */
+            text: string | null;
+            /** Tool */
+            tool: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * WorkerState
+         * @description A background worker (vibe mode) changed state.
+         */
+        WorkerState: {
+            /** Child Run Id */
+            child_run_id: string;
+            /** Elapsed Seconds */
+            elapsed_seconds: number;
+            /** Label */
+            label: string;
+            /** Restarts */
+            restarts: number;
+            /** Result */
+            result: string | null;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "running" | "done" | "failed" | "killed";
+            /** Tier */
+            tier: string;
+            /**
+             * Time
+             * @description When it was published (seconds since the epoch).
+             */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "worker_state";
+            /** Worker Id */
+            worker_id: string;
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: never;

@@ -1,24 +1,15 @@
-// The shapes the panel reads. Routes and bodies come from the generated OpenAPI types
-// (schema.d.ts); the WebSocket frames, cards, transcript entries and staged edits are not in
-// the OpenAPI document yet, so they mirror the Python side here (questions/cards.py CardJSON,
-// runtime/transcript.py, structural/edits.py, workers/worker.py) — keep them in step.
+// The shapes the panel reads. Results, runs and bodies come from the generated OpenAPI types
+// (schema.d.ts). The cards, transcript entries, staged edits and WebSocket frames below are
+// written by hand; the document now has them too (QuestionCard, TranscriptEntry, StagedEdit,
+// Event), and moving these onto the generated types is still to do — keep them in step.
 import type { components } from './schema';
 
-export type ToolResult = components['schemas']['Result'];
+export type ToolResult = components['schemas']['CallResult'];
 export type RunRequest = components['schemas']['RunRequest'];
-export type ApiError = components['schemas']['Error'];
+export type ApiError = components['schemas']['ErrorResponse'];
 
-/** A run descriptor (`GET runs`): the documented fields plus those the document omits. */
-export type RunDescriptor = components['schemas']['Run'] & {
-  id: string;
-  approvals?: string;
-  origin?: string;
-  space?: string | null;
-  vibe?: boolean;
-  parent_id?: string | null;
-  conversation_id?: string | null;
-  created_at?: number;
-};
+/** A run descriptor (`GET runs`). */
+export type RunDescriptor = components['schemas']['RunDescriptor'];
 
 export interface CardOption {
   label: string;
