@@ -12,7 +12,6 @@ from pathlib import Path
 import pathspec
 from pathspec.patterns.gitwildmatch import GitWildMatchPattern
 
-
 DEFAULT_SKIP_DIRS = (".git", ".hg", ".svn", "__pycache__", "node_modules", ".ipynb_checkpoints")
 DEFAULT_MAX_ENTRIES = 200_000
 DEFAULT_TIMEOUT_SECONDS = 30.0
