@@ -4,10 +4,10 @@ from .atomic import write_files_atomically
 from .contained import FileIdentity, identity_inside, read_bytes_inside, read_text_inside
 from .errors import os_error
 from .paths import real_root, relative_to_root, resolve_inside
-from .walk import FileWalker, WalkStats, read_text
+from .walk import FileWalker, WalkStats
 
 __all__ = [
     "FileIdentity", "FileWalker", "WalkStats", "identity_inside", "os_error",
-    "read_bytes_inside", "read_text", "read_text_inside", "real_root", "relative_to_root",
+    "read_bytes_inside", "read_text_inside", "real_root", "relative_to_root",
     "resolve_inside", "write_files_atomically",
 ]

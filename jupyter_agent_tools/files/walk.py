@@ -12,8 +12,6 @@ from pathlib import Path
 import pathspec
 from pathspec.patterns.gitwildmatch import GitWildMatchPattern
 
-from ..runtime.results import ErrorCode, ToolError
-
 DEFAULT_SKIP_DIRS = (".git", ".hg", ".svn", "__pycache__", "node_modules", ".ipynb_checkpoints")
 DEFAULT_MAX_ENTRIES = 200_000
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -54,29 +52,6 @@ def is_binary(path: Path) -> bool:
     """Whether the file's head holds a NUL byte (OSError when it cannot be opened)."""
     with path.open("rb") as handle:
         return b"\x00" in handle.read(_SNIFF_BYTES)
-
-
-def read_text(path: Path, max_bytes: int) -> str:
-    """A text file's content; ToolError for missing, binary, oversized or undecodable files."""
-    if not path.exists():
-        raise ToolError(ErrorCode.NOT_FOUND, f"{path.name} does not exist. Check the path with glob.")
-    if path.is_dir():
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                        f"{path.name} is a directory. Use glob to list it.")
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise ToolError(ErrorCode.FAILED,
-                        f"{path.name} is {size} bytes, over the {max_bytes}-byte limit. Use grep, "
-                        "or bash with head/sed, to look at part of it.")
-    data = path.read_bytes()
-    if b"\x00" in data[:_SNIFF_BYTES]:
-        raise ToolError(ErrorCode.FAILED,
-                        f"{path.name} is a binary file; read shows text only. Use bash (e.g. "
-                        "`file`, `xxd | head`) to inspect it.")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
 
 
 class FileWalker:

@@ -547,7 +547,7 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
 
     def plan_now() -> tuple[PlannedEdit, str]:
         plan = plan_workspace_edit(edit, session.contained, session.run.relpath,
-                                   session.run.runtime.read_max_bytes)
+                                   session.read_now)
         return plan, plan.diff(session.run.relpath)
 
     plan, diff = await asyncio.to_thread(plan_now)

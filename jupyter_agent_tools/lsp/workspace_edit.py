@@ -10,7 +10,6 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..files import read_text
 from ..runtime import ErrorCode, ToolError
 from .positions import offset_of
 
@@ -53,9 +52,9 @@ def edit_targets(edit: types.WorkspaceEdit) -> list[Path]:
 
 
 def plan_workspace_edit(edit: types.WorkspaceEdit, contained: Callable[[Path], Path | None],
-                        relpath: Callable[[Path], str], max_bytes: int) -> PlannedEdit:
-    """Apply `edit` in memory (blocking: reads files). `contained` maps a path to its real
-    path inside the root, or None; one file outside refuses the whole edit."""
+                        relpath: Callable[[Path], str], read: Callable[[Path], str]) -> PlannedEdit:
+    """Apply `edit` in memory (blocking: `read` reads files). `contained` maps a path to its
+    real path inside the root, or None; one file outside refuses the whole edit."""
     outside = [path for path in edit_targets(edit) if contained(path) is None]
     if outside:
         names = ", ".join(relpath(path) for path in outside)
@@ -72,7 +71,7 @@ def plan_workspace_edit(edit: types.WorkspaceEdit, contained: Callable[[Path], P
 
     def current(path: Path) -> str:
         if path not in plan.changes:
-            text = read_text(path, max_bytes) if path.exists() else ""
+            text = read(path) if path.exists() else ""
             plan.originals[path] = text
             plan.changes[path] = text
         content = plan.changes[path]

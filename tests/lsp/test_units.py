@@ -126,17 +126,17 @@ def test_workspace_edit_changes_and_document_changes(tmp_path):
 
     plan = plan_workspace_edit(types.WorkspaceEdit(changes={
         a.as_uri(): [edit(0, 0, 1), edit(1, 6, 7)], b.as_uri(): [edit(0, 14, 15)],
-    }), resolve, str, 10_000)
+    }), resolve, str, Path.read_text)
     assert plan.changes == {a: "y = 1\nprint(y)\n", b: "from a import y\n"}
     assert plan.edit_counts == {a: 2, b: 1}
     assert "-x = 1" in plan.diff(lambda p: p.name) and "+from a import y" in plan.diff(str)
     documents = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
         types.OptionalVersionedTextDocumentIdentifier(uri=a.as_uri(), version=None),
         [edit(0, 0, 1)])])
-    assert plan_workspace_edit(documents, resolve, str, 10_000).changes == {a: "y = 1\nprint(x)\n"}
+    assert plan_workspace_edit(documents, resolve, str, Path.read_text).changes == {a: "y = 1\nprint(x)\n"}
     outside = types.WorkspaceEdit(changes={Path("/etc/hosts").as_uri(): [edit(0, 0, 1)]})
     with pytest.raises(ToolError) as refused:
-        plan_workspace_edit(outside, resolve, str, 10_000)
+        plan_workspace_edit(outside, resolve, str, Path.read_text)
     assert refused.value.code.value == "path_outside_root"
 
 
@@ -157,7 +157,8 @@ def test_a_workspace_edit_through_a_symlinked_folder_is_refused_whole(tmp_path):
     edit = types.WorkspaceEdit(changes={(root / "a.py").as_uri(): [rename],
                                         (root / "linked" / "b.py").as_uri(): [rename]})
     with pytest.raises(ToolError) as refused:
-        plan_workspace_edit(edit, contained, lambda p: p.relative_to(root).as_posix(), 10_000)
+        plan_workspace_edit(edit, contained, lambda p: p.relative_to(root).as_posix(),
+                            Path.read_text)
     assert refused.value.code.value == "path_outside_root"
     assert "linked/b.py, outside the server's root" in refused.value.message
 
