@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from ..runtime import Run, RunOptions
 
 LANGUAGES = ("python", "javascript")
+# How often a borrowed kernel found dead is checked for the server's restart of it.
+_RESTART_POLL_SECONDS = 0.5
 _INSTALL_HINT = {
     "python": "Install ipykernel (`pip install ipykernel`) in the server's environment.",
     "javascript": "Install the Deno kernelspec: `python -m jupyter_agent_tools.kernels.deno_spec "
@@ -174,12 +176,14 @@ class KernelFactory(ResourceProvider):
         """A session on a user's kernel for `run`, with the bridge installed (no chdir: the
         user's relative paths keep working)."""
         manager = self.runtime.kernel_manager
-        if user_kernel.kernel_id not in manager.list_kernel_ids():
+        kernel_id = user_kernel.kernel_id
+        if not await self._running(manager, kernel_id):
             raise ToolError(ErrorCode.KERNEL_DIED,
-                            f"The user's kernel {user_kernel.kernel_id} is gone (shut down). A run "
-                            "never starts a replacement: ask the user to start the notebook's "
-                            "kernel again, then create a new run with it.")
-        kernel = manager.get_kernel(user_kernel.kernel_id)
+                            f"The user's kernel {kernel_id} is not running (shut down, or dead and "
+                            f"not restarted within {self.start_timeout_seconds:g}s). A run never "
+                            "starts a replacement: ask the user to restart the notebook's kernel, "
+                            "then call eval again.")
+        kernel = manager.get_kernel(kernel_id)
         handle = KernelHandle(manager, user_kernel.kernel_id, kernel.kernel_name, "python",
                               "gateway" if self._remote(manager) else "host", owned=False,
                               notebook=user_kernel.notebook)
@@ -241,6 +245,19 @@ class KernelFactory(ResourceProvider):
         while (not self._closing and len(pool) < int(self.warm_pool.get(language, 0))
                and len(self._sessions) + sum(not t.done() for t in pool) < self.max_kernels):
             pool.append(asyncio.ensure_future(self._start(language, self.runtime.root_path)))
+
+    async def _running(self, manager: Any, kernel_id: str) -> bool:
+        """Whether the server runs `kernel_id`, waiting a while for its restarter to bring a
+        dead one back (a kernel killed under a cell is restarted by the server)."""
+        deadline = asyncio.get_running_loop().time() + self.start_timeout_seconds
+        while kernel_id in manager.list_kernel_ids():
+            with contextlib.suppress(KeyError):
+                if await ensure_async(manager.get_kernel(kernel_id).is_alive()):
+                    return True
+            if asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(_RESTART_POLL_SECONDS)
+        return False
 
     async def stop(self, session: KernelSession) -> None:
         """Shut a kernel down, or leave a user's one (bounded; never raises)."""

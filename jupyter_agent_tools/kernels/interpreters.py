@@ -58,6 +58,16 @@ class RunInterpreters:
         if reset:
             self.refuse_reset(language)
         session, lost_reason = await self._interpreter(language, reset)
+        output = CellOutput(max_chars=self.run.runtime.max_output_chars,
+                            max_images=self.factory.max_images)
+        self.running.add(language)
+        try:
+            end = await session.execute(code, output, self.factory.idle_timeout_seconds)
+            if end is CellEnd.RESTARTED:  # the user restarted their kernel: reconnect, then run
+                session, lost_reason = await self._interpreter(language, reset=False)
+                end = await session.execute(code, output, self.factory.idle_timeout_seconds)
+        finally:
+            self.running.discard(language)
         notes: list[str] = []
         if reset and lost_reason is None:
             notes.append(f"[reset: this is a fresh {language} interpreter]")
@@ -69,13 +79,6 @@ class RunInterpreters:
             notes.append(f"[state lost: the previous {language} kernel stopped ({lost_reason}); "
                          "this is a fresh interpreter, so re-run the imports and definitions "
                          "you need]")
-        output = CellOutput(max_chars=self.run.runtime.max_output_chars,
-                            max_images=self.factory.max_images)
-        self.running.add(language)
-        try:
-            end = await session.execute(code, output, self.factory.idle_timeout_seconds)
-        finally:
-            self.running.discard(language)
         # Its kernel stopped under the cell (killed, shut down, or stuck after an interrupt).
         gone = end is CellEnd.DIED or (end is not CellEnd.OK and not await session.is_alive())
         if gone and end is CellEnd.ERROR:

@@ -34,6 +34,7 @@ _ALIVE_POLL_SECONDS = 0.5
 _INTERRUPT_GRACE_SECONDS = 5.0
 # How long closing a run waits for a user's kernel to take the bridge out.
 _UNINSTALL_SECONDS = 5.0
+_RESTARTED = "it was restarted"
 
 
 class CellEnd(str, Enum):
@@ -44,6 +45,7 @@ class CellEnd(str, Enum):
     TIMEOUT = "timeout"  # no output for the idle budget; interrupted
     DIED = "died"  # the kernel process is gone (or stuck): its state is lost
     BUSY = "busy"  # a user's kernel ran another client's cell all along: this one never ran
+    RESTARTED = "restarted"  # a user's kernel was restarted before the cell: it never ran
 
 
 @dataclass
@@ -88,6 +90,9 @@ class KernelSession:
         self._handlers = {"iopub": self._on_iopub, "stdin": self._on_stdin,
                           "shell": self._on_reply, "control": self._on_reply}
         self._restart_callbacks: list[tuple[Any, str]] = []
+        # The session id a user's kernel process signs its messages with: a new one means the
+        # user restarted it (same kernel id, same ports, a fresh interpreter without the bridge).
+        self._kernel_process: str | None = None
 
     @property
     def language(self) -> str:
@@ -109,7 +114,7 @@ class KernelSession:
         kernel = self.handle.manager.get_kernel(self.kernel_id)
         if hasattr(kernel, "add_restart_callback"):  # a restarted kernel is a new interpreter
             self._restart_callbacks = [
-                (lambda: self._mark_dead("it was restarted"), "restart"),
+                (lambda: self._mark_dead(_RESTARTED), "restart"),
                 (lambda: self._mark_dead("it died"), "dead"),
             ]
             for callback, event in self._restart_callbacks:
@@ -222,8 +227,12 @@ class KernelSession:
         """
         if self.dead:
             return CellEnd.DIED
-        if not self.owned and not await self._shell_free(idle_timeout):
-            return CellEnd.DIED if self.dead else CellEnd.BUSY
+        if not self.owned:
+            free = await self._shell_free(idle_timeout)
+            if self.dead:
+                return CellEnd.RESTARTED if self.death_reason == _RESTARTED else CellEnd.DIED
+            if not free:
+                return CellEnd.BUSY
         content = {
             # The agent's cells do not count in a user's history (In[n], Out, _).
             "code": code, "silent": silent, "store_history": not silent and self.owned,
@@ -353,6 +362,12 @@ class KernelSession:
     # -- channels -------------------------------------------------------------------------
 
     def _deliver(self, channel: str, msg: dict[str, Any]) -> None:
+        if not self.owned:
+            process = msg.get("header", {}).get("session")
+            if self._kernel_process is None:
+                self._kernel_process = process
+            elif process != self._kernel_process:
+                self._mark_dead(_RESTARTED)
         try:
             self._handlers[channel](msg)
         except Exception:
@@ -374,10 +389,6 @@ class KernelSession:
     def _on_iopub(self, msg: dict[str, Any]) -> None:
         msg_type = msg["msg_type"]
         content = msg["content"]
-        if msg_type == "status" and content.get("execution_state") == "starting":
-            # A new process behind the same connection (restarted from JupyterLab): the
-            # bridge and every definition are gone.
-            self._mark_dead("it was restarted")
         cell = self._cells.get(msg["parent_header"].get("msg_id", ""))
         if cell is None:
             return

@@ -240,3 +240,35 @@ async def test_an_embedded_runtime_has_no_users_kernels(kernels_runtime):
             await kernels_runtime.create_run(**option)
         assert refused.value.code.value == "unavailable"
         assert "embedded" in refused.value.message
+
+
+async def test_a_restarted_or_killed_user_kernel_is_reported_never_replaced(
+        runtime, open_notebook, jp_fetch, jp_root_dir):
+    (jp_root_dir / "data.csv").write_text("a,b\n1,2\n")
+    kernel_id, notebook = await open_notebook("analysis.ipynb")
+    assert (await notebook.run("rows = [3, 1, 2]"))["status"] == "ok"
+    run = await runtime.create_run(notebook="analysis.ipynb")
+    assert (await run.call("eval", cell("agent_value = len(rows)"))).ok
+    kernels_before = {k["id"] for k in json.loads((await jp_fetch("api", "kernels")).body)}
+
+    # The user restarts the notebook's kernel from JupyterLab: the next eval reconnects to
+    # it (the bridge reinstalled) and says that state was lost.
+    await jp_fetch("api", "kernels", kernel_id, "restart", method="POST", body="{}")
+    after_restart = await run.call("eval", cell(
+        "print('rows' in dir(), 'agent_value' in dir())\n"
+        "'1,2' in tool('read', {'path': 'data.csv'}).text"))
+    assert after_restart.ok, after_restart.text
+    assert after_restart.text.splitlines()[1:] == ["False False", "True"], after_restart.text
+    assert "[state lost: the user's kernel" in after_restart.text
+    assert after_restart.data["state_lost"] is True and after_restart.data["kernel_id"] == kernel_id
+
+    # A cell kills it: kernel_died, and the run starts no kernel of its own; the server's
+    # restarter brings the user's kernel back and the next eval reconnects.
+    died = await run.call("eval", cell("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"))
+    assert died.code == "kernel_died" and "never restarts or replaces" in died.error["message"]
+    back = await run.call("eval", cell("print('back')"))
+    assert back.ok and back.text.endswith("back"), back.text
+    assert back.data["kernel_id"] == kernel_id and back.data["state_lost"] is True
+    kernels_after = {k["id"] for k in json.loads((await jp_fetch("api", "kernels")).body)}
+    assert kernels_after == kernels_before == {kernel_id}
+    assert (await notebook.run("x = 1"))["status"] == "ok"  # the notebook's connection too
