@@ -111,6 +111,15 @@ class RunInterpreters:
                  "fix the code and run it again.") + f" {state}",
                 text=text, data=data, blocks=blocks,
             )
+        if end is CellEnd.QUEUED:
+            raise ToolError(
+                ErrorCode.TIMEOUT,
+                f"The user started a cell in the same instant, and this one is still queued "
+                f"behind it after {self.factory.idle_timeout_seconds:g}s: it will run when the "
+                "user's cell ends, and its output will not reach you. Check its effects with "
+                "a later eval.",
+                data=data,
+            )
         if end is CellEnd.BUSY:
             raise ToolError(
                 ErrorCode.TIMEOUT,
@@ -130,17 +139,24 @@ class RunInterpreters:
         reason = session.death_reason or "it died"
         self.lost[language] = reason
         await self.discard(language)
+        if not session.owned and end is CellEnd.TIMEOUT:
+            self.lost.pop(language)  # stuck, not restarted: the user's state is still there
+            data["state_lost"] = False
+            raise ToolError(
+                ErrorCode.TIMEOUT,
+                f"The cell produced no output for {self.factory.idle_timeout_seconds:g}s and did "
+                "not stop when interrupted; what it produced is above. The user's kernel is "
+                "still running it: a run never restarts the user's kernel, so ask the user to "
+                "interrupt or restart it. Until then eval waits behind it.",
+                text=text or None, data=data, blocks=blocks,
+            )
         if not session.owned:
             raise ToolError(
-                ErrorCode.TIMEOUT if end is CellEnd.TIMEOUT else ErrorCode.KERNEL_DIED,
-                (f"The cell produced no output for {self.factory.idle_timeout_seconds:g}s and "
-                 "the user's kernel did not stop when interrupted"
-                 if end is CellEnd.TIMEOUT else
-                 f"The user's {self._user_kernel_name()} stopped while running the cell "
-                 f"({reason})")
-                + "; what it produced is above. A run never restarts or replaces the user's "
-                "kernel: when the server has restarted it, the next eval reconnects (its "
-                "variables are gone); otherwise ask the user to interrupt or restart it.",
+                ErrorCode.KERNEL_DIED,
+                f"The user's {self._user_kernel_name()} stopped while running the cell "
+                f"({reason}); what it produced is above. A run never starts a replacement: "
+                "once the server has restarted it, the next eval reconnects (its variables are "
+                "gone); otherwise ask the user to restart it.",
                 text=text or None, data=data, blocks=blocks,
             )
         if end is CellEnd.TIMEOUT:

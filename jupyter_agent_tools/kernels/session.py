@@ -46,6 +46,9 @@ class CellEnd(str, Enum):
     DIED = "died"  # the kernel process is gone (or stuck): its state is lost
     BUSY = "busy"  # a user's kernel ran another client's cell all along: this one never ran
     RESTARTED = "restarted"  # a user's kernel was restarted before the cell: it never ran
+    # Sent in the instant a cell of another client began, and still waiting behind it: it
+    # runs when that cell ends, unobserved (not interrupted: that would stop the other cell).
+    QUEUED = "queued"
 
 
 @dataclass
@@ -252,9 +255,7 @@ class KernelSession:
             if end is CellEnd.OK and self.language != "python":
                 await self._iopub_barrier()
             if end is CellEnd.TIMEOUT and not cell.started:
-                # Still queued behind another client's cell (sent in the instant it began):
-                # an interrupt would stop the user's cell, not this one.
-                end = CellEnd.BUSY
+                end = CellEnd.QUEUED
             elif end is CellEnd.TIMEOUT:
                 await self._interrupt(cell, reply)
             elif end is CellEnd.OK and reply.result()["content"].get("status") != "ok":

@@ -265,10 +265,24 @@ async def test_a_restarted_or_killed_user_kernel_is_reported_never_replaced(
     # A cell kills it: kernel_died, and the run starts no kernel of its own; the server's
     # restarter brings the user's kernel back and the next eval reconnects.
     died = await run.call("eval", cell("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"))
-    assert died.code == "kernel_died" and "never restarts or replaces" in died.error["message"]
+    assert died.code == "kernel_died" and "never starts a replacement" in died.error["message"]
     back = await run.call("eval", cell("print('back')"))
     assert back.ok and back.text.endswith("back"), back.text
     assert back.data["kernel_id"] == kernel_id and back.data["state_lost"] is True
     kernels_after = {k["id"] for k in json.loads((await jp_fetch("api", "kernels")).body)}
     assert kernels_after == kernels_before == {kernel_id}
     assert (await notebook.run("x = 1"))["status"] == "ok"  # the notebook's connection too
+
+
+async def test_a_stuck_cell_leaves_the_user_kernel_running(runtime, open_notebook, jp_serverapp):
+    kernel_id, _ = await open_notebook("analysis.ipynb")
+    run = await runtime.create_run(notebook="analysis.ipynb")
+    assert (await run.call("eval", cell("kept = 'the user data'"))).ok
+    runtime.provider("kernels").idle_timeout_seconds = 1.0
+    stuck = await run.call("eval", cell(
+        "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(15)"))
+    assert stuck.code == "timeout" and "ask the user to interrupt" in stuck.error["message"]
+    assert stuck.data["state_lost"] is False
+    # An own kernel would have been shut down here; the user's keeps running its cell.
+    assert kernel_id in jp_serverapp.kernel_manager.list_kernel_ids()
+    assert await jp_serverapp.kernel_manager.get_kernel(kernel_id).is_alive()
