@@ -2,7 +2,9 @@
 
 Hosted in a Jupyter server, kernels come from the server's own kernel manager, so they show
 in JupyterLab and follow its configuration (a remote kernel gateway included). Embedded, a
-jupyter_client multi-kernel manager of our own starts them, Python over IPC sockets.
+jupyter_client multi-kernel manager of our own starts them, Python over IPC sockets. A run
+may also borrow a user's kernel of the server (`kernel_id` / `notebook`): the factory connects
+to it and installs the bridge, but never starts, restarts or stops it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """In-kernel side of the bridge for IPython: `tool(name, args)`, `ToolError`, `%pip` eviction.
 
-Injected by the server into each Python kernel it starts, then `install(...)` is called.
+Injected by the server into each Python kernel it starts or borrows (a user's), then
+`install(...)` is called; `uninstall()` takes it out of a borrowed kernel the run leaves.
 A call is an `input_request` whose prompt starts with a reserved prefix, sent on the kernel's
 stdin socket to the client that installed the bridge; the server answers with an
 `input_reply` carrying the result as JSON. The caller's own thread sends and receives, so a
