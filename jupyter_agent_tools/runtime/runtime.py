@@ -207,12 +207,13 @@ class Runtime(LoggingConfigurable):
         if not path.is_dir():
             raise ToolError(ErrorCode.NOT_FOUND,
                             f"cwd {cwd!r} is not a directory under the server root.")
-        wanted = None if resources is None else {Resource(r) for r in resources}
-        if kernel_id or notebook:
-            # Last before attaching: nothing awaited after it lets another run borrow it first.
-            options = await self._borrow_user_kernel(options, path, kernel_id, notebook, wanted)
         run = Run(self, options, path)
+        wanted = None if resources is None else {Resource(r) for r in resources}
         run.resources[Resource.WORKDIR] = path
+        if kernel_id or notebook:
+            # Last await before attaching: no other run can borrow the kernel in between.
+            run.options = await self._borrow_user_kernel(run.options, path, kernel_id, notebook,
+                                                         wanted)
         if conversation_id:
             run.resources[Resource.CONVERSATION] = conversation_id
         if space:
