@@ -212,8 +212,8 @@ class Runtime(LoggingConfigurable):
         run.resources[Resource.WORKDIR] = path
         if kernel_id or notebook:
             # Last await before attaching: no other run can borrow the kernel in between.
-            run.options = await self._borrow_user_kernel(run.options, path, kernel_id, notebook,
-                                                         wanted)
+            options = run.options = await self._borrow_user_kernel(options, path, kernel_id,
+                                                                   notebook, wanted)
         if conversation_id:
             run.resources[Resource.CONVERSATION] = conversation_id
         if space:
