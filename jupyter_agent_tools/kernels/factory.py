@@ -2,7 +2,9 @@
 
 Hosted in a Jupyter server, kernels come from the server's own kernel manager, so they show
 in JupyterLab and follow its configuration (a remote kernel gateway included). Embedded, a
-jupyter_client multi-kernel manager of our own starts them, Python over IPC sockets.
+jupyter_client multi-kernel manager of our own starts them, Python over IPC sockets. A run
+may also borrow a user's kernel of the server (`kernel_id` / `notebook`): the factory connects
+to it and installs the bridge, but never starts, restarts or stops it.
 """
 
 from __future__ import annotations
@@ -27,11 +29,16 @@ from .channels import GatewayChannels, ZmqChannels
 from .deno_spec import KERNEL_NAME as DENO_KERNEL_NAME
 from .interpreters import RunInterpreters
 from .session import KernelHandle, KernelSession
+from .user_kernels import UserKernel, find_user_kernel
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..runtime import Run, RunOptions
 
 LANGUAGES = ("python", "javascript")
+# How often a borrowed kernel found dead is checked for the server's restart of it.
+_RESTART_POLL_SECONDS = 0.5
 _INSTALL_HINT = {
     "python": "Install ipykernel (`pip install ipykernel`) in the server's environment.",
     "javascript": "Install the Deno kernelspec: `python -m jupyter_agent_tools.kernels.deno_spec "
@@ -91,6 +98,9 @@ class KernelFactory(ResourceProvider):
         self._embedded: dict[str, AsyncMultiKernelManager] = {}
         self._embedded_specs = KernelSpecManager(parent=self)
         self._sessions: set[KernelSession] = set()
+        # Users' kernels borrowed by runs (never started or stopped here): kernel id -> run.
+        self._borrowed: dict[str, Run] = {}
+        self._borrowed_sessions: set[KernelSession] = set()
         self._pool: dict[str, list[asyncio.Task[KernelSession]]] = {}
         self._closing = False
 
@@ -100,10 +110,16 @@ class KernelFactory(ResourceProvider):
         if self.warm_at_first_run and not self._pool:
             for language in self.warm_pool:
                 self._refill(language)
-        return RunInterpreters(self, run)
+        user_kernel = None
+        if options.kernel_id is not None:  # checked by find_user_kernel just before
+            user_kernel = UserKernel(options.kernel_id, options.notebook)
+            self._borrowed[options.kernel_id] = run
+        return RunInterpreters(self, run, user_kernel)
 
     async def release(self, run: Run, handle: RunInterpreters) -> None:
         await handle.close()
+        if handle.user_kernel is not None:
+            self._borrowed.pop(handle.user_kernel.kernel_id, None)
 
     async def shutdown(self) -> None:
         self._closing = True
@@ -113,7 +129,8 @@ class KernelFactory(ResourceProvider):
             with contextlib.suppress(Exception):
                 self._sessions.add(await asyncio.wait_for(asyncio.shield(task),
                                                           self.start_timeout_seconds))
-        await asyncio.gather(*(self.stop(session) for session in list(self._sessions)),
+        sessions = [*self._sessions, *self._borrowed_sessions]
+        await asyncio.gather(*(self.stop(session) for session in sessions),
                              return_exceptions=True)
         for manager in self._embedded.values():
             with contextlib.suppress(Exception):
@@ -136,7 +153,59 @@ class KernelFactory(ResourceProvider):
                      for lang, tasks in self._pool.items()},
             "warming": {lang: sum(not t.done() for t in tasks)
                         for lang, tasks in self._pool.items()},
+            "user_kernels": [{"kernel_id": kernel_id, "notebook": run.options.notebook,
+                              "run_id": run.id} for kernel_id, run in self._borrowed.items()],
         }
+
+    # -- users' kernels -------------------------------------------------------------------
+
+    async def find_user_kernel(self, *, kernel_id: str | None,
+                               notebook: Path | None) -> UserKernel:
+        """Check a run's `kernel_id` / `notebook` (an absolute path) before it is created.
+
+        Synchronous after its last await, so no other run can borrow the kernel before the
+        run being created attaches it.
+        """
+        found = await find_user_kernel(self.runtime, kernel_id=kernel_id, notebook=notebook)
+        holder = self._borrowed.get(found.kernel_id)
+        if holder is not None and not holder.closed:
+            raise ToolError(ErrorCode.SESSION_EXISTS,
+                            f"Run {holder.id} already works in kernel {found.kernel_id}; one run "
+                            "at a time may. Use that run, or close it first.")
+        return found
+
+    async def borrow(self, user_kernel: UserKernel, run: Run) -> KernelSession:
+        """A session on a user's kernel for `run`, with the bridge installed (no chdir: the
+        user's relative paths keep working)."""
+        manager = self.runtime.kernel_manager
+        kernel_id = user_kernel.kernel_id
+        if not await self._running(manager, kernel_id):
+            raise ToolError(ErrorCode.KERNEL_DIED,
+                            f"The user's kernel {kernel_id} is not running (shut down, or dead and "
+                            f"not restarted within {self.start_timeout_seconds:g}s). A run never "
+                            "starts a replacement: ask the user to restart the notebook's kernel, "
+                            "then call eval again.")
+        kernel = manager.get_kernel(kernel_id)
+        handle = KernelHandle(manager, user_kernel.kernel_id, kernel.kernel_name, "python",
+                              "gateway" if self._remote(manager) else "host", owned=False,
+                              notebook=user_kernel.notebook)
+        channels = (GatewayChannels(user_kernel.kernel_id, self.log) if self._remote(manager)
+                    else ZmqChannels(kernel.client(), self.log))
+        session = KernelSession(handle, channels, bridge_timeout=self.bridge_timeout_seconds,
+                                log=self.log)
+        session.run = run
+        self._borrowed_sessions.add(session)
+        try:
+            # Installing the bridge queues behind a cell the user is running: same budget.
+            await session.start("", max(self.start_timeout_seconds, self.idle_timeout_seconds))
+        except BaseException as exc:
+            await self.stop(session)
+            if isinstance(exc, ToolError | asyncio.CancelledError):
+                raise
+            raise ToolError(ErrorCode.UNAVAILABLE,
+                            f"The user's kernel {user_kernel.kernel_id} did not answer: {exc}. "
+                            "Check it in JupyterLab (restart it if it hangs).") from None
+        return session
 
     # -- kernels for runs -----------------------------------------------------------------
 
@@ -179,9 +248,23 @@ class KernelFactory(ResourceProvider):
                and len(self._sessions) + sum(not t.done() for t in pool) < self.max_kernels):
             pool.append(asyncio.ensure_future(self._start(language, self.runtime.root_path)))
 
+    async def _running(self, manager: Any, kernel_id: str) -> bool:
+        """Whether the server runs `kernel_id`, waiting a while for its restarter to bring a
+        dead one back (a kernel killed under a cell is restarted by the server)."""
+        deadline = asyncio.get_running_loop().time() + self.start_timeout_seconds
+        while kernel_id in manager.list_kernel_ids():
+            with contextlib.suppress(KeyError):
+                if await ensure_async(manager.get_kernel(kernel_id).is_alive()):
+                    return True
+            if asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(_RESTART_POLL_SECONDS)
+        return False
+
     async def stop(self, session: KernelSession) -> None:
-        """Shut a kernel down (bounded; never raises)."""
+        """Shut a kernel down, or leave a user's one (bounded; never raises)."""
         self._sessions.discard(session)
+        self._borrowed_sessions.discard(session)
         await session.shutdown()
 
     async def _start(self, language: str, cwd: Any) -> KernelSession:

@@ -1,4 +1,8 @@
-"""A run's interpreters: one kernel per language, started on first use, replaced when lost."""
+"""A run's interpreters: one kernel per language, started on first use, replaced when lost.
+
+A run created with a user's kernel (`kernel_id` / `notebook`) runs Python there instead: it
+connects on first use and reconnects after the user restarts it, but never replaces it.
+"""
 
 from __future__ import annotations
 
@@ -12,37 +16,69 @@ from .session import CellEnd, KernelSession
 if TYPE_CHECKING:
     from ..runtime import Run
     from .factory import KernelFactory
+    from .user_kernels import UserKernel
 
 
 class RunInterpreters:
     """The per-run handle of the kernels resource (what `eval` finds in `run.resources`)."""
 
-    def __init__(self, factory: KernelFactory, run: Run) -> None:
+    def __init__(self, factory: KernelFactory, run: Run,
+                 user_kernel: UserKernel | None = None) -> None:
         self.factory = factory
         self.run = run
+        self.user_kernel = user_kernel  # Python cells run there, borrowed
         self.sessions: dict[str, KernelSession] = {}
         # Languages whose interpreter was lost since the agent last used it, and why.
         self.lost: dict[str, str] = {}
         # Languages whose interpreter is running a cell right now.
         self.running: set[str] = set()
 
+    def borrows(self, language: str) -> bool:
+        """Whether `language` runs in the user's kernel (which a run never resets)."""
+        return self.user_kernel is not None and language == "python"
+
+    def refuse_reset(self, language: str) -> None:
+        if self.borrows(language):
+            assert self.user_kernel is not None
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENTS,
+                f"reset is refused: this run's Python cells run in the user's own kernel "
+                f"({self._user_kernel_name()}), and restarting it would wipe the user's "
+                "variables. Delete what you defined with `del name` instead, or ask the user "
+                "to restart the kernel.",
+            )
+
+    def _user_kernel_name(self) -> str:
+        assert self.user_kernel is not None
+        notebook = self.user_kernel.notebook
+        return f"kernel {self.user_kernel.kernel_id}" + (f" of {notebook}" if notebook else "")
+
     async def execute(self, language: str, code: str, *, reset: bool = False) -> ToolResult:
         """Run a cell in the run's interpreter for `language`; fail with a ToolError."""
+        if reset:
+            self.refuse_reset(language)
         session, lost_reason = await self._interpreter(language, reset)
-        notes: list[str] = []
-        if reset and lost_reason is None:
-            notes.append(f"[reset: this is a fresh {language} interpreter]")
-        elif lost_reason is not None:
-            notes.append(f"[state lost: the previous {language} kernel stopped ({lost_reason}); "
-                         "this is a fresh interpreter, so re-run the imports and definitions "
-                         "you need]")
         output = CellOutput(max_chars=self.run.runtime.max_output_chars,
                             max_images=self.factory.max_images)
         self.running.add(language)
         try:
             end = await session.execute(code, output, self.factory.idle_timeout_seconds)
+            if end is CellEnd.RESTARTED:  # the user restarted their kernel: reconnect, then run
+                session, lost_reason = await self._interpreter(language, reset=False)
+                end = await session.execute(code, output, self.factory.idle_timeout_seconds)
         finally:
             self.running.discard(language)
+        notes: list[str] = []
+        if reset and lost_reason is None:
+            notes.append(f"[reset: this is a fresh {language} interpreter]")
+        elif lost_reason is not None and not session.owned:
+            notes.append(f"[state lost: the user's {self._user_kernel_name()} restarted "
+                         f"since the last eval ({lost_reason}); what earlier cells defined, the "
+                         "user's variables included, is gone]")
+        elif lost_reason is not None:
+            notes.append(f"[state lost: the previous {language} kernel stopped ({lost_reason}); "
+                         "this is a fresh interpreter, so re-run the imports and definitions "
+                         "you need]")
         # Its kernel stopped under the cell (killed, shut down, or stuck after an interrupt).
         gone = end is CellEnd.DIED or (end is not CellEnd.OK and not await session.is_alive())
         if gone and end is CellEnd.ERROR:
@@ -57,8 +93,10 @@ class RunInterpreters:
         # One story in status, flags and text: state is lost when this cell ran in a fresh
         # interpreter it did not ask for, or when its own kernel stopped under it.
         data.update(status=end.value, language=language, kernel_id=session.kernel_id,
-                    where=session.handle.where,
+                    where=session.handle.where, user_kernel=not session.owned,
                     state_lost=lost_reason is not None or gone)
+        if session.handle.notebook is not None:
+            data["notebook"] = session.handle.notebook
         if end is CellEnd.OK:
             return ToolResult.success(text or "(no output)", data, blocks)
         state = ("This ran in a fresh interpreter: what earlier cells defined is gone."
@@ -73,6 +111,23 @@ class RunInterpreters:
                  "fix the code and run it again.") + f" {state}",
                 text=text, data=data, blocks=blocks,
             )
+        if end is CellEnd.QUEUED:
+            raise ToolError(
+                ErrorCode.TIMEOUT,
+                f"The user started a cell in the same instant, and this one is still queued "
+                f"behind it after {self.factory.idle_timeout_seconds:g}s: it will run when the "
+                "user's cell ends, and its output will not reach you. Check its effects with "
+                "a later eval.",
+                data=data,
+            )
+        if end is CellEnd.BUSY:
+            raise ToolError(
+                ErrorCode.TIMEOUT,
+                f"The user's {self._user_kernel_name()} was busy running another cell (the "
+                f"user's) for {self.factory.idle_timeout_seconds:g}s, so this cell did not run. "
+                "Call eval again later, or ask the user to let that cell finish or interrupt it.",
+                data=data,
+            )
         if end is CellEnd.TIMEOUT and not gone:
             raise ToolError(
                 ErrorCode.TIMEOUT,
@@ -84,6 +139,26 @@ class RunInterpreters:
         reason = session.death_reason or "it died"
         self.lost[language] = reason
         await self.discard(language)
+        if not session.owned and end is CellEnd.TIMEOUT:
+            self.lost.pop(language)  # stuck, not restarted: the user's state is still there
+            data["state_lost"] = False
+            raise ToolError(
+                ErrorCode.TIMEOUT,
+                f"The cell produced no output for {self.factory.idle_timeout_seconds:g}s and did "
+                "not stop when interrupted; what it produced is above. The user's kernel is "
+                "still running it: a run never restarts the user's kernel, so ask the user to "
+                "interrupt or restart it. Until then eval waits behind it.",
+                text=text or None, data=data, blocks=blocks,
+            )
+        if not session.owned:
+            raise ToolError(
+                ErrorCode.KERNEL_DIED,
+                f"The user's {self._user_kernel_name()} stopped while running the cell "
+                f"({reason}); what it produced is above. A run never starts a replacement: "
+                "once the server has restarted it, the next eval reconnects (its variables are "
+                "gone); otherwise ask the user to restart it.",
+                text=text or None, data=data, blocks=blocks,
+            )
         if end is CellEnd.TIMEOUT:
             raise ToolError(
                 ErrorCode.TIMEOUT,
@@ -111,7 +186,11 @@ class RunInterpreters:
             session = None
         if session is not None:
             return session, None
-        session = await self.factory.acquire(language, self.run)
+        if self.borrows(language):
+            assert self.user_kernel is not None
+            session = await self.factory.borrow(self.user_kernel, self.run)
+        else:
+            session = await self.factory.acquire(language, self.run)
         self.sessions[language] = session
         reason = self.lost.pop(language, None)
         return session, None if reset else reason
@@ -130,12 +209,13 @@ class RunInterpreters:
                 f"({problem.message}); none of it ran. Fix it and run the cell again.")
 
     async def discard(self, language: str) -> None:
-        """Shut down the interpreter of `language` (the next eval starts a fresh one)."""
+        """Shut down the interpreter of `language` (the next eval starts a fresh one); a
+        user's kernel is only left, still running."""
         session = self.sessions.pop(language, None)
         if session is not None:
             await self.factory.stop(session)
 
     async def close(self) -> None:
-        """Shut down every interpreter of the run."""
+        """Shut down every interpreter of the run (leave the user's kernel running)."""
         for language in list(self.sessions):
             await self.discard(language)

@@ -9,6 +9,7 @@ bridge requests â€” stdin prompts with a reserved prefix, from either language â
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 _ALIVE_POLL_SECONDS = 0.5
 # How long an interrupted cell gets to stop before its kernel counts as stuck.
 _INTERRUPT_GRACE_SECONDS = 5.0
+# How long closing a run waits for a user's kernel to take the bridge out.
+_UNINSTALL_SECONDS = 5.0
+_RESTARTED = "it was restarted"
 
 
 class CellEnd(str, Enum):
@@ -40,6 +44,11 @@ class CellEnd(str, Enum):
     ERROR = "error"  # the code raised; the interpreter is fine
     TIMEOUT = "timeout"  # no output for the idle budget; interrupted
     DIED = "died"  # the kernel process is gone (or stuck): its state is lost
+    BUSY = "busy"  # a user's kernel ran another client's cell all along: this one never ran
+    RESTARTED = "restarted"  # a user's kernel was restarted before the cell: it never ran
+    # Sent in the instant a cell of another client began, and still waiting behind it: it
+    # runs when that cell ends, unobserved (not interrupted: that would stop the other cell).
+    QUEUED = "queued"
 
 
 @dataclass
@@ -51,12 +60,16 @@ class KernelHandle:
     kernel_name: str
     language: str
     where: str  # "host", "sandbox" or "gateway"
+    # False for a user's kernel (a notebook's): the run uses it but never restarts or stops it.
+    owned: bool = True
+    notebook: str | None = None  # the notebook whose session it is, as the server names it
 
 
 @dataclass
 class _Cell:
     output: CellOutput
     idle: asyncio.Event = field(default_factory=asyncio.Event)
+    started: bool = False  # the kernel began running it (it may queue behind others' cells)
     last_activity: float = field(default_factory=time.monotonic)
 
 
@@ -79,6 +92,10 @@ class KernelSession:
         self._calls_touched = 0.0
         self._handlers = {"iopub": self._on_iopub, "stdin": self._on_stdin,
                           "shell": self._on_reply, "control": self._on_reply}
+        self._restart_callbacks: list[tuple[Any, str]] = []
+        # The session id a user's kernel process signs its messages with: a new one means the
+        # user restarted it (same kernel id, same ports, a fresh interpreter without the bridge).
+        self._kernel_process: str | None = None
 
     @property
     def language(self) -> str:
@@ -88,6 +105,10 @@ class KernelSession:
     def kernel_id(self) -> str:
         return self.handle.kernel_id
 
+    @property
+    def owned(self) -> bool:
+        return self.handle.owned
+
     # -- start, bind, stop ----------------------------------------------------------------
 
     async def start(self, cwd: str, timeout: float) -> None:
@@ -95,8 +116,12 @@ class KernelSession:
         await self.channels.open(self._deliver, timeout)
         kernel = self.handle.manager.get_kernel(self.kernel_id)
         if hasattr(kernel, "add_restart_callback"):  # a restarted kernel is a new interpreter
-            kernel.add_restart_callback(lambda: self._mark_dead("it was restarted"), "restart")
-            kernel.add_restart_callback(lambda: self._mark_dead("it died"), "dead")
+            self._restart_callbacks = [
+                (lambda: self._mark_dead(_RESTARTED), "restart"),
+                (lambda: self._mark_dead("it died"), "dead"),
+            ]
+            for callback, event in self._restart_callbacks:
+                kernel.add_restart_callback(callback, event)
         if self.language == "python":
             await self._install_python_bridge(cwd, timeout)
         else:
@@ -106,6 +131,8 @@ class KernelSession:
         boot = (
             "def _agent_tools_boot(src, *args):\n"
             "    import sys, types\n"
+            # A user's kernel may still hold the bridge of an earlier run that left it busy.
+            "    getattr(sys.modules.get('agent_tools'), 'uninstall', lambda: None)()\n"
             "    module = types.ModuleType('agent_tools')\n"
             "    sys.modules['agent_tools'] = module\n"
             "    exec(compile(src, '<agent-tools bridge>', 'exec'), module.__dict__)\n"
@@ -134,8 +161,11 @@ class KernelSession:
             await self.run_internal(f"try {{ Deno.chdir({cwd}); }} catch (_) {{}}", timeout)
 
     async def shutdown(self) -> None:
-        """Stop the readers and the kernel; bounded, and never raises."""
+        """Stop the readers and the kernel (a user's kernel: only leave it); bounded, and
+        never raises."""
         polite = not self.dead  # a dead or stuck kernel would not answer a shutdown request
+        if not self.owned and polite:
+            await self._uninstall_bridge()
         self.dead = True
         self.run = None
         for task in self._calls:
@@ -146,6 +176,12 @@ class KernelSession:
         except Exception:
             self.log.debug("stopping the channels of kernel %s failed", self.kernel_id, exc_info=True)
         manager = self.handle.manager
+        if not self.owned:
+            with contextlib.suppress(Exception):  # the kernel may be gone already
+                kernel = manager.get_kernel(self.kernel_id)
+                for callback, event in self._restart_callbacks:
+                    kernel.remove_restart_callback(callback, event)
+            return
         try:
             await asyncio.wait_for(
                 ensure_async(manager.shutdown_kernel(self.kernel_id, now=not polite)), 10
@@ -155,6 +191,15 @@ class KernelSession:
                 await ensure_async(manager.shutdown_kernel(self.kernel_id, now=True))
             except Exception:  # already gone
                 self.log.debug("kernel %s was already gone", self.kernel_id, exc_info=True)
+
+    async def _uninstall_bridge(self) -> None:
+        """Take the bridge's names and hooks out of a user's kernel, if it is free soon."""
+        try:
+            await self.run_internal("import agent_tools\nagent_tools.uninstall()\ndel agent_tools",
+                                    _UNINSTALL_SECONDS)
+        except ToolError:  # busy with the user's cell: the bridge stays, inert without us
+            self.log.info("kernel %s: left the bridge installed (the kernel was busy)",
+                          self.kernel_id)
 
     def _mark_dead(self, reason: str) -> None:
         if not self.dead:
@@ -178,11 +223,22 @@ class KernelSession:
 
     async def execute(self, code: str, output: CellOutput, idle_timeout: float,
                       *, silent: bool = False) -> CellEnd:
-        """Run `code`, gathering output until the kernel is idle again, died or went quiet."""
+        """Run `code`, gathering output until the kernel is idle again, died or went quiet.
+
+        A user's kernel may be running a cell of the notebook's: the cell is sent once the
+        kernel's shell is free, waiting at most `idle_timeout` (then BUSY: it never ran).
+        """
         if self.dead:
             return CellEnd.DIED
+        if not self.owned:
+            free = await self._shell_free(idle_timeout)
+            if self.dead:
+                return CellEnd.RESTARTED if self.death_reason == _RESTARTED else CellEnd.DIED
+            if not free:
+                return CellEnd.BUSY
         content = {
-            "code": code, "silent": silent, "store_history": not silent,
+            # The agent's cells do not count in a user's history (In[n], Out, _).
+            "code": code, "silent": silent, "store_history": not silent and self.owned,
             "user_expressions": {}, "stop_on_error": True,
             # Deno's prompt() needs stdin allowed. Python's bridge sends its own requests, and
             # with stdin off IPython's input() fails at once and never reads the bridge's socket.
@@ -198,7 +254,9 @@ class KernelSession:
             end = await self._wait(cell, reply, idle_timeout)
             if end is CellEnd.OK and self.language != "python":
                 await self._iopub_barrier()
-            if end is CellEnd.TIMEOUT:
+            if end is CellEnd.TIMEOUT and not cell.started:
+                end = CellEnd.QUEUED
+            elif end is CellEnd.TIMEOUT:
                 await self._interrupt(cell, reply)
             elif end is CellEnd.OK and reply.result()["content"].get("status") != "ok":
                 end = CellEnd.ERROR
@@ -243,6 +301,24 @@ class KernelSession:
         finally:
             idle.cancel()
 
+    async def _shell_free(self, timeout: float) -> bool:
+        """Wait until the kernel's shell serves us: a kernel_info request queues behind a
+        running cell of any client, so its reply means the shell is free now."""
+        msg = self.channels.session.msg("kernel_info_request", {})
+        msg_id = msg["header"]["msg_id"]
+        reply = self._expect_reply(msg_id)
+        self.channels.send("shell", msg)
+        deadline = time.monotonic() + timeout
+        try:
+            while not reply.done():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not await self.is_alive():
+                    return False
+                await asyncio.wait([reply], timeout=min(remaining, _ALIVE_POLL_SECONDS))
+            return True
+        finally:
+            self._replies.pop(msg_id, None)
+
     async def _iopub_barrier(self) -> None:
         """Wait until IOPub output the kernel sent so far has arrived.
 
@@ -273,6 +349,11 @@ class KernelSession:
         """Run set-up code silently; raise `unavailable` when it fails."""
         output = CellOutput()
         end = await self.execute(code, output, timeout, silent=True)
+        if end is CellEnd.BUSY:
+            raise ToolError(ErrorCode.TIMEOUT,
+                            f"The user's kernel {self.kernel_id} was busy running another cell "
+                            f"for {timeout:g}s, so nothing ran. Call eval again once it is done, "
+                            "or ask the user to interrupt it.")
         if end is not CellEnd.OK:
             text, _, _ = output.render()
             raise ToolError(ErrorCode.UNAVAILABLE,
@@ -282,6 +363,12 @@ class KernelSession:
     # -- channels -------------------------------------------------------------------------
 
     def _deliver(self, channel: str, msg: dict[str, Any]) -> None:
+        if not self.owned:
+            process = msg.get("header", {}).get("session")
+            if self._kernel_process is None:
+                self._kernel_process = process
+            elif process != self._kernel_process:
+                self._mark_dead(_RESTARTED)
         try:
             self._handlers[channel](msg)
         except Exception:
@@ -309,6 +396,8 @@ class KernelSession:
         if msg_type == "status":
             if content.get("execution_state") == "idle":
                 cell.idle.set()
+            else:
+                cell.started = True
             return
         if msg_type == "execute_input":
             return

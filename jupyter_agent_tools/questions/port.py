@@ -153,14 +153,16 @@ class RunQuestions:
 
     async def request_permission(self, run: Run, tool: Tool, args: dict[str, Any]) -> Permission:
         """Show a permission card with the call in full; the gate acts on the choice."""
-        label = tool.name
+        label = context = tool.name
         try:
-            label = tool.label(tool.Args.model_validate(args))
+            parsed = tool.Args.model_validate(args)
+            label = tool.label(parsed)
+            context = tool.approval_context(run, parsed)
         except Exception:  # the label is decoration; the arguments were validated already
             pass
         card = await self._show(
             CardKind.PERMISSION, question=f"Allow {tool.name} ({tool.tier.value} tier)?",
-            context=label, options=[dict(o) for o in PERMISSION_OPTIONS],  # type: ignore[misc]
+            context=context, options=[dict(o) for o in PERMISSION_OPTIONS],  # type: ignore[misc]
             tool=tool.name, tier=tool.tier.value, label=label, args=args,
         )
         return card.permission()

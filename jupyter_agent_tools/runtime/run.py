@@ -46,6 +46,10 @@ class RunOptions:
     parent_id: str | None = None
     # Who created the run (shown by front ends): api, http, notebook, worker, mcp, cli.
     origin: Origin = Origin.API
+    # The user's kernel its Python eval borrows (given, or the `notebook` session's), and
+    # that notebook's path relative to the server root.
+    kernel_id: str | None = None
+    notebook: str | None = None
 
 
 class Run:
@@ -132,6 +136,8 @@ class Run:
             "vibe": self.options.vibe,
             "parent_id": self.options.parent_id,
             "origin": self.options.origin.value,
+            "kernel_id": self.options.kernel_id,
+            "notebook": self.options.notebook,
             "resources": sorted(r.value for r in self.resources),
             "tools": self.tool_names(),
             "created_at": self.created_at,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -195,10 +196,14 @@ class Runtime(LoggingConfigurable):
         resources: list[str] | None = None,
         parent_id: str | None = None,
         origin: str = "api",
+        kernel_id: str | None = None,
+        notebook: str | None = None,
     ) -> Run:
         """Create a run. By default it gets every resource the runtime has.
 
         `resources` restricts attachment to the named ones (the working directory always).
+        `kernel_id` (a kernel of the server) or `notebook` (a path, relative to `cwd`, whose
+        session's kernel is used) makes the run's Python eval borrow that user's kernel.
         """
         try:
             options = RunOptions(
@@ -235,6 +240,10 @@ class Runtime(LoggingConfigurable):
                             f"cwd {str(cwd)[:200]!r} is not a directory under the server root.")
         run = Run(self, options, path)
         run.resources[Resource.WORKDIR] = path
+        if kernel_id or notebook:
+            # Last await before attaching: no other run can borrow the kernel in between.
+            options = run.options = await self._borrow_user_kernel(options, path, kernel_id,
+                                                                   notebook, wanted)
         if conversation_id:
             run.resources[Resource.CONVERSATION] = conversation_id
         if space:
@@ -251,6 +260,25 @@ class Runtime(LoggingConfigurable):
                 run.resources[resource] = handle
         self.runs[run.id] = run
         return run
+
+    async def _borrow_user_kernel(self, options: RunOptions, cwd: Path, kernel_id: str | None,
+                                  notebook: str | None,
+                                  wanted: set[Resource] | None) -> RunOptions:
+        """`options` naming the user's kernel the run will use, checked to exist."""
+        if kernel_id and notebook:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            "Give kernel_id or notebook, not both: notebook names its session's "
+                            "kernel.")
+        kernels = self.providers.get(Resource.KERNELS)
+        if kernels is None or (wanted is not None and Resource.KERNELS not in wanted):
+            raise ToolError(ErrorCode.UNAVAILABLE,
+                            "kernel_id/notebook need the kernels resource, which this run would "
+                            "not have; enable it, or create the run without them.")
+        found = await kernels.find_user_kernel(  # type: ignore[attr-defined]
+            kernel_id=kernel_id or None,
+            notebook=resolve_inside(self.root_path, cwd, notebook) if notebook else None,
+        )
+        return replace(options, kernel_id=found.kernel_id, notebook=found.notebook)
 
     def get_run(self, run_id: str) -> Run:
         run = self.runs.get(run_id)

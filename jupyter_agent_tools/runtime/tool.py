@@ -118,6 +118,10 @@ class Tool:
         """A short human label for the transcript and event stream."""
         return self.name
 
+    def approval_context(self, run: Run, args: Any) -> str:
+        """What a permission card says about the call (e.g. where it will act): its label."""
+        return self.label(args)
+
     async def call(self, ctx: CallContext, args: Any) -> ToolResult:
         raise NotImplementedError
 

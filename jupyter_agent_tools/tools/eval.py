@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
@@ -18,6 +18,9 @@ from ..runtime import (
     ToolError,
     ToolResult,
 )
+
+if TYPE_CHECKING:
+    from ..runtime import Run
 
 
 class EvalArgs(ToolArgs):
@@ -50,12 +53,17 @@ class Eval(Tool):
         "value, printed output, displays (tables as html, figures as images, Markdown, LaTeX "
         "and JSON as their source) or the traceback. IPython idioms work (%pip, %cd, !cmd, %%bash). Inside a cell, "
         "tool(name, args) calls any tool of this run and returns its result (.text, .data), "
-        "raising ToolError on failure. A cell quiet for too long is interrupted."
+        "raising ToolError on failure. A cell quiet for too long is interrupted. In a run "
+        "created on the user's kernel (kernel_id / notebook), Python cells run there, beside "
+        "the user's variables: reset is refused, and a cell waits while the user runs one."
     )
     Args = EvalArgs
 
     def precheck(self, ctx: CallContext, args: EvalArgs) -> None:
-        if ctx.origin is Origin.CELL and args.language in ctx.run.resources[Resource.KERNELS].running:
+        interpreters = ctx.run.resources[Resource.KERNELS]
+        if args.reset:
+            interpreters.refuse_reset(args.language)
+        if ctx.origin is Origin.CELL and args.language in interpreters.running:
             # It would queue behind a cell that is waiting for it.
             raise ToolError(
                 ErrorCode.INVALID_ARGUMENTS,
@@ -69,6 +77,16 @@ class Eval(Tool):
 
     def label(self, args: EvalArgs) -> str:
         return args.description
+
+    def approval_context(self, run: Run, args: EvalArgs) -> str:
+        interpreters = run.resources.get(Resource.KERNELS)
+        user_kernel = interpreters.user_kernel if interpreters is not None else None
+        if user_kernel is None or args.language != "python":
+            return args.description
+        where = f"the user's kernel {user_kernel.kernel_id}"
+        if user_kernel.notebook:
+            where += f" (notebook {user_kernel.notebook})"
+        return f"{args.description} — runs in {where}, beside the user's variables"
 
     async def call(self, ctx: CallContext, args: EvalArgs) -> ToolResult:
         interpreters = ctx.run.resources[Resource.KERNELS]

@@ -1,6 +1,7 @@
 """In-kernel side of the bridge for IPython: `tool(name, args)`, `ToolError`, `%pip` eviction.
 
-Injected by the server into each Python kernel it starts, then `install(...)` is called.
+Injected by the server into each Python kernel it starts or borrows (a user's), then
+`install(...)` is called; `uninstall()` takes it out of a borrowed kernel the run leaves.
 A call is an `input_request` whose prompt starts with a reserved prefix, sent on the kernel's
 stdin socket to the client that installed the bridge; the server answers with an
 `input_reply` carrying the result as JSON. The caller's own thread sends and receives, so a
@@ -56,6 +57,7 @@ class _Bridge:
     """
 
     def __init__(self, kernel, prefix, timeout):
+        self.kernel = kernel
         self.session = kernel.session
         self.socket = kernel.stdin_socket
         # The client whose execute request is installing the bridge: the server's session.
@@ -74,6 +76,11 @@ class _Bridge:
         os.set_blocking(self.wake, False)
 
     def call(self, name, args):
+        # In a user's kernel other clients (the notebook) run cells too: only the cells of the
+        # client that installed the bridge may call, or a notebook cell would act as the agent.
+        if self.kernel._parent_ident["shell"] != self.ident:
+            raise ToolError("unavailable", "tool() works only in cells an agent run sends "
+                            "through its eval tool, not in cells run from a notebook.")
         call_id = next(self.ids)
         request = json.dumps({"id": call_id, "name": name, "args": args})  # fails here if not JSON
         deadline = time.monotonic() + self.timeout
@@ -101,6 +108,10 @@ class _Bridge:
             raise ToolError(error.get("code", "failed"), error.get("message", reply["text"]),
                             reply.get("data"))
         return ToolResult(reply["text"], reply["data"])
+
+    def close(self):
+        os.close(self.wake_reader)
+        os.close(self.wake)
 
     def _read_until_readable(self, timeout):
         """Sleep, without the lock, until a message may have arrived; then take it."""
@@ -144,6 +155,7 @@ class _Bridge:
 
 
 _bridge = None
+_uninstall_steps = []
 
 
 def tool(name, args=None):
@@ -224,7 +236,7 @@ def _install_pip_magic(shell):
 
 
 def install(prefix, timeout, cwd):
-    """Wire the bridge into this kernel: `tool`/`ToolError` names, %pip."""
+    """Wire the bridge into this kernel: `tool`/`ToolError` names, %pip (cwd "": stay put)."""
     global _bridge
     from IPython import get_ipython
 
@@ -238,6 +250,28 @@ def install(prefix, timeout, cwd):
 
     names_back()
     shell.events.register("pre_run_cell", names_back)
+    original_pip = shell.find_line_magic("pip")
     _install_pip_magic(shell)
+
+    def undo():
+        shell.events.unregister("pre_run_cell", names_back)
+        if original_pip is not None:
+            shell.register_magic_function(original_pip, "line", "pip")
+        for name, ours in (("tool", tool), ("ToolError", ToolError)):
+            if shell.user_ns.get(name) is ours:
+                del shell.user_ns[name]
+
+    _uninstall_steps.append(undo)
     if cwd and os.path.isdir(cwd):  # a gateway's kernel may not share the server's disk
         os.chdir(cwd)
+
+
+def uninstall():
+    """Leave the kernel as it was before `install` (a user's kernel outlives the run)."""
+    global _bridge
+    while _uninstall_steps:
+        _uninstall_steps.pop()()
+    if _bridge is not None:
+        _bridge.close()
+        _bridge = None
+    sys.modules.pop("agent_tools", None)
