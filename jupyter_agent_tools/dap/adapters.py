@@ -2,35 +2,39 @@
 
 An adapter can serve a run when both hold (the same intersection rule as language servers):
 one of its root markers is in the run's directory or above it (up to the server root), and
-its binary is found. `DebugSupervisor.adapters` (config) adds specs or overrides fields.
+its binary is found and answers its version probe (see `discovery`).
+`DebugSupervisor.adapters` (config) adds specs or overrides fields.
 """
 
 from __future__ import annotations
 
+import asyncio
 import glob
+import logging
 import os
-import re
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from ..discovery import BinaryFinder, Spec, find_root, load_specs, missing_marker
 
 
-class AdapterSpec(BaseModel):
+class AdapterSpec(Spec):
     """One debug adapter. Placeholders in `command`: {binary}, {socket}."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str
     adapter_id: str = Field(description="The adapterID sent in `initialize`.")
     binaries: list[str] = Field(
         description="Candidates for {binary}: names on PATH, globs of names on PATH "
         "(lldb-dap-*), or absolute globs (/usr/lib/llvm-*/bin/lldb-dap). Highest version wins."
     )
     command: list[str] = Field(description="argv of the adapter.")
+    version_args: list[str] = Field(
+        default_factory=list,
+        description="Arguments that make the binary print its version and exit 0; a found "
+        "binary counts only when they do. Empty: no probe.")
     markers: list[str] = Field(description="Root markers, any of which makes a project.")
     program_suffixes: list[str] = Field(
         default_factory=list,
@@ -85,6 +89,7 @@ BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
             adapter_id="lldb-dap",
             binaries=["lldb-dap", "lldb-dap-*", "/usr/lib/llvm-*/bin/lldb-dap"],
             command=["{binary}"],
+            version_args=["--version"],
             markers=["Cargo.toml", "CMakeLists.txt"],
             program_suffixes=["", ".out", ".exe"],
             attach_arguments={"gdb-remote-port": "{port}"},
@@ -97,6 +102,7 @@ BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
             binaries=["dlv"],
             # dlv dap has no stdio transport; a unix socket opens no port.
             command=["{binary}", "dap", "--listen=unix:{socket}"],
+            version_args=["version"],
             transport="unix",
             markers=["go.mod"],
             program_suffixes=[".go"],
@@ -111,6 +117,7 @@ BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
             adapter_id="dart",
             binaries=["dart"],
             command=["{binary}", "debug_adapter"],
+            version_args=["--version"],
             markers=["pubspec.yaml"],
             program_suffixes=[".dart"],
             attach_arguments={"vmServiceUri": "http://127.0.0.1:{port}/"},
@@ -120,13 +127,12 @@ BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
 }
 
 
-def merge_specs(overrides: dict[str, dict[str, Any]]) -> dict[str, AdapterSpec]:
-    """The built-in specs with config applied: a known name overrides fields, a new one adds."""
-    specs = dict(BUILTIN_ADAPTERS)
-    for name, fields in overrides.items():
-        base = specs[name].model_dump() if name in specs else {}
-        specs[name] = AdapterSpec.model_validate({**base, **fields, "name": name})
-    return specs
+def merge_specs(overrides: dict[str, Any], log: logging.Logger) -> tuple[
+    dict[str, AdapterSpec], dict[str, str]
+]:
+    """The built-in specs with config applied: a known name overrides fields, a new one adds;
+    an invalid one is logged and left out (its name → why, in the second dict)."""
+    return load_specs(AdapterSpec, BUILTIN_ADAPTERS.values(), overrides, log, "debug adapter")
 
 
 @dataclass(frozen=True)
@@ -143,16 +149,6 @@ class Availability:
         return self.reason is None
 
 
-def find_marker(spec: AdapterSpec, start: Path, root: Path) -> Path | None:
-    """The nearest directory from `start` up to `root` holding one of the spec's markers."""
-    for directory in (start, *start.parents):
-        if any((directory / marker).exists() for marker in spec.markers):
-            return directory
-        if directory == root:
-            break
-    return None
-
-
 def project_python(*directories: Path) -> Path | None:
     """The interpreter of the project's own virtualenv (.venv, then venv), if any."""
     for directory in directories:
@@ -163,50 +159,32 @@ def project_python(*directories: Path) -> Path | None:
     return None
 
 
-def find_binary(spec: AdapterSpec, path_env: str | None = None) -> str | None:
-    """The first candidate binary found, the highest version when a glob matches several."""
-    for candidate in spec.binaries:
-        if os.path.isabs(candidate):
-            matches = [m for m in glob.glob(candidate) if os.access(m, os.X_OK)]
-        elif glob.has_magic(candidate):
-            matches = [
-                m for directory in (path_env or os.environ.get("PATH", "")).split(os.pathsep)
-                if directory for m in glob.glob(os.path.join(directory, candidate))
-                if os.access(m, os.X_OK)
-            ]
-        else:
-            found = shutil.which(candidate, path=path_env)
-            matches = [found] if found else []
-        if matches:
-            return max(matches, key=_version_key)
-    return None
-
-
-def _version_key(path: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", path))
-
-
 def has_debugpy(python: Path) -> bool:
     """Whether a virtualenv interpreter can import debugpy (looked up on disk, no process)."""
     venv = python.parent.parent
     return any(glob.glob(str(venv / "lib" / "python*" / "site-packages" / "debugpy")))
 
 
-def availability(spec: AdapterSpec, cwd: Path, root: Path) -> Availability:
+async def availability(spec: AdapterSpec, cwd: Path, root: Path,
+                       binaries: BinaryFinder) -> Availability:
     """Apply the marker-and-binary rule to one adapter for a run's directory."""
-    project = find_marker(spec, cwd, root)
+    found = await asyncio.to_thread(find_root, spec.markers, cwd, root)
+    project = found[0] if found else None
+    venv_python = None
     if spec.python:
-        venv_python = project_python(*(d for d in (project, cwd) if d is not None))
-        binary = str(venv_python) if venv_python else find_binary(spec)
+        venv_python = await asyncio.to_thread(
+            project_python, *(d for d in (project, cwd) if d is not None))
+    if venv_python is not None:
+        binary, problem = str(venv_python), None
     else:
-        binary = find_binary(spec)
+        check = await binaries.check(spec.binaries, spec.version_args)
+        binary, problem = check.path, check.problem
     reasons = []
     if project is None:
-        reasons.append(f"no root marker ({', '.join(spec.markers)}) in the working directory "
-                       "or above it")
-    if binary is None:
-        reasons.append(f"no binary ({', '.join(spec.binaries)}) found on PATH")
-    return Availability(spec, project, binary, "; ".join(reasons) or None)
+        reasons.append(missing_marker(spec.markers, "in the working directory or above it"))
+    if problem is not None:
+        reasons.append(problem)
+    return Availability(spec, project, binary, " and ".join(reasons) or None)
 
 
 def adapter_python(debuggee_python: str) -> str:

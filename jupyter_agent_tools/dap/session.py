@@ -21,9 +21,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from ..runtime.processes import DEVNULL, PIPE, ManagedProcess
 from .adapters import AdapterSpec
 from .client import AdapterGone, BodyT, DapClient, DapError, RequestTimeout
-from .processes import ProcessTree
 from .protocol import (
     Breakpoint,
     Capabilities,
@@ -172,7 +172,7 @@ class DebugSession:
         self.output = OutputBuffer(limits.max_output_chars)
         self.capabilities = Capabilities()
         self.client: DapClient | None = None
-        self.processes: ProcessTree | None = None
+        self.processes: ManagedProcess | None = None
         self._socket_dir: str | None = None
         self._initialized = asyncio.Event()
         self._changed = asyncio.Event()
@@ -193,13 +193,10 @@ class DebugSession:
             socket_path = os.path.join(self._socket_dir, "dap.sock")
             argv = [part.replace("{socket}", socket_path) for part in argv]
         stdio = self.spec.transport == "stdio"
-        pipe = asyncio.subprocess.PIPE if stdio else asyncio.subprocess.DEVNULL
-        process = await asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, env=env, stdin=pipe, stdout=pipe,
-            stderr=asyncio.subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        self.processes = ProcessTree(process)
+        pipe = PIPE if stdio else DEVNULL
+        self.processes = await ManagedProcess.start(argv, cwd=cwd, env=env, stdin=pipe,
+                                                    stdout=pipe, stderr=DEVNULL)
+        process = self.processes.process
         if stdio:
             assert process.stdout is not None and process.stdin is not None
             reader, writer = process.stdout, process.stdin
@@ -225,7 +222,7 @@ class DebugSession:
         deadline = time.monotonic() + self.limits.start_timeout
         while time.monotonic() < deadline:
             assert self.processes is not None
-            if not self.processes.adapter_alive:
+            if not self.processes.running:
                 raise SessionFailed("the adapter exited before it opened its socket")
             if os.path.exists(socket_path):
                 with contextlib.suppress(OSError):
@@ -460,7 +457,7 @@ class DebugSession:
 
     async def _end(self) -> None:
         client = self.client
-        adapter_alive = self.processes is None or self.processes.adapter_alive
+        adapter_alive = self.processes is None or self.processes.running
         if client is not None and not client.closed and adapter_alive:
             short = min(self.limits.request_timeout, 5.0)
             with contextlib.suppress(DapError, AdapterGone, RequestTimeout):
@@ -479,7 +476,7 @@ class DebugSession:
             await client.close()  # end of input: the cue for an adapter to exit
         if self.processes is not None:
             # debugpy's adapter lingers after disconnect: the grace period bounds it.
-            await self.processes.stop(self.limits.exit_grace)
+            await self.processes.stop(self.limits.exit_grace, terminate=False)
         if self._watch is not None:
             self._watch.cancel()
         if self._socket_dir is not None:

@@ -15,20 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
 from traitlets import Dict, Float, Int, default
 
+from ..discovery import BinaryFinder
 from ..runtime.resources import ResourceProvider
 from ..runtime.results import ErrorCode, ToolError
 from ..runtime.tool import Resource
-from .adapters import (
-    AdapterSpec,
-    Availability,
-    adapter_python,
-    availability,
-    find_binary,
-    merge_specs,
-)
+from .adapters import AdapterSpec, Availability, adapter_python, availability, merge_specs
 from .session import DebugSession, SessionFailed, SessionLimits, State
 
 if TYPE_CHECKING:
@@ -61,8 +54,9 @@ class DebugSupervisor(ResourceProvider):
     adapters = Dict(
         help="Add or override debug adapters: {name: {field: value}}. Fields: adapter_id, "
         "binaries, command, markers, program_suffixes, transport, python, launch_arguments, "
-        "attach_arguments, exception_filters, evaluate_context. A known name overrides only "
-        "the fields given."
+        "attach_arguments, exception_filters, evaluate_context, version_args. A known name "
+        "overrides only the fields given; an invalid entry is logged, left out and named in "
+        "the status (spec_errors)."
     ).tag(config=True)
     request_timeout_seconds = Float(
         15.0, help="Longest wait for an adapter to answer one request."
@@ -78,6 +72,10 @@ class DebugSupervisor(ResourceProvider):
         1.0, help="How long an adapter may take to exit after disconnect before its process "
         "groups are killed."
     ).tag(config=True)
+    binary_probe_timeout_seconds = Float(
+        10.0, help="Seconds an adapter binary may take to answer its version probe (run once "
+        "per binary, with the spec's version_args) before it counts as not runnable.",
+    ).tag(config=True)
     max_output_chars = Int(
         20_000, help="Debuggee output kept per session (the newest is kept)."
     ).tag(config=True)
@@ -88,10 +86,8 @@ class DebugSupervisor(ResourceProvider):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        try:
-            self.specs: dict[str, AdapterSpec] = merge_specs(dict(self.adapters))
-        except (ValidationError, KeyError, TypeError) as exc:
-            raise ValueError(f"DebugSupervisor.adapters is invalid: {exc}") from exc
+        self.specs, self.spec_errors = merge_specs(dict(self.adapters), self.log)
+        self.binaries = BinaryFinder(self.binary_probe_timeout_seconds)
         self.conversations: dict[str, Conversation] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -121,26 +117,26 @@ class DebugSupervisor(ResourceProvider):
 
     async def status(self) -> dict[str, Any]:
         """Which adapters' binaries are found (markers depend on each run's directory)."""
-        adapters = {}
-        for name, spec in self.specs.items():
-            found = find_binary(spec) is not None or spec.python
-            adapters[name] = {
-                "available": found,
-                "markers": spec.markers,
-                "reason": None if found else f"no binary ({', '.join(spec.binaries)}) on PATH",
-            }
+        specs = list(self.specs.values())
+        checks = await asyncio.gather(*(self.binaries.check(spec.binaries, spec.version_args)
+                                        for spec in specs))
+        adapters = {
+            # A python adapter may still find the project's own virtualenv at launch.
+            spec.name: {"available": bool(found.path) or spec.python, "markers": spec.markers,
+                        "reason": None if found.path or spec.python else found.problem}
+            for spec, found in zip(specs, checks, strict=True)
+        }
         live = sum(1 for c in self.conversations.values() if c.session is not None)
-        return {"adapters": adapters, "sessions": live,
+        return {"adapters": adapters, "sessions": live, "spec_errors": self.spec_errors,
                 "session_ttl_seconds": self.session_ttl_seconds}
 
     # -- what the debug tool uses ----------------------------------------------------------
 
     async def availability(self, run: Run) -> list[Availability]:
-        """Every adapter, usable for this run's directory or not, and why (looked up on disk,
-        PATH globs included, in a worker thread)."""
-        return await asyncio.to_thread(
-            lambda: [availability(spec, run.cwd, self.runtime.root_path)
-                     for spec in self.specs.values()])
+        """Every adapter, usable for this run's directory or not, and why."""
+        return list(await asyncio.gather(*(
+            availability(spec, run.cwd, self.runtime.root_path, self.binaries)
+            for spec in self.specs.values())))
 
     def conversation(self, run: Run) -> Conversation:
         return self.conversations.setdefault(run.conversation_id or "", Conversation())
@@ -169,7 +165,7 @@ class DebugSupervisor(ResourceProvider):
                             f"A debug session ({conversation.session.spec.name}, "
                             f"{conversation.session.state.value}) is already live in this "
                             "conversation. Use it, or call terminate first.")
-        found = await asyncio.to_thread(availability, spec, run.cwd, self.runtime.root_path)
+        found = await availability(spec, run.cwd, self.runtime.root_path, self.binaries)
         if not found.usable:
             raise ToolError(ErrorCode.UNAVAILABLE,
                             f"The {spec.name} adapter cannot serve {run.relpath(run.cwd) or '.'}: "

@@ -5,7 +5,8 @@ What pygls alone does not handle, and real servers do:
   is dropped by pygls and its request never resolves: here it fails the request instead,
   and the initialize reply is cleaned of the notebook capability first;
 - `start_io` pipes stderr without reading it, so a chatty server blocks: here stderr is
-  drained into a bounded tail that error messages quote;
+  drained into a bounded tail that error messages quote (the rest is pygls's own `start_io`,
+  which passes cwd, env and start_new_session through);
 - every request has a timeout, and a server that exits fails its pending requests.
 """
 
@@ -13,24 +14,25 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
 
-from ..runtime.processes import signal_process_group
+from ..discovery import search_path
+from ..runtime.processes import ManagedProcess, drain
 
 logger = logging.getLogger(__name__)
 
 _STDERR_LINES = 40
 _STDERR_LINE_CHARS = 500
+_STOP_SECONDS = 5.0
 
 
 class LspRequestError(Exception):
@@ -78,50 +80,41 @@ class ServerConnection(LanguageClient):
     def __init__(self, name: str) -> None:
         super().__init__(name="jupyter-agent-tools", version="0.1", protocol_cls=_TolerantProtocol)
         self.server_name = name
-        self.process: asyncio.subprocess.Process | None = None
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_LINES)
         self.exited: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._next_id = 0
+        self._partial = ""  # the stderr line being read
+        self._stderr: asyncio.Task[None] | None = None
 
     async def spawn(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
         """Start the server in its own process group, reading stdout and draining stderr."""
         child_env = dict(os.environ if env is None else env)
         # Servers we installed with pip live beside our interpreter, maybe not on PATH.
-        child_env["PATH"] = os.pathsep.join(
-            [child_env.get("PATH", ""), str(Path(sys.prefix) / "bin")]
-        )
-        self.process = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=child_env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            limit=2**20,
-        )
-        assert self.process.stdin and self.process.stdout and self.process.stderr
-        self.protocol.set_writer(self.process.stdin)
-        self._server = self.process
+        child_env["PATH"] = search_path(child_env.get("PATH", ""))
+        await self.start_io(*argv, cwd=cwd, env=child_env, start_new_session=True, limit=2**20)
+        assert self.process is not None and self.process.stderr is not None
         self.exited = asyncio.ensure_future(self.process.wait())
-        self._async_tasks.extend([
-            asyncio.create_task(run_async(
-                stop_event=self._stop_event, reader=self.process.stdout, protocol=self.protocol,
-                logger=logger, error_handler=self.report_server_error,
-            )),
-            asyncio.create_task(self._drain_stderr(self.process.stderr)),
-            asyncio.create_task(self._server_exit()),
-        ])
+        self._stderr = asyncio.create_task(self._drain_stderr(self.process.stderr))
 
     async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
-        # Chunks, not lines: one huge line must not stop the draining (readline has a limit).
-        partial = ""
-        while chunk := await stream.read(65536):
-            *lines, partial = (partial + chunk.decode("utf-8", errors="replace")).split("\n")
-            partial = partial[-_STDERR_LINE_CHARS:]
-            self.stderr_tail.extend(line[-_STDERR_LINE_CHARS:].rstrip() for line in lines)
-        if partial:
-            self.stderr_tail.append(partial.rstrip())
+        await drain(stream, self._keep_stderr)
+        self._flush_stderr()
+
+    def _keep_stderr(self, chunk: bytes) -> None:
+        *lines, self._partial = (self._partial + chunk.decode("utf-8", errors="replace")
+                                 ).split("\n")
+        self._partial = self._partial[-_STDERR_LINE_CHARS:]
+        self.stderr_tail.extend(line[-_STDERR_LINE_CHARS:].rstrip() for line in lines)
+
+    def _flush_stderr(self) -> None:
+        if self._partial:
+            self.stderr_tail.append(self._partial.rstrip())
+            self._partial = ""
+
+    @property
+    def process(self) -> asyncio.subprocess.Process | None:
+        """The server process `start_io` started (pygls keeps it without a public name)."""
+        return self._server
 
     @property
     def alive(self) -> bool:
@@ -180,17 +173,14 @@ class ServerConnection(LanguageClient):
             except LspRequestError:
                 pass
         if self.process is not None:
-            try:
-                await asyncio.wait_for(self.process.wait(), timeout if graceful else 0)
-            except asyncio.TimeoutError:
-                pass
-            signal_process_group(self.process.pid)
-            await self.process.wait()
-        self._stop_event.set()
+            # Asked to exit already: no SIGTERM, only the wait and then the group killed.
+            await ManagedProcess(self.process).stop(timeout if graceful else 0, terminate=False)
         if not self.exited.done():
             self.exited.cancel()
-        for task in self._async_tasks:
-            task.cancel()
-        await asyncio.gather(*self._async_tasks, return_exceptions=True)
-        self._async_tasks.clear()
-
+        if self._stderr is not None:
+            self._stderr.cancel()
+            await asyncio.gather(self._stderr, return_exceptions=True)
+        self._flush_stderr()
+        # pygls's own stop: its reader and exit watcher end at the pipes' end of file.
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.stop(), _STOP_SECONDS)

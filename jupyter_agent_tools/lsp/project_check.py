@@ -9,9 +9,10 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ..runtime.processes import signal_process_group
+from ..discovery import find_executable, missing_binary
+from ..runtime.processes import ManagedProcess
 from .journal import FileDiagnostic
-from .specs import ServerSpec, find_executable
+from .specs import ServerSpec
 
 _PYRIGHT_SEVERITY = {"error": "error", "warning": "warning", "information": "info"}
 _TSC_LINE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+),(?P<col>\d+)\): (?P<sev>error|warning) "
@@ -72,24 +73,16 @@ async def run_project_check(spec: ServerSpec, root: Path, relpath: Callable[[Pat
     """Run `spec`'s project checker in `root`; ProjectCheckError when it cannot."""
     binary = find_executable(spec.project_check[:1])
     if binary is None:
-        raise ProjectCheckError(f"{spec.project_check[0]} not found on PATH or in the Python "
-                                "environment's bin folder")
-    process = await asyncio.create_subprocess_exec(
-        binary, *spec.project_check[1:], cwd=root, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
-        limit=2**20,
-    )
-    try:
-        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
-    except asyncio.TimeoutError:
+        raise ProjectCheckError(missing_binary(spec.project_check[:1]))
+    process = await ManagedProcess.start([binary, *spec.project_check[1:]], cwd=root,
+                                         limit=2**20)
+    done = await process.collect(timeout, max_output_bytes)
+    if done.timed_out:
         raise ProjectCheckError(f"{spec.project_check[0]} ran past {timeout:g}s and was "
-                                "stopped") from None
-    finally:
-        if process.returncode is None:
-            signal_process_group(process.pid)
-            await process.wait()
+                                "stopped")
     # Tens of megabytes of JSON to parse: off the event loop.
-    return await asyncio.to_thread(_parse, spec, stdout[:max_output_bytes], stderr, root, relpath)
+    return await asyncio.to_thread(_parse, spec, bytes(done.stdout.data),
+                                   bytes(done.stderr.data), root, relpath)
 
 
 def _parse(spec: ServerSpec, stdout: bytes, stderr: bytes, root: Path,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
+from ..discovery import missing_binary, missing_marker
 from ..files import read_text_inside, resolve_inside
 from ..files.walk import DEFAULT_SKIP_DIRS
 from ..runtime import ErrorCode, Run, ToolError
@@ -45,10 +46,10 @@ class Availability:
     def reason(self) -> str:
         missing = []
         if self.root is None:
-            missing.append(f"no root marker ({', '.join(self.spec.root_markers)}) between the "
-                           "file and the run's cwd")
+            missing.append(missing_marker(self.spec.root_markers,
+                                          "between the file and the run's cwd"))
         if self.binary is None:
-            missing.append(self.binary_problem or f"{self.spec.command[0]} not found")
+            missing.append(self.binary_problem or missing_binary(self.spec.binary_names))
         return f"{self.spec.name}: {' and '.join(missing)}"
 
 

@@ -8,53 +8,53 @@ or disable any spec with `c.LanguageServerSupervisor.language_servers`.
 
 from __future__ import annotations
 
-import dataclasses
-import glob
 import logging
-import os
-import re
-import shutil
-import sys
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from importlib.metadata import entry_points
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ..discovery import Spec, find_executable, find_root
+from ..discovery import load_specs as load_validated
 
 ENTRY_POINT_GROUP = "jupyter_agent_tools.lsp_specs"
 
+__all__ = ["BUILTIN_SPECS", "ENTRY_POINT_GROUP", "ServerSpec", "find_executable", "load_specs"]
 
-@dataclass(frozen=True)
-class ServerSpec:
+
+class ServerSpec(Spec):
     """How one language server is found, started and configured."""
 
-    name: str
-    # File extension (with its dot) → LSP languageId, for every file this server serves.
-    extensions: Mapping[str, str]
-    # A file named like one of these, in a folder between a file and the run's cwd,
-    # makes that folder the server's workspace root.
-    root_markers: tuple[str, ...]
-    # argv; argv[0] is looked up through `executables` when given, else itself.
-    command: tuple[str, ...]
-    # Names tried in order for argv[0]; glob patterns (`clangd-*`) pick the highest version.
-    executables: tuple[str, ...] = ()
-    # Arguments that make the binary print its version and exit 0; a found binary counts as
-    # available only when they do (a rustup shim without the component exits 1). Empty: no
-    # probe (pyright's langserver has no such flag).
-    version_args: tuple[str, ...] = ()
-    initialization_options: Mapping[str, Any] | None = None
-    # Answers to `workspace/configuration`, by section ("basedpyright.analysis", ...).
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    # False for linters (ruff): navigation, hover and rename go to another server.
-    navigation: bool = True
-    # argv of the whole-project check behind `lsp diagnostics file="*"`, and its format.
-    project_check: tuple[str, ...] = ()
-    project_check_format: str = ""
+    extensions: dict[str, str] = Field(
+        description="File extension (with its dot) → LSP languageId, for every file served.")
+    root_markers: tuple[str, ...] = Field(
+        description="A file named like one of these, in a folder between a file and the run's "
+        "cwd, makes that folder the server's workspace root.")
+    command: tuple[str, ...] = Field(
+        description="argv; argv[0] is looked up through `executables` when given, else itself.")
+    executables: tuple[str, ...] = Field(
+        (), description="Names tried in order for argv[0]; globs (clangd-*) pick the highest "
+        "version.")
+    version_args: tuple[str, ...] = Field(
+        (), description="Arguments that make the binary print its version and exit 0; a found "
+        "binary counts as available only when they do (a rustup shim without the component "
+        "exits 1). Empty: no probe (pyright's langserver has no such flag).")
+    initialization_options: dict[str, Any] | None = None
+    settings: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Answers to `workspace/configuration`, by section.")
+    navigation: bool = Field(
+        True, description="False for linters (ruff): navigation, hover and rename go to "
+        "another server.")
+    project_check: tuple[str, ...] = Field(
+        (), description="argv of the whole-project check behind `lsp diagnostics file=\"*\"`.")
+    project_check_format: Literal["", "pyright", "ruff", "tsc"] = ""
     # "server": pulled when the server offers it, else awaited as published; "pull": always
     # asked (answers reflect every file synced before, where a publication may be half-way);
     # "tsserver": asked through typescript-language-server's tsserverRequest (it publishes
     # nothing for a file that stays clean).
-    diagnostics_source: str = "server"
+    diagnostics_source: Literal["server", "pull", "tsserver"] = "server"
     # The server knows only the files it has open (clangd without a finished compile_commands
     # index): a rename first opens every source under its root, and `diagnostics "*"` checks
     # them through it; both bounded by the supervisor's `project_sources_max`.
@@ -65,6 +65,10 @@ class ServerSpec:
     def languages(self) -> list[str]:
         return sorted(set(self.extensions.values()))
 
+    @property
+    def binary_names(self) -> tuple[str, ...]:
+        return self.executables or self.command[:1]
+
     def language_id(self, path: Path) -> str | None:
         return self.extensions.get(path.suffix.lower())
 
@@ -73,41 +77,7 @@ class ServerSpec:
 
     def find_root(self, path: Path, stop: Path) -> tuple[Path, str] | None:
         """The nearest folder from `path` up to `stop` holding a root marker, and that marker."""
-        folder = path if path.is_dir() else path.parent
-        while True:
-            for marker in self.root_markers:
-                if (folder / marker).exists():
-                    return folder, marker
-            if folder == stop or stop not in folder.parents:
-                return None
-            folder = folder.parent
-
-
-def find_executable(names: Iterable[str]) -> str | None:
-    """Resolve the first of `names` on PATH or in sys.prefix/bin (where pip put our servers)."""
-    search = os.pathsep.join([os.environ.get("PATH", ""), str(Path(sys.prefix) / "bin")])
-    for name in names:
-        if any(ch in name for ch in "*?["):
-            found = _versioned(name, search)
-        else:
-            found = shutil.which(name, path=search)
-        if found:
-            return found
-    return None
-
-
-def _versioned(pattern: str, search: str) -> str | None:
-    matches = []
-    for folder in search.split(os.pathsep):
-        if folder:
-            matches.extend(p for p in glob.glob(os.path.join(folder, pattern)) if os.access(p, os.X_OK))
-    if not matches:
-        return None
-
-    def version(path: str) -> tuple[int, ...]:
-        return tuple(int(n) for n in re.findall(r"\d+", os.path.basename(path)))
-
-    return max(matches, key=version)
+        return find_root(self.root_markers, path, stop)
 
 
 _PY_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt",
@@ -186,43 +156,9 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
     ),
 )
 
-_FIELDS = {f.name for f in dataclasses.fields(ServerSpec)}
-
-
-def spec_from_dict(name: str, data: Mapping[str, Any], base: ServerSpec | None = None) -> ServerSpec:
-    """A spec from config data, over `base` when overriding a known one."""
-    unknown = set(data) - _FIELDS
-    if unknown:
-        raise ValueError(f"unknown field(s) {sorted(unknown)}; known: {sorted(_FIELDS)}")
-    values = dict(data)
-    for key in ("root_markers", "command", "executables", "version_args", "project_check"):
-        if key in values:
-            values[key] = tuple(values[key])
-    if base is not None:
-        return dataclasses.replace(base, **values)
-    return ServerSpec(**{"name": name, **values})
-
-
-def load_specs(overrides: Mapping[str, Mapping[str, Any]], log: logging.Logger) -> tuple[
+def load_specs(overrides: Mapping[str, Any], log: logging.Logger) -> tuple[
     dict[str, ServerSpec], dict[str, str]
 ]:
     """Built-ins, then entry points, then config overrides; errors are contained per spec."""
-    specs = {spec.name: spec for spec in BUILTIN_SPECS}
-    errors: dict[str, str] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            loaded = ep.load()
-            loaded = loaded() if callable(loaded) and not isinstance(loaded, ServerSpec) else loaded
-            for item in loaded if isinstance(loaded, (list, tuple)) else [loaded]:
-                spec = item if isinstance(item, ServerSpec) else spec_from_dict(ep.name, item)
-                specs[spec.name] = spec
-        except Exception as exc:  # one bad plug-in never takes the others down
-            log.exception("could not load language server spec %s", ep.name)
-            errors[ep.name] = f"{type(exc).__name__}: {exc}"
-    for name, data in overrides.items():
-        try:
-            specs[name] = spec_from_dict(name, data, specs.get(name))
-        except Exception as exc:
-            log.error("invalid language server config %s: %s", name, exc)
-            errors[name] = f"{type(exc).__name__}: {exc}"
-    return specs, errors
+    return load_validated(ServerSpec, BUILTIN_SPECS, overrides, log, "language server",
+                          ENTRY_POINT_GROUP)

@@ -9,65 +9,19 @@ server's binary — both, or no server and a reason.
 from __future__ import annotations
 
 import asyncio
-import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from traitlets import Dict, Enum, Float, Int
 
+from ..discovery import BinaryCheck, BinaryFinder
 from ..runtime import Resource
-from ..runtime.processes import signal_process_group
 from ..runtime.resources import ResourceProvider
 from ..runtime.wrappers import Wrapper
 from .on_write import diagnostics_on_write, files_of_commands
 from .server import LanguageServer, ServerLimits
 from .session import LspSession
-from .specs import ServerSpec, find_executable, load_specs
-
-_PROBE_STDERR_BYTES = 4096
-
-
-@dataclass(frozen=True)
-class BinaryCheck:
-    """A spec's binary: its path when found and runnable, else why not."""
-
-    path: str | None
-    problem: str | None = None
-
-
-async def probe_binary(binary: str, args: tuple[str, ...], timeout: float) -> str | None:
-    """Run `binary args` (bounded in time and output); None when it exits 0, else why not."""
-    try:
-        process = await asyncio.create_subprocess_exec(
-            binary, *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True)
-    except OSError as exc:
-        return f"{binary} does not run ({exc.strerror or exc})"
-    stream = process.stderr
-    assert stream is not None
-
-    async def drain() -> tuple[bytes, int]:
-        kept = b""
-        while chunk := await stream.read(65536):  # read to the end, keep the start
-            kept += chunk[:_PROBE_STDERR_BYTES - len(kept)]
-        return kept, await process.wait()
-
-    try:
-        stderr, code = await asyncio.wait_for(drain(), timeout)
-    except asyncio.TimeoutError:
-        return f"{binary} {' '.join(args)} did not finish within {timeout:g}s"
-    finally:
-        if process.returncode is None:
-            signal_process_group(process.pid)
-            await process.wait()
-    if code == 0:
-        return None
-    said = next((line.strip() for line in stderr.decode("utf-8", "replace").splitlines()
-                 if line.strip()), "")
-    return (f"{binary} does not run: `{os.path.basename(binary)} {' '.join(args)}` exited with "
-            f"status {code}" + (f" ({said[:300]})" if said else "") + ". Install the server "
-            "(for a rustup shim: rustup component add rust-analyzer)")
+from .specs import ServerSpec, load_specs
 
 
 class LanguageServerSupervisor(ResourceProvider):
@@ -128,8 +82,7 @@ class LanguageServerSupervisor(ResourceProvider):
         self.specs, self.spec_errors = load_specs(self.language_servers, self.log)
         self._servers: dict[tuple[Path, str], LanguageServer] = {}
         self._roots: dict[tuple[tuple[str, ...], Path, Path], tuple[Path, str]] = {}
-        self._binaries: dict[tuple[tuple[str, ...], str], str | None] = {}
-        self._probes: dict[tuple[str, int, int, tuple[str, ...]], str | None] = {}
+        self._binaries = BinaryFinder(self.binary_probe_timeout)
 
     @property
     def limits(self) -> ServerLimits:
@@ -142,33 +95,9 @@ class LanguageServerSupervisor(ResourceProvider):
         return (await self.binary_check(spec)).path
 
     async def binary_check(self, spec: ServerSpec) -> BinaryCheck:
-        """Where the spec's binary is and whether it runs, checked at call time so an install
-        or removal shows.
-
-        A found binary is remembered and re-checked with one stat; a missing one is looked
-        up again (in a worker thread) on every call. A found one is run once with the spec's
-        `version_args` (bounded by `binary_probe_timeout`), again only when it changes.
-        """
-        names = spec.executables or spec.command[:1]
-        key = (names, os.environ.get("PATH", ""))
-        known = self._binaries.get(key)
-        if not (known and os.access(known, os.X_OK)):
-            known = self._binaries[key] = await asyncio.to_thread(find_executable, names)
-        if known is None:
-            return BinaryCheck(None, f"{spec.command[0]} not found on PATH or in the Python "
-                               "environment's bin folder")
-        problem = await self._probe(known, spec.version_args) if spec.version_args else None
-        return BinaryCheck(None if problem else known, problem)
-
-    async def _probe(self, binary: str, args: tuple[str, ...]) -> str | None:
-        try:
-            stat = os.stat(binary)
-        except OSError as exc:
-            return f"{binary} cannot be read ({exc.strerror})"
-        key = (binary, stat.st_mtime_ns, stat.st_size, args)
-        if key not in self._probes:
-            self._probes[key] = await probe_binary(binary, args, self.binary_probe_timeout)
-        return self._probes[key]
+        """Where the spec's binary is and whether it runs (its `version_args` probe), checked
+        at call time so an install or removal shows; see `BinaryFinder` for the caching."""
+        return await self._binaries.check(spec.binary_names, spec.version_args)
 
     def find_root(self, spec: ServerSpec, path: Path, stop: Path) -> tuple[Path, str] | None:
         """`spec.find_root`, remembering hits: a remembered marker is re-checked with one stat."""

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import resource
 
 from pydantic import Field
 
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
 from ..runtime.limits import bound_text
-from ..runtime.processes import signal_process_group
+from ..runtime.processes import PIPE, STDOUT, ManagedProcess
 
 
 class BashArgs(ToolArgs):
@@ -40,45 +39,21 @@ class Bash(Tool):
             if memory_bytes > 0:
                 resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
 
-        process = await asyncio.create_subprocess_exec(
-            "bash", "-c", args.command,
-            cwd=ctx.run.cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
+        process = await ManagedProcess.start(
+            ["bash", "-c", args.command], cwd=ctx.run.cwd, stdout=PIPE, stderr=STDOUT,
             preexec_fn=limit_memory,
         )
-        chunks: list[bytes] = []
-        kept = 0
-        cap = runtime.max_output_chars * 4
-
-        async def collect() -> None:
-            nonlocal kept
-            assert process.stdout is not None
-            while chunk := await process.stdout.read(65536):
-                if kept < cap:
-                    chunks.append(chunk)
-                    kept += len(chunk)
-
-        try:
-            await asyncio.wait_for(asyncio.gather(collect(), process.wait()), timeout)
-        except asyncio.TimeoutError:
-            signal_process_group(process.pid)
-            await process.wait()
-            output = _decode(chunks, runtime.max_output_chars)
+        done = await process.collect(timeout, runtime.max_output_chars * 4)
+        output = bound_text(done.stdout.text(), runtime.max_output_chars)[0]
+        if done.timed_out:
             raise ToolError(
                 ErrorCode.TIMEOUT,
                 f"The command ran past {timeout}s and its process group was killed. Run it in "
                 "the background, or with a longer timeout_seconds "
                 f"(at most {runtime.bash_max_timeout_seconds}).",
                 text=output, data={"output": output},
-            ) from None
-        finally:
-            if process.returncode is None:
-                signal_process_group(process.pid)
-        output = _decode(chunks, runtime.max_output_chars)
-        code = process.returncode
+            )
+        code = done.returncode
         if code != 0:
             raise ToolError(
                 ErrorCode.FAILED,
@@ -87,8 +62,3 @@ class Bash(Tool):
                 text=output or "(no output)", data={"exit_code": code, "output": output},
             )
         return ToolResult.success(output or "(no output)", {"exit_code": 0, "output": output})
-
-
-def _decode(chunks: list[bytes], max_chars: int) -> str:
-    text = b"".join(chunks).decode("utf-8", errors="replace")
-    return bound_text(text, max_chars)[0]

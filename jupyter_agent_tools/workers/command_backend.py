@@ -24,15 +24,13 @@ from typing import Any
 
 from traitlets import Dict, Float, List, Unicode
 
-from ..runtime.processes import signal_process_group
+from ..runtime.processes import PIPE, BoundedOutput, ManagedProcess, drain
 from .backends import WorkerBackend, WorkerFailed, WorkerJob, tail
 
 # Secrets of the hosting server that a worker must not inherit.
 _SERVER_SECRETS = ("JUPYTER_TOKEN", "JPY_API_TOKEN", "JUPYTERHUB_API_TOKEN")
-_CHUNK = 65536
 # A pipe still open after the group is dead belongs to a process that left the group.
 _READERS_SECONDS = 5.0
-_EXIT_POLL_SECONDS = 0.05
 _PR_SET_PDEATHSIG = 1
 
 
@@ -88,43 +86,35 @@ class CommandBackend(WorkerBackend):
         return env
 
     async def run(self, job: WorkerJob) -> str:
-        process = await asyncio.create_subprocess_exec(
-            *self._argv(job),
-            cwd=job.run.cwd,
-            env=self._env(job),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
+        process = await ManagedProcess.start(
+            self._argv(job), cwd=job.run.cwd, env=self._env(job), stdin=PIPE,
             preexec_fn=_die_with_parent,
         )
         keep = job.max_result_chars * 4  # bytes: enough for max_result_chars of UTF-8
-        out, err = bytearray(), bytearray()
+        out, err = BoundedOutput(keep, "tail"), BoundedOutput(keep, "tail")
 
-        def decoded(buffer: bytearray) -> str:
-            return tail(buffer.decode("utf-8", errors="replace"), job.max_result_chars)
+        def decoded(buffer: BoundedOutput) -> str:
+            return tail(buffer.text(), job.max_result_chars)
 
-        async def collect(stream: Any, buffer: bytearray, live: bool) -> None:
-            while chunk := await stream.read(_CHUNK):
-                buffer.extend(chunk)
-                del buffer[:-keep]
-                if live:
-                    job.report(decoded(buffer))
+        def report(chunk: bytes) -> None:
+            out.add(chunk)
+            job.report(decoded(out))
 
-        feeder = asyncio.ensure_future(_feed(process, job.brief))
-        readers = asyncio.ensure_future(asyncio.gather(
-            collect(process.stdout, out, True), collect(process.stderr, err, False)))
+        pipes = process.process
+        assert pipes.stdout is not None and pipes.stderr is not None
+        feeder = asyncio.ensure_future(_feed(pipes, job.brief))
+        readers = asyncio.ensure_future(asyncio.gather(drain(pipes.stdout, report),
+                                                       drain(pipes.stderr, err.add)))
         try:
-            await _exited(process)
+            await process.exited()
         finally:
-            if process.returncode is None:  # cancelled: the worker is being stopped
-                await self._stop(process)
-            # Whatever the program left behind in its group goes too (which closes the pipes).
-            signal_process_group(process.pid, signal.SIGKILL)
+            # Cancelled (the worker is being stopped): SIGTERM, the grace, then SIGKILL. Either
+            # way, whatever the program left behind goes too (which closes the pipes).
+            await process.stop(self.kill_grace_seconds if process.running else 0)
             feeder.cancel()
-            if process.stdin is not None:
-                process.stdin.close()
-            await _settle(readers, asyncio.ensure_future(process.wait()))
+            if pipes.stdin is not None:
+                pipes.stdin.close()
+            await _settle(readers, asyncio.ensure_future(pipes.wait()))
         result = decoded(out)
         if process.returncode != 0:
             errors = decoded(err).strip()
@@ -134,34 +124,12 @@ class CommandBackend(WorkerBackend):
             )
         return result
 
-    async def _stop(self, process: asyncio.subprocess.Process) -> None:
-        """SIGTERM the group, then SIGKILL what is left after the grace period."""
-        signal_process_group(process.pid, signal.SIGTERM)
-        if not await _exited(process, self.kill_grace_seconds):
-            signal_process_group(process.pid, signal.SIGKILL)
-            await _exited(process)
-
 
 def _die_with_parent() -> None:
     """In the child, before exec: on Linux, die if the server dies without cleaning up."""
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-async def _exited(process: asyncio.subprocess.Process, timeout: float | None = None) -> bool:
-    """Wait until the program itself has exited; False if `timeout` passed first.
-
-    Not `process.wait()`: that also waits for the pipes, which a process the program left
-    behind may hold open long after the program is gone.
-    """
-    loop = asyncio.get_running_loop()
-    deadline = None if timeout is None else loop.time() + timeout
-    while process.returncode is None:
-        if deadline is not None and loop.time() >= deadline:
-            return False
-        await asyncio.sleep(_EXIT_POLL_SECONDS)
-    return True
 
 
 async def _feed(process: asyncio.subprocess.Process, brief: str) -> None:

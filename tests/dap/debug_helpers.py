@@ -8,7 +8,8 @@ import textwrap
 
 import psutil
 
-from jupyter_agent_tools.dap.adapters import BUILTIN_ADAPTERS, find_binary
+from jupyter_agent_tools.dap.adapters import BUILTIN_ADAPTERS
+from jupyter_agent_tools.discovery import find_executable
 
 PYTHON_PROGRAM = textwrap.dedent(
     """\
@@ -68,7 +69,7 @@ C_LINE_CALL_ADD = 12
 
 
 def lldb_dap_binary() -> str | None:
-    return find_binary(BUILTIN_ADAPTERS["lldb"])
+    return find_executable(BUILTIN_ADAPTERS["lldb"].binaries)
 
 
 async def debug(run, action: str, **arguments):

@@ -25,7 +25,7 @@ async def test_binary_without_marker_and_marker_without_binary(lsp_runtime, writ
     go = await run.call("lsp", {"action": "definition", "file": "main.go", "line": 1,
                                 "symbol": "main"})
     assert go.code == "unavailable"
-    assert "no-such-gopls-binary not found on PATH" in go.error["message"]
+    assert "no binary (no-such-gopls-binary) found on PATH" in go.error["message"]
     assert "no root marker" not in go.error["message"]
 
     status = await run.call("lsp", {"action": "status", "file": "main.go"})
