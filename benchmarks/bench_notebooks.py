@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_notebooks [--notebooks N] [--repeat N]
 
-Corpus: N modules of the running Python's standard library (the smallest N of 2-40 KB),
+Corpus: N modules of the running Python's standard library (those of 2-40 KB, in turn),
 each written twice into a temporary root: as `py/<name>.py`, and as `nb/<name>.ipynb`, a
 notebook (nbformat, Python kernelspec) whose code cells are the module split before each
 top-level `def`/`class`, each cell with a small stream output as a run notebook has.
@@ -32,10 +32,11 @@ _CELL_START = re.compile(r"^(?=(?:def|class|async def) )", re.MULTILINE)
 
 
 def modules(count: int) -> list[Path]:
+    """`count` modules of 2-40 KB, taken again in turn when the stdlib has fewer."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     found = sorted((path for path in stdlib.glob("*.py")
                     if 2_000 <= path.stat().st_size <= 40_000), key=lambda p: p.name)
-    return found[:count]
+    return [found[index % len(found)] for index in range(count)]
 
 
 def write_corpus(root: Path, count: int) -> dict[str, list[int]]:

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import nbformat
-
 from .errors import CellOutOfRange, InvalidNotebook
 from .language import CellLanguage, cell_language, notebook_language
 
@@ -204,6 +202,10 @@ def validate(data: Any, *, name: str = "the notebook") -> None:
         raise InvalidNotebook(
             f"{name} is nbformat {data.get('nbformat')!r}; the tools work on nbformat 4. "
             "Convert it with `jupyter nbconvert --to notebook --inplace`.")
+    # Imported here: nbformat's validator takes seconds to load, and the search workers
+    # read notebooks (unvalidated) through this module.
+    import nbformat
+
     # The validator may repair the notebook it is given (cell ids): it gets a copy.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

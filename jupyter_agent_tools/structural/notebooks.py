@@ -31,8 +31,10 @@ _NEVER_WRITTEN = JsonStyle(indent=1, separators=(",", ": "), ensure_ascii=False,
 def notebook_entry(stamp: Stamp, raw: bytes, language: str) -> CachedFile:
     """The cache entry of a notebook read as `raw`, for a search in `language`.
 
-    Not validated against the nbformat schema (that is slow, and a search only needs the
-    cells); a rewrite reads the notebook again, validated, before it stages anything.
+    Its virtual document is built later, by `with_document`, once a search cannot rule the
+    notebook out from its raw bytes. Not validated against the nbformat schema (that is
+    slow, and a search only needs the cells); a rewrite reads the notebook again, validated,
+    before it stages anything.
     """
     try:
         data = json.loads(raw)
@@ -42,11 +44,57 @@ def notebook_entry(stamp: Stamp, raw: bytes, language: str) -> CachedFile:
         notebook = Notebook(data, _NEVER_WRITTEN)
         if notebook.language != language:
             return CachedFile(stamp, b"", skip=OTHER_LANGUAGE)
-        document = VirtualDocument.of(notebook)
-    except (ValueError, TypeError, AttributeError, KeyError):  # not JSON, or odd cells
+    except (ValueError, TypeError, AttributeError):  # not JSON, or odd metadata
         return CachedFile(stamp, b"", skip=INVALID_NOTEBOOK)
-    return CachedFile(stamp, document.text.encode("utf-8"), document=document,
-                      file_hash=hashlib.sha256(raw).hexdigest())
+    return CachedFile(stamp, raw, document=notebook, file_hash=hashlib.sha256(raw).hexdigest())
+
+
+def is_pending(entry: CachedFile) -> bool:
+    """Whether `entry` is a notebook whose virtual document is not built yet."""
+    return isinstance(entry.document, Notebook)
+
+
+def ruled_out(raw: bytes, literals: tuple[bytes, ...]) -> bool:
+    """Whether a notebook's raw JSON shows it cannot match: it lacks a literal that JSON
+    writes as is (printable ASCII, no quote, backslash or slash, which writers may escape)."""
+    return any(literal not in raw for literal in literals
+               if all(32 <= byte < 127 and byte not in _ESCAPED for byte in literal))
+
+
+_ESCAPED = frozenset(b'"\\/')
+
+
+def with_document(entry: CachedFile) -> CachedFile:
+    """`entry` with its virtual document built: `source` becomes the document's text."""
+    try:
+        document = VirtualDocument.of(entry.document)
+    except (TypeError, AttributeError, KeyError):  # cells that are not nbformat's
+        return CachedFile(entry.stamp, b"", skip=INVALID_NOTEBOOK)
+    source = document.text.encode("utf-8")
+    return CachedFile(entry.stamp, source,
+                      document=SearchableNotebook(document, DocumentText(source)),
+                      file_hash=entry.file_hash)
+
+
+class SearchableNotebook:
+    """A notebook as a worker keeps it: its virtual document and how to place matches."""
+
+    def __init__(self, document: VirtualDocument, text: DocumentText) -> None:
+        self.document = document
+        self.text = text
+        self._cell_offsets: dict[int, list[int]] = {}
+
+    def cell_text(self, cell: int, first_line: int, start: tuple[int, int],
+                  end: tuple[int, int]) -> str:
+        """The cell's own text (not the masked one) between two document positions."""
+        source = self.document.sources[cell]
+        offsets = self._cell_offsets.get(cell)
+        if offsets is None:
+            offsets = self._cell_offsets[cell] = [0]
+            for line in source.splitlines(keepends=True):
+                offsets.append(offsets[-1] + len(line))
+        return source[offsets[start[0] - first_line] + start[1]:
+                      offsets[end[0] - first_line] + end[1]]
 
 
 class DocumentText:
@@ -75,26 +123,15 @@ def _on_masked_syntax(document: VirtualDocument, start: tuple[int, int],
         for mask in document.masks)
 
 
-def _cell_text(document: VirtualDocument, cell: int, first_line: int,
-               start: tuple[int, int], end: tuple[int, int]) -> str:
-    """The cell's own text (not the masked one) between two document positions."""
-    lines = document.sources[cell].splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-    begin = offsets[start[0] - first_line] + start[1]
-    finish = offsets[end[0] - first_line] + end[1]
-    return document.sources[cell][begin:finish]
-
-
 def _bounded(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def describe_in_cell(path: str, text: DocumentText, document: VirtualDocument, first: Node,
-                     last: Node, env: dict[str, Any], *, max_text: int,
+def describe_in_cell(path: str, notebook: SearchableNotebook, first: Node, last: Node,
+                     env: dict[str, Any], *, max_text: int,
                      with_ranges: bool) -> dict[str, Any] | None:
     """A match addressed by cell (positions from 1 within it); None when it is no match."""
+    document, text = notebook.document, notebook.text
     start = text.position(first.start_byte)
     end = text.position(last.end_byte)
     where = document.cell_position(*start)
@@ -112,15 +149,15 @@ def describe_in_cell(path: str, text: DocumentText, document: VirtualDocument, f
     if any(_on_masked_syntax(document, a, b) for a, b in ranges):
         return None
     first_line = start[0] - where.line
-    captures = {name: _cell_text(document, where.cell, first_line, text.position(span[0]),
-                                 text.position(span[1])) if span else ""
+    captures = {name: notebook.cell_text(where.cell, first_line, text.position(span[0]),
+                                         text.position(span[1])) if span else ""
                 for name, span in spans.items()}
     match: dict[str, Any] = {
         "file": path,
         "cell": where.cell,
         "start": [where.line + 1, where.character + 1],
         "end": [until.line + 1, until.character + 1],
-        "text": _bounded(_cell_text(document, where.cell, first_line, start, end), max_text),
+        "text": _bounded(notebook.cell_text(where.cell, first_line, start, end), max_text),
         "captures": {name: _bounded(value, max_text) for name, value in captures.items()},
     }
     if with_ranges:  # byte ranges in the virtual document's text, which a rewrite rebuilds

@@ -149,6 +149,12 @@ class SearchEngine:
             if entry.binary:
                 counts["binary"] += 1
                 continue
+            if entry.document is not None and _notebooks().is_pending(entry):
+                if _notebooks().ruled_out(entry.source, pattern.literals):
+                    counts["searched"] += 1
+                    counts["prefiltered"] += 1
+                    continue
+                entry = self.cache.put((path, job.language), _notebooks().with_document(entry))
             if entry.skip is not None:
                 counts[entry.skip] += 1
                 continue
@@ -204,27 +210,27 @@ class SearchEngine:
         if b"\x00" in source[:_SNIFF_BYTES]:
             return self.cache.put(key, CachedFile(stamp, b"", binary=True))
         if path.lower().endswith(NOTEBOOK_SUFFIX):
-            from .notebooks import notebook_entry  # nbformat loads only once a notebook comes
-
-            return self.cache.put(key, notebook_entry(stamp, source, language))
+            return self.cache.put(key, _notebooks().notebook_entry(stamp, source, language))
         return self.cache.put(key, CachedFile(stamp, source))
+
+
+def _notebooks() -> Any:
+    """structural.notebooks, imported once a notebook comes (nbformat is slow to load)."""
+    from . import notebooks
+
+    return notebooks
 
 
 class _CellMapper:
     """Describes the matches in one notebook by cell (see structural.notebooks)."""
 
     def __init__(self, path: str, entry: CachedFile, job: SearchJob) -> None:
-        from .notebooks import DocumentText
-
         self.path = path
-        self.document = entry.document
-        self.text = DocumentText(entry.source)
+        self.notebook = entry.document
         self.job = job
 
     def describe(self, first: Node, last: Node, env: Env) -> dict[str, Any] | None:
-        from .notebooks import describe_in_cell
-
-        return describe_in_cell(self.path, self.text, self.document, first, last, env,
+        return _notebooks().describe_in_cell(self.path, self.notebook, first, last, env,
                                 max_text=self.job.max_text, with_ranges=self.job.with_ranges)
 
 
