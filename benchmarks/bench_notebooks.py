@@ -10,6 +10,9 @@ Each corpus is searched in a fresh Runtime: cold = the first search (worker star
 caches), warm = best of `--repeat` searches again, files unchanged. Ratio = notebooks / .py.
 Matches are compared as (module, line in the module): a cell's line plus the cell's first
 line in the module must give back the line of the same match in the `.py` file.
+
+grep (best of `--repeat`) is timed the same way: in notebooks it runs a second ripgrep over
+the cells' sources, written out as text, so its cost over `.py` files is that writing.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 from jupyter_agent_tools import Resource, Runtime
 
 PATTERNS = ["print($A)", "isinstance($X, $$$T)", "$A == $A"]
+GREP_PATTERN = r"print\("
 _CELL_START = re.compile(r"^(?=(?:def|class|async def) )", re.MULTILINE)
 
 
@@ -87,6 +91,21 @@ async def search(root: Path, folder: str, repeat: int) -> dict:
     return figures
 
 
+async def grep(root: Path, folder: str, repeat: int) -> tuple[float, int]:
+    """grep's best time over `folder`, and how many lines it found."""
+    runtime = Runtime(root_dir=str(root), read_max_bytes=100_000_000)
+    try:
+        run = await runtime.create_run()
+        best = float("inf")
+        for _ in range(repeat):
+            began = time.perf_counter()
+            result = await run.call("grep", {"pattern": GREP_PATTERN, "path": folder})
+            best = min(best, time.perf_counter() - began)
+        return best, result.data["total"]
+    finally:
+        await runtime.shutdown()
+
+
 def places(matches: list[dict], first_lines: dict[str, list[int]] | None) -> set:
     found = set()
     for match in matches:
@@ -108,6 +127,8 @@ def main() -> None:
         first_lines = write_corpus(root, args.notebooks)
         plain = asyncio.run(search(root, "py", args.repeat))
         notebooks = asyncio.run(search(root, "nb", args.repeat))
+        grep_plain = asyncio.run(grep(root, "py", args.repeat))
+        grep_notebooks = asyncio.run(grep(root, "nb", args.repeat))
     print(f"{len(first_lines)} modules as .py files and as notebooks; patterns {PATTERNS}")
     print(f"{'':12}{'.py':>10}{'.ipynb':>10}{'ratio':>8}")
     for kind in ("cold", "warm"):
@@ -120,6 +141,9 @@ def main() -> None:
         same = "same places" if ours == theirs else (
             f"differ: {len(theirs - ours)} only in .py, {len(ours - theirs)} only in notebooks")
         print(f"  {pattern}: {len(theirs)} in .py, {len(ours)} in notebooks: {same}")
+    print(f"grep {GREP_PATTERN!r}: .py {grep_plain[0]:.3f} s ({grep_plain[1]} lines), notebooks "
+          f"{grep_notebooks[0]:.3f} s ({grep_notebooks[1]} lines), "
+          f"{grep_notebooks[0] / grep_plain[0]:.2f}x")
 
 
 if __name__ == "__main__":

@@ -223,53 +223,53 @@ def _is_notebook(path: Path) -> bool:
 
 def _search_notebooks(rg: str, query: RipgrepQuery, limits: RipgrepLimits, handle: _Handle,
                       notebooks: list[Path]) -> RipgrepOutcome:
-    """The matches in the cell sources of `notebooks`, addressed by cell."""
-    invalid = 0
+    """The matches in the cell sources of `notebooks`, addressed by cell.
+
+    All the sources go to one text file (creating a file costs more than writing it), in
+    path order, so that rg's first matches are the first in path order.
+    """
+    notebooks = sorted(notebooks, key=lambda path: path.relative_to(query.root).parts)
+    first_lines: list[int] = []  # of every cell, in the text file (from 0)
+    places: list[tuple[Path, int]] = []  # the notebook and cell number of each
+    line = invalid = 0
     with tempfile.TemporaryDirectory(prefix="agent-tools-cells-") as folder:
         cells_root = Path(os.path.realpath(folder))
-        first_lines: dict[Path, tuple[Path, list[int]]] = {}
-        for index, notebook in enumerate(notebooks):
-            text_file = cells_root / f"{index}.txt"
-            starts = _write_cell_sources(query, notebook, text_file)
-            if starts is None:
-                invalid += 1
-                continue
-            first_lines[text_file] = (notebook, starts)
+        with open(cells_root / "cells.txt", "w", encoding="utf-8") as text_file:
+            for notebook in notebooks:
+                sources = _cell_sources(query, notebook)
+                if sources is None:
+                    invalid += 1
+                    continue
+                for number, source in enumerate(sources, 1):
+                    first_lines.append(line)
+                    places.append((notebook, number))
+                    if source and not source.endswith("\n"):
+                        source += "\n"
+                    text_file.write(source)
+                    line += source.count("\n")
         stdout, stderr, complete, returncode = _run(
             [rg, "--json", "--no-config", "--no-ignore", "--hidden", "--text",
-             "--regexp", query.pattern, "--", "."], cells_root, limits, handle)
+             "--regexp", query.pattern, "--", "cells.txt"], cells_root, limits, handle)
         found = _parse(replace(query, root=cells_root), limits, stdout, stderr, complete,
                        returncode)
     matches = []
     for match in found.matches:
-        notebook, starts = first_lines[match.file]
-        index = bisect.bisect_right(starts, match.line - 1) - 1
-        matches.append(RipgrepMatch(notebook, match.line - starts[index], match.text,
-                                    cell=index + 1))
+        index = bisect.bisect_right(first_lines, match.line - 1) - 1
+        notebook, cell = places[index]
+        matches.append(RipgrepMatch(notebook, match.line - first_lines[index], match.text,
+                                    cell=cell))
     skipped = {"invalid_notebook": invalid} if invalid else {}
     return RipgrepOutcome(matches, found.total, found.complete, skipped)
 
 
-def _write_cell_sources(query: RipgrepQuery, notebook: Path, text_file: Path) -> list[int] | None:
-    """Write every cell's source, one after the other, to `text_file`; each cell's first
-    line there (from 0). None when `notebook` is not a notebook (or is gone)."""
+def _cell_sources(query: RipgrepQuery, notebook: Path) -> list[str] | None:
+    """Every cell's source, in order; None when `notebook` is not a notebook (or is gone)."""
     try:
-        data = json.loads(read_bytes_inside(query.root, notebook, query.max_file_bytes))
-        cells = data["cells"]
-        sources = ["".join(source) if isinstance(source, list) else str(source)
-                   for source in (cell.get("source", "") for cell in cells)]
+        cells = json.loads(read_bytes_inside(query.root, notebook, query.max_file_bytes))["cells"]
+        return ["".join(source) if isinstance(source, list) else str(source)
+                for source in (cell.get("source", "") for cell in cells)]
     except (ToolError, ValueError, TypeError, KeyError, AttributeError):
         return None
-    starts: list[int] = []
-    line = 0
-    with open(text_file, "w", encoding="utf-8") as stream:
-        for source in sources:
-            starts.append(line)
-            if source and not source.endswith("\n"):
-                source += "\n"
-            stream.write(source)
-            line += source.count("\n")
-    return starts
 
 
 def _merged(query: RipgrepQuery, limits: RipgrepLimits, plain: RipgrepOutcome,

@@ -56,6 +56,13 @@ class StructuralSession:
     # -- search -----------------------------------------------------------------------
 
     def _language(self, base: Path, language: str | None) -> str:
+        if base.is_file() and is_notebook_path(base.name):
+            own = self._notebook_language(base)
+            if language and language != own:
+                raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                                f"{self.run.relpath(base)} is a {own} notebook (its kernelspec "
+                                f"says so), not {language}: omit `language`, or pass {own}.")
+            return own
         if language:
             if language not in GRAMMAR_IDS:
                 close = close_ids(language)
@@ -65,8 +72,6 @@ class StructuralSession:
                                 "tree-sitter-language-pack, e.g. python, javascript, typescript, "
                                 "tsx, rust, go, c, cpp, java, dart.")
             return language
-        if base.is_file() and is_notebook_path(base.name):
-            return self._notebook_language(base)
         if base.is_file():
             inferred = language_for_path(base)
             if inferred is None:

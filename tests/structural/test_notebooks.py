@@ -97,6 +97,24 @@ async def test_a_notebook_is_searched_in_its_kernels_language(run, root):
     assert folder.ok, folder.text
     assert [(m["file"], m["cell"]) for m in folder.data["matches"]] == [("deno.ipynb", 1)]
     assert folder.data["files_searched"] == 1
+    wrong = await run.call("ast_grep", {"pattern": "load($F)", "path": "deno.ipynb",
+                                        "language": "python"})
+    assert wrong.code == "invalid_arguments", wrong.text
+    assert "typescript notebook" in wrong.error["message"]
+
+
+async def test_code_escaped_in_the_json_is_found(run, root):
+    # A writer that escapes non-ASCII (json's ensure_ascii): `café` is `caf\u00e9` on disk.
+    notebook = new_notebook(cells=[new_markdown_cell("notes"),
+                                   new_code_cell('café = 1\nprint(café, "a \\"quote\\"")')],
+                            metadata={"kernelspec": {"name": "python3", "language": "python",
+                                                     "display_name": "Python 3"}})
+    (root / "escaped.ipynb").write_text(json.dumps(notebook, indent=1, ensure_ascii=True))
+    assert "caf\\u00e9" in (root / "escaped.ipynb").read_text()
+    for pattern in ("print(café, $S)", 'print($A, "a \\"quote\\"")'):
+        res = await run.call("ast_grep", {"pattern": pattern, "language": "python"})
+        assert res.ok, res.text
+        assert [(m["cell"], m["start"]) for m in res.data["matches"]] == [(2, [2, 1])], pattern
 
 
 async def test_rewrite_changes_only_cell_sources(run, root):

@@ -61,6 +61,12 @@ async def test_grep_in_one_notebook_and_with_a_glob(runtime, root):
     only_notebooks = await run.call("grep", {"pattern": "print", "glob": "*.ipynb"})
     assert [(m["file"], m["cell"]) for m in only_notebooks.data["matches"]] == [
         ("analysis.ipynb", 2)]
+    # Several notebooks: each match goes back to its own notebook and cell.
+    _notebook(root / "b.ipynb", [new_code_cell(""), new_markdown_cell("print it"),
+                                 new_code_cell("x = 1\nprint(x)")])
+    both = await run.call("grep", {"pattern": "print"})
+    assert [(m["file"], m.get("cell"), m["line"]) for m in both.data["matches"]] == [
+        ("analysis.ipynb", 2, 4), ("b.ipynb", 2, 1), ("b.ipynb", 3, 2)]
     # A file named as a notebook that is not one is counted, not fatal.
     (root / "broken.ipynb").write_text("{not json")
     broken = await run.call("grep", {"pattern": "print"})
