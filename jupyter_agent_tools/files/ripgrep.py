@@ -58,6 +58,7 @@ _VANISHED = re.compile(rb"^rg: (?!DEBUG\|)[^\n]*: No such file or directory \(os
 _OWN_PROCESS_GROUP: dict[str, Any] = (
     {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True})
 _NOTEBOOK_GLOB = "*.ipynb"
+_SEARCH_OUTPUT = frozenset({"--json", "--debug"})
 _GLOB_SPECIAL = re.compile(r"([*?\[\]{}!\\])")
 
 
@@ -203,7 +204,10 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
             return plain
         # A glob of the user's own is a whitelist: adding ours would widen it, not narrow it.
         only_notebooks = [] if query.glob else ["--glob", _NOTEBOOK_GLOB]
-        listed, _, listed_all, _ = _run([*argv, *only_notebooks, "--files", "--", start_rel],
+        # Without the search's --json and --debug: the debug log of every file left out
+        # would cost more than the listing.
+        lister = [arg for arg in argv if arg not in _SEARCH_OUTPUT]
+        listed, _, listed_all, _ = _run([*lister, *only_notebooks, "--files", "--", start_rel],
                                         query.root, limits, handle)
     finally:
         if ignore_file is not None:
