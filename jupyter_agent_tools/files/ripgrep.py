@@ -6,12 +6,19 @@ it is bounded in time and output, and its process group is killed on timeout or 
 
 Ignore rules match `FileWalker`'s: the .gitignore files from the server root down (never
 above it), applied below the starting point; a start inside an ignored folder is searched.
+
+Notebooks are searched in their cell sources, not their JSON: in the JSON a line of code is
+an escaped string (`print(\\"hi\\")`, indented, quoted), so a regex with quotes, backslashes
+or anchors would miss it, and outputs and metadata would match. rg lists the notebooks under
+the same rules, their cells' sources are written as plain text to a temporary folder, and a
+second rg searches that; each match line is mapped back to its cell and line within the cell.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import bisect
 import json
 import os
 import re
@@ -26,12 +33,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..runtime import ToolError
 from ..runtime.processes import signal_process_group
+from .contained import read_bytes_inside
 from .walk import is_binary
 
 # rg --debug names each entry it leaves out; counting those lines keeps the `skipped` counts
@@ -48,6 +57,8 @@ _VANISHED = re.compile(rb"^rg: (?!DEBUG\|)[^\n]*: No such file or directory \(os
 # vfork usable (start_new_session does not): spawning from a big server stays cheap.
 _OWN_PROCESS_GROUP: dict[str, Any] = (
     {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True})
+_NOTEBOOK_GLOB = "*.ipynb"
+_SEARCH_OUTPUT = frozenset({"--json", "--debug"})
 _GLOB_SPECIAL = re.compile(r"([*?\[\]{}!\\])")
 
 
@@ -89,11 +100,15 @@ class RipgrepQuery:
 
 @dataclass
 class RipgrepMatch:
-    """One matching line; `text` is cut to the line bound."""
+    """One matching line; `text` is cut to the line bound.
+
+    In a notebook, `cell` is the cell's number (from 1) and `line` is within its source.
+    """
 
     file: Path
     line: int
     text: str
+    cell: int | None = None
 
 
 @dataclass
@@ -176,17 +191,106 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
         if left_out:
             return RipgrepOutcome([], 0, True, {"ignored": 0, "binary": 0, "oversized": 0,
                                                 left_out: 1})
-    argv, ignore_file = _argv(rg, query)
+        if _is_notebook(query.start):
+            return _search_notebooks(rg, query, limits, handle, [query.start])
+    argv, ignore_file = _filters(rg, query)
+    start_rel = query.start.relative_to(query.root).as_posix()
     try:
-        stdout, stderr, complete, returncode = _run(argv, query.root, limits, handle)
+        stdout, stderr, complete, returncode = _run(
+            [*argv, "--glob", f"!{_NOTEBOOK_GLOB}", "--regexp", query.pattern, "--", start_rel],
+            query.root, limits, handle)
+        plain = _parse(query, limits, stdout, stderr, complete, returncode)
+        if not query.start.is_dir():
+            return plain
+        # A glob of the user's own is a whitelist: adding ours would widen it, not narrow it.
+        only_notebooks = [] if query.glob else ["--glob", _NOTEBOOK_GLOB]
+        # Without the search's --json and --debug: the debug log of every file left out
+        # would cost more than the listing.
+        lister = [arg for arg in argv if arg not in _SEARCH_OUTPUT]
+        listed, _, listed_all, _ = _run([*lister, *only_notebooks, "--files", "--", start_rel],
+                                        query.root, limits, handle)
     finally:
         if ignore_file is not None:
             ignore_file.unlink(missing_ok=True)
-    return _parse(query, limits, stdout, stderr, complete, returncode)
+    notebooks = [Path(os.path.normpath(query.root / os.fsdecode(name)))
+                 for name in listed.splitlines()[: None if listed_all else -1]
+                 if _is_notebook(Path(os.fsdecode(name)))]
+    if not notebooks:
+        return plain
+    return _merged(query, limits, plain,
+                   _search_notebooks(rg, query, limits, handle, notebooks), listed_all)
 
 
-def _argv(rg: str, query: RipgrepQuery) -> tuple[list[str], Path | None]:
-    """rg's arguments, and the temporary ignore file they name (the caller removes it)."""
+def _is_notebook(path: Path) -> bool:
+    return path.name.lower().endswith(".ipynb")
+
+
+def _search_notebooks(rg: str, query: RipgrepQuery, limits: RipgrepLimits, handle: _Handle,
+                      notebooks: list[Path]) -> RipgrepOutcome:
+    """The matches in the cell sources of `notebooks`, addressed by cell.
+
+    All the sources go to one text file (creating a file costs more than writing it), in
+    path order, so that rg's first matches are the first in path order.
+    """
+    notebooks = sorted(notebooks, key=lambda path: path.relative_to(query.root).parts)
+    first_lines: list[int] = []  # of every cell, in the text file (from 0)
+    places: list[tuple[Path, int]] = []  # the notebook and cell number of each
+    line = invalid = 0
+    with tempfile.TemporaryDirectory(prefix="agent-tools-cells-") as folder:
+        cells_root = Path(os.path.realpath(folder))
+        with open(cells_root / "cells.txt", "w", encoding="utf-8") as text_file:
+            for notebook in notebooks:
+                sources = _cell_sources(query, notebook)
+                if sources is None:
+                    invalid += 1
+                    continue
+                for number, source in enumerate(sources, 1):
+                    first_lines.append(line)
+                    places.append((notebook, number))
+                    if source and not source.endswith("\n"):
+                        source += "\n"
+                    text_file.write(source)
+                    line += source.count("\n")
+        stdout, stderr, complete, returncode = _run(
+            [rg, "--json", "--no-config", "--no-ignore", "--hidden", "--text",
+             "--regexp", query.pattern, "--", "cells.txt"], cells_root, limits, handle)
+        found = _parse(replace(query, root=cells_root), limits, stdout, stderr, complete,
+                       returncode)
+    matches = []
+    for match in found.matches:
+        index = bisect.bisect_right(first_lines, match.line - 1) - 1
+        notebook, cell = places[index]
+        matches.append(RipgrepMatch(notebook, match.line - first_lines[index], match.text,
+                                    cell=cell))
+    skipped = {"invalid_notebook": invalid} if invalid else {}
+    return RipgrepOutcome(matches, found.total, found.complete, skipped)
+
+
+def _cell_sources(query: RipgrepQuery, notebook: Path) -> list[str] | None:
+    """Every cell's source, in order; None when `notebook` is not a notebook (or is gone)."""
+    try:
+        cells = json.loads(read_bytes_inside(query.root, notebook, query.max_file_bytes))["cells"]
+        return ["".join(source) if isinstance(source, list) else str(source)
+                for source in (cell.get("source", "") for cell in cells)]
+    except (ToolError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _merged(query: RipgrepQuery, limits: RipgrepLimits, plain: RipgrepOutcome,
+            cells: RipgrepOutcome, listed_all: bool) -> RipgrepOutcome:
+    """Both searches' matches in path order (cells in order within a notebook), bounded."""
+    matches = sorted(plain.matches + cells.matches,
+                     key=lambda m: (m.file.relative_to(query.root).parts, m.cell or 0, m.line))
+    skipped = dict(plain.skipped)
+    for what, count in cells.skipped.items():
+        skipped[what] = skipped.get(what, 0) + count
+    return RipgrepOutcome(matches[: limits.max_results], plain.total + cells.total,
+                          plain.complete and cells.complete and listed_all, skipped)
+
+
+def _filters(rg: str, query: RipgrepQuery) -> tuple[list[str], Path | None]:
+    """rg's arguments saying which files to search (not what for, nor where), and the
+    temporary ignore file they name (the caller removes it)."""
     # The walker's rules, no more: .gitignore files only (not .ignore/.rgignore, git's global
     # or per-repository excludes), from the root down, inside a git repository or not.
     argv = [rg, "--json", "--debug", "--no-config", "--hidden", "--no-ignore-global",
@@ -208,7 +312,7 @@ def _argv(rg: str, query: RipgrepQuery) -> tuple[list[str], Path | None]:
     start_rel = query.start.relative_to(query.root).as_posix()
     if query.glob and query.start.is_dir():
         argv += ["--glob", _rebase_glob(query.glob, "" if start_rel == "." else start_rel)]
-    return [*argv, "--regexp", query.pattern, "--", start_rel], ignore_file
+    return argv, ignore_file
 
 
 def _run(argv: list[str], cwd: Path, limits: RipgrepLimits,

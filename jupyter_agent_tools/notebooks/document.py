@@ -14,13 +14,13 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
-
-import nbformat
-from nbformat.v4.rwbase import rejoin_lines
+from typing import TYPE_CHECKING, Any
 
 from .errors import CellOutOfRange, InvalidNotebook
 from .language import CellLanguage, cell_language, notebook_language
+
+if TYPE_CHECKING:
+    import nbformat
 
 NOTEBOOK_SUFFIX = ".ipynb"
 
@@ -148,6 +148,9 @@ class Notebook:
 
     def as_nbformat(self) -> nbformat.NotebookNode:
         """The notebook as nbformat reads it (sources joined into strings)."""
+        import nbformat  # imported when needed: its validator costs seconds to import
+        from nbformat.v4.rwbase import rejoin_lines
+
         return rejoin_lines(nbformat.from_dict(copy.deepcopy(self.data)))
 
     @cached_property
@@ -211,6 +214,10 @@ def validate(data: Any, *, name: str = "the notebook") -> None:
         raise InvalidNotebook(
             f"{name} is nbformat {data.get('nbformat')!r}; the tools work on nbformat 4. "
             "Convert it with `jupyter nbconvert --to notebook --inplace`.")
+    # Imported here: nbformat's validator takes seconds to load, and the search workers
+    # read notebooks (unvalidated) through this module.
+    import nbformat
+
     # The validator may repair the notebook it is given (cell ids): it gets a copy.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

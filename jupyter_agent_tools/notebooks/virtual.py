@@ -27,6 +27,11 @@ CELL_SEPARATOR_LINES = 2
 _LINE_MAGIC = re.compile(r"^([ \t]*)([%!])")
 _ASSIGNED_MAGIC = re.compile(r"^([ \t]*[\w.,\[\] \t]+?=[ \t]*)([%!].*)$")
 _HELP = re.compile(r"^([ \t]*)(\?{1,2}[\w.*]+|[\w.*]+\?{1,2})[ \t]*$")
+# What every line the three mask holds (a magic or `?` at its start, `= %`/`= !`, a `?` at
+# its end): a quick test, then the three at once; a cell with neither is left unscanned.
+_MAYBE_IPYTHON = re.compile(r"^[ \t]*[%!?]|=[ \t]*[%!]|\?[ \t]*$", re.MULTILINE)
+_ANY_IPYTHON = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in (
+    _LINE_MAGIC, _ASSIGNED_MAGIC, _HELP)), re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -192,6 +197,12 @@ def _line_offsets(source: str) -> list[int]:
 def _mask_ipython(lines: list[str], first_line: int, *,
                   cell_magic: bool) -> tuple[list[str], list[Mask]]:
     """The cell's lines with IPython syntax masked in place, and the masks."""
+    # Most cells hold no line that could be IPython syntax: nothing to mask, and no need to
+    # follow brackets and strings character by character (the costly part).
+    if not cell_magic:
+        text = "\n".join(lines)
+        if _MAYBE_IPYTHON.search(text) is None or _ANY_IPYTHON.search(text) is None:
+            return lines, []
     masked: list[str] = []
     masks: list[Mask] = []
     state = _Continuation()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 from tree_sitter import Tree
 
@@ -26,6 +27,12 @@ class CachedFile:
     binary: bool = False
     tree: Tree | None = None
     cost: int = field(default=0)
+    # A notebook: `source` is its virtual document's text (the kernel's code cells, IPython
+    # syntax masked), `document` maps it back to cells, `file_hash` is of the file's bytes.
+    # `skip` says why a file is not searched at all (a notebook in another language).
+    document: Any = None
+    file_hash: str | None = None
+    skip: str | None = None
 
 
 class TreeCache:

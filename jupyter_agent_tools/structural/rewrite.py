@@ -86,16 +86,22 @@ def fill(template: str, source: bytes, replacement: Replacement) -> str:
     return "".join(out)
 
 
-def apply(template: str, source: bytes,
-          replacements: list[Replacement]) -> tuple[bytes, list[tuple[int, int]]]:
-    """`source` with every non-overlapping replacement applied (outermost first wins), and
-    the byte range each replacement occupies in the result."""
+def non_overlapping(replacements: list[Replacement]) -> list[Replacement]:
+    """The replacements that are applied, in order: of overlapping ones the outermost."""
     chosen: list[Replacement] = []
     end = -1
     for replacement in sorted(replacements, key=lambda r: (r.start, -r.end)):
         if replacement.start >= end:
             chosen.append(replacement)
             end = replacement.end
+    return chosen
+
+
+def apply(template: str, source: bytes,
+          replacements: list[Replacement]) -> tuple[bytes, list[tuple[int, int]]]:
+    """`source` with every non-overlapping replacement applied (outermost first wins), and
+    the byte range each replacement occupies in the result."""
+    chosen = non_overlapping(replacements)
     pieces: list[bytes] = []
     spans: list[tuple[int, int]] = []
     position = written = 0

@@ -7,16 +7,27 @@ a message that says what to do next; it knows nothing of HTTP.
 from __future__ import annotations
 
 import asyncio
+import difflib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..files import identity_inside, read_bytes_inside
+from ..notebooks import (
+    DocumentEdit,
+    NotebookError,
+    VirtualDocument,
+    is_notebook_path,
+    notebook_language,
+    read_notebook,
+)
 from ..runtime import ErrorCode, ToolError
 from .edits import EditStatus, EditStore, FileChange, StagedEdit, content_hash, unified_diff
 from .languages import GRAMMAR_IDS, close_ids, extensions_for, language_for_path
+from .notebooks import DocumentText
 from .pattern import PatternError, PatternSummary, metavariable_names
-from .rewrite import Replacement, apply, unbound_metavariables
+from .rewrite import Replacement, apply, fill, non_overlapping, unbound_metavariables
 from .worker import SearchJob, SyntaxCheckJob
 
 if TYPE_CHECKING:
@@ -45,6 +56,13 @@ class StructuralSession:
     # -- search -----------------------------------------------------------------------
 
     def _language(self, base: Path, language: str | None) -> str:
+        if base.is_file() and is_notebook_path(base.name):
+            own = self._notebook_language(base)
+            if language and language != own:
+                raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                                f"{self.run.relpath(base)} is a {own} notebook (its kernelspec "
+                                f"says so), not {language}: omit `language`, or pass {own}.")
+            return own
         if language:
             if language not in GRAMMAR_IDS:
                 close = close_ids(language)
@@ -65,6 +83,22 @@ class StructuralSession:
                         "`language` is required when `path` is a folder (e.g. python, "
                         "javascript, typescript, tsx, rust, go, c, cpp, java, dart); or pass "
                         "a file path to infer it from the extension.")
+
+    def _notebook_language(self, path: Path) -> str:
+        """The language of a notebook's kernel, from its metadata."""
+        relpath = self.run.relpath(path)
+        try:
+            data = json.loads(read_bytes_inside(self.run.runtime.root_path, path, shown=relpath))
+            language = notebook_language(data.get("metadata") or {})
+        except (ValueError, AttributeError):
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"{relpath} is not a notebook (not nbformat JSON); read it to see "
+                            "what it holds.") from None
+        if language not in GRAMMAR_IDS:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"{relpath} is a {language} notebook and there is no {language} "
+                            "grammar; structural search does not cover it. Use grep.")
+        return language
 
     def _check_size(self, what: str, text: str, limit: int) -> None:
         if len(text) > limit:
@@ -96,7 +130,9 @@ class StructuralSession:
         files: list[tuple[str, int]] = []
         vanished = 0
         for path in walker.files(base):
-            if base.is_dir() and path.suffix not in extensions:
+            # Notebooks are kept whatever their language: a worker searches those in `language`.
+            if base.is_dir() and path.suffix not in extensions \
+                    and not is_notebook_path(path.name):
                 continue
             try:
                 files.append((str(path), path.stat().st_size))
@@ -112,7 +148,7 @@ class StructuralSession:
         if not base.exists():
             raise ToolError(ErrorCode.NOT_FOUND,
                             f"{path} does not exist. Check the path with glob.")
-        language = self._language(base, language)
+        language = await asyncio.to_thread(self._language, base, language)
         if base.is_dir() and not extensions_for(language):
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             f"No file extensions are known for {language!r}; pass a file path.")
@@ -122,10 +158,14 @@ class StructuralSession:
         job = SearchJob(pattern=pattern, language=language, files=[], limit=limit,
                         max_text=self.provider.max_match_chars, with_ranges=with_ranges)
         answer = await self.provider.search(job, files)
-        skipped["binary"] = answer["counts"].get("binary", 0)
-        vanished = answer["counts"].get("vanished", 0)
-        return SearchOutcome(compiled, len(files) - vanished, answer,
-                             _add_vanished(skipped, vanished))
+        counts = answer["counts"]
+        skipped["binary"] = counts.get("binary", 0)
+        if counts.get("invalid_notebook"):
+            skipped["invalid_notebook"] = counts["invalid_notebook"]
+        vanished = counts.get("vanished", 0)
+        searched = len(files) - vanished - counts.get("invalid_notebook", 0) \
+            - counts.get("other_language", 0)
+        return SearchOutcome(compiled, searched, answer, _add_vanished(skipped, vanished))
 
     # -- staged edits ---------------------------------------------------------------------
 
@@ -154,16 +194,15 @@ class StructuralSession:
         # Reading, rewriting and diffing many files is disk and CPU work: off the loop.
         rewritten = await asyncio.to_thread(self._rewrite_files, rewrite, answer)
         await self._refuse_broken_syntax(outcome.pattern.language, rewritten)
-        changes = [change for change, _, _ in rewritten]
+        changes = [change for change, _, _, _ in rewritten]
         edit = self.edits.stage(pattern, rewrite, outcome.pattern.language, changes)
         self.run.events.publish("edit_staged", run_id=self.run.id, edit_id=edit.id,
                                 files=[c.relpath for c in changes], counts=edit.counts(),
                                 replacements=edit.replacements)
         return edit
 
-    def _rewrite_files(self, rewrite: str, answer: dict[str, Any]
-                       ) -> list[tuple[FileChange, bytes, list[tuple[int, int]]]]:
-        """Each changed file, its content before, and where the replacements landed."""
+    def _rewrite_files(self, rewrite: str, answer: dict[str, Any]) -> list[_Rewritten]:
+        """Each changed file, its code before and after, and where the replacements landed."""
         root = self.run.runtime.root_path
         by_file: dict[str, list[Replacement]] = {}
         for match in answer["matches"]:
@@ -174,6 +213,12 @@ class StructuralSession:
         rewritten = []
         for file, replacements in by_file.items():
             target = Path(file)
+            if is_notebook_path(target.name):
+                notebook = self._rewrite_notebook(target, rewrite, replacements,
+                                                  answer["hashes"][file])
+                if notebook is not None:
+                    rewritten.append(notebook)
+                continue
             before = _read(root, target)
             if before is None or content_hash(before) != answer["hashes"][file]:
                 raise ToolError(ErrorCode.STALE_EDIT,
@@ -186,17 +231,56 @@ class StructuralSession:
             rewritten.append((FileChange(target, relpath, content_hash(before), after,
                                          len(spans), unified_diff(relpath, before, after),
                                          identity_inside(root, target)),
-                              before, spans))
+                              before, after, spans))
         return rewritten
 
-    async def _refuse_broken_syntax(
-        self, language: str, rewritten: list[tuple[FileChange, bytes, list[tuple[int, int]]]]
-    ) -> None:
+    def _rewrite_notebook(self, target: Path, rewrite: str, replacements: list[Replacement],
+                          snapshot: str) -> _Rewritten | None:
+        """A notebook's change: only the sources of the cells rewritten, all else kept.
+
+        The rewrite is computed on the virtual document the search matched in (rebuilt
+        from the same bytes), then written into the cells as their new sources.
+        """
+        root = self.run.runtime.root_path
+        relpath = self.run.relpath(target)
+        try:
+            file = read_notebook(root, target, shown=relpath)
+        except (NotebookError, ToolError):
+            file = None
+        if file is None or file.snapshot != snapshot:
+            raise ToolError(ErrorCode.STALE_EDIT,
+                            f"{relpath} changed while the edit was being computed (or is no "
+                            "longer a valid notebook). Call ast_edit again.")
+        document = VirtualDocument.of(file.notebook)
+        before = document.text.encode("utf-8")
+        positions = DocumentText(before)
+        chosen = non_overlapping(replacements)
+        edits = [DocumentEdit(positions.position(r.start), positions.position(r.end),
+                              fill(rewrite, before, r)) for r in chosen]
+        try:
+            sources = document.cell_sources(edits)
+        except NotebookError as exc:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"In {relpath}: {exc} Nothing was staged; narrow the pattern so it "
+                            "matches code around the magics, or edit that cell with `edit`."
+                            ) from None
+        sources = {cell: source for cell, source in sources.items()
+                   if source != document.sources[cell]}
+        if not sources:
+            return None
+        after, spans = apply(rewrite, before, chosen)
+        diff = "".join(_cell_diff(relpath, cell, document.sources[cell], source)
+                       for cell, source in sorted(sources.items()))
+        change = FileChange(target, relpath, file.snapshot, file.notebook.with_sources(sources),
+                            len(chosen), diff, file.identity)
+        return change, before, after, spans
+
+    async def _refuse_broken_syntax(self, language: str, rewritten: list[_Rewritten]) -> None:
         """ToolError naming file and line when the rewrite adds syntax errors to any file."""
         if not rewritten:
             return
-        job = SyntaxCheckJob(language, [(change.relpath, before, change.new_content, spans)
-                                        for change, before, spans in rewritten])
+        job = SyntaxCheckJob(language, [(change.relpath, before, after, spans)
+                                        for change, before, after, spans in rewritten])
         broken = [{"file": result["path"], "line": result["line"],
                    "syntax_errors_before": result["errors_before"],
                    "syntax_errors_after": result["errors_after"]}
@@ -249,6 +333,20 @@ class StructuralSession:
         self.run.events.publish("edit_resolved", run_id=self.run.id, edit_id=edit.id,
                                 action=edit.status.value, files=[c.relpath for c in edit.files],
                                 counts=edit.counts(), replacements=edit.replacements)
+
+
+# A rewritten file: its change, its code before and after (a notebook's virtual document),
+# and where the replacements landed in the code after.
+_Rewritten = tuple[FileChange, bytes, bytes, list[tuple[int, int]]]
+
+
+def _cell_diff(relpath: str, cell: int, before: str, after: str) -> str:
+    """A unified diff of one cell's source, headed by the notebook and the cell."""
+    lines = difflib.unified_diff(before.splitlines(keepends=True),
+                                 after.splitlines(keepends=True),
+                                 f"a/{relpath} [cell {cell}]", f"b/{relpath} [cell {cell}]")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of cell\n"
+                   for line in lines)
 
 
 def _add_vanished(skipped: dict[str, int], count: int) -> dict[str, int]:

@@ -23,6 +23,7 @@ from .match import Env, Matcher
 from .pattern import PatternError, compile_pattern
 
 _SNIFF_BYTES = 8192
+NOTEBOOK_SUFFIX = ".ipynb"  # as notebooks.document says; not imported: nbformat is slow
 _RECURSION_LIMIT = 100_000
 _STACK_BYTES = 512 * 2**20  # reserved, not committed: pages are used as the stack grows
 
@@ -136,7 +137,7 @@ class SearchEngine:
         matches: list[dict[str, Any]] = []
         total = 0
         counts = {"searched": 0, "binary": 0, "vanished": 0, "prefiltered": 0, "parsed": 0,
-                  "cached_trees": 0}
+                  "cached_trees": 0, "other_language": 0, "invalid_notebook": 0}
         parse_errors: list[str] = []
         hashes: dict[str, str] = {}
         files_with_matches = 0
@@ -147,6 +148,15 @@ class SearchEngine:
                 continue
             if entry.binary:
                 counts["binary"] += 1
+                continue
+            if entry.document is not None and _notebooks().is_pending(entry):
+                if _notebooks().ruled_out(entry.source, pattern.literals):
+                    counts["searched"] += 1
+                    counts["prefiltered"] += 1
+                    continue
+                entry = self.cache.put((path, job.language), _notebooks().with_document(entry))
+            if entry.skip is not None:
+                counts[entry.skip] += 1
                 continue
             counts["searched"] += 1
             source = entry.source
@@ -163,15 +173,21 @@ class SearchEngine:
             if tree.root_node.has_error:
                 parse_errors.append(path)
             found = 0
+            in_cells = _CellMapper(path, entry, job) if entry.document is not None else None
             for first, last, env in matcher.find(tree, source):
+                if in_cells is not None:
+                    described = in_cells.describe(first, last, env)
+                    if described is None:  # across cells, or on masked IPython syntax
+                        continue
                 found += 1
                 total += 1
                 if len(matches) < job.limit:
-                    matches.append(_describe(path, source, first, last, env, job))
+                    matches.append(described if in_cells is not None
+                                   else _describe(path, source, first, last, env, job))
             if found:
                 files_with_matches += 1
                 if job.with_ranges:
-                    hashes[path] = hashlib.sha256(source).hexdigest()
+                    hashes[path] = entry.file_hash or hashlib.sha256(source).hexdigest()
         return {"matches": matches, "total": total, "files_with_matches": files_with_matches,
                 "counts": counts, "parse_errors": parse_errors, "hashes": hashes,
                 "cache": self.cache.stats()}
@@ -193,7 +209,29 @@ class SearchEngine:
             return None
         if b"\x00" in source[:_SNIFF_BYTES]:
             return self.cache.put(key, CachedFile(stamp, b"", binary=True))
+        if path.lower().endswith(NOTEBOOK_SUFFIX):
+            return self.cache.put(key, _notebooks().notebook_entry(stamp, source, language))
         return self.cache.put(key, CachedFile(stamp, source))
+
+
+def _notebooks() -> Any:
+    """structural.notebooks, imported once a notebook comes (nbformat is slow to load)."""
+    from . import notebooks
+
+    return notebooks
+
+
+class _CellMapper:
+    """Describes the matches in one notebook by cell (see structural.notebooks)."""
+
+    def __init__(self, path: str, entry: CachedFile, job: SearchJob) -> None:
+        self.path = path
+        self.notebook = entry.document
+        self.job = job
+
+    def describe(self, first: Node, last: Node, env: Env) -> dict[str, Any] | None:
+        return _notebooks().describe_in_cell(self.path, self.notebook, first, last, env,
+                                max_text=self.job.max_text, with_ranges=self.job.with_ranges)
 
 
 def _syntax_errors(root: Node) -> list[Node]:

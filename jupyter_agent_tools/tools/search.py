@@ -108,8 +108,10 @@ class Grep(Tool):
     tier = Tier.READ
     description = (
         "Search file contents with a regular expression (ripgrep, Rust regex syntax: no "
-        "look-around or backreferences); answers file:line: text. Binary, oversized and "
-        ".gitignored files are skipped. For code structure prefer ast_grep."
+        "look-around or backreferences); answers file:line: text. In notebooks it searches "
+        "the cells' sources (not outputs) and answers `nb.ipynb [cell 3] 4: text`, the line "
+        "within the cell. Binary, oversized and .gitignored files are skipped. For code "
+        "structure prefer ast_grep."
     )
     Args = GrepArgs
 
@@ -168,8 +170,9 @@ class Grep(Tool):
 def _grep_result(ctx: CallContext, args: GrepArgs, outcome: ripgrep.RipgrepOutcome,
                  limit: int) -> ToolResult:
     matches = [{"file": ctx.run.relpath(m.file), "line": m.line, "text": m.text}
-               for m in outcome.matches]
-    lines = [f"{m['file']}:{m['line']}: {m['text']}" for m in matches]
+               | ({"cell": m.cell} if m.cell is not None else {}) for m in outcome.matches]
+    lines = [f"{m['file']} [cell {m['cell']}] {m['line']}: {m['text']}" if "cell" in m
+             else f"{m['file']}:{m['line']}: {m['text']}" for m in matches]
     text = "\n".join(lines) if lines else f"No matches for {args.pattern!r}."
     if outcome.total > limit or not outcome.complete:
         more = outcome.total - len(matches)

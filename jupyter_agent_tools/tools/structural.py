@@ -40,6 +40,8 @@ class AstGrep(Tool):
     description = (
         "Find code by structure with a tree-sitter pattern, e.g. `print($A)` or "
         "`isinstance($X, $$$T)`. Answers file:line:column, the matched code and captures. "
+        "Searches the code cells of notebooks in that language too (`nb.ipynb [cell 3] "
+        "4:5`: line within the cell; IPython magics never match). "
         ".gitignored, binary and oversized files are skipped."
     )
     Args = AstGrepArgs
@@ -61,8 +63,7 @@ class AstGrep(Tool):
             first = m["text"].split("\n", 1)[0]
             shown = ", ".join(f"{k}={v.splitlines()[0] if v else ''}"
                               for k, v in m["captures"].items())
-            lines.append(f"{m['file']}:{m['start'][0]}:{m['start'][1]}: {first}"
-                         + (f"   [{shown}]" if shown else ""))
+            lines.append(f"{_place(m)}: {first}" + (f"   [{shown}]" if shown else ""))
         if total > len(matches):
             lines.append(f"[{total - len(matches)} more matches not shown; raise max_results "
                          "or narrow the pattern or path]")
@@ -80,6 +81,14 @@ class AstGrep(Tool):
             "skipped": outcome.skipped,
             "parse_errors": parse_errors,
         })
+
+
+def _place(match: dict) -> str:
+    """`file:4:5`, or `analysis.ipynb [cell 3] 4:5` in a notebook (line within the cell)."""
+    line, column = match["start"]
+    if "cell" in match:
+        return f"{match['file']} [cell {match['cell']}] {line}:{column}"
+    return f"{match['file']}:{line}:{column}"
 
 
 def _rel(ctx: CallContext, path: str) -> str:
