@@ -8,13 +8,29 @@ from pathlib import Path
 from pydantic import Field
 
 from ..files import read_text_inside, write_files_atomically
+from ..notebooks import (
+    Cell,
+    CellOutOfRange,
+    InvalidNotebook,
+    Notebook,
+    NotebookFile,
+    StaleNotebook,
+    is_notebook_path,
+    read_notebook,
+    write_sources,
+)
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
 
 
 class ReadArgs(ToolArgs):
     path: str = Field(description="File to read, relative to the run's working directory.")
-    offset: int | None = Field(None, ge=1, description="First line to show (1-based).")
-    limit: int | None = Field(None, ge=1, description="How many lines to show.")
+    offset: int | None = Field(
+        None, ge=1, description="First line to show (1-based); in a notebook, the first cell.")
+    limit: int | None = Field(
+        None, ge=1, description="How many lines to show; in a notebook, how many cells.")
+    outputs: bool = Field(
+        False, description="Notebooks only: show the text of cell outputs in full, not just "
+                           "a one-line summary of each.")
 
 
 class Read(Tool):
@@ -22,7 +38,10 @@ class Read(Tool):
     tier = Tier.READ
     description = (
         "Read a text file. Lines come numbered (1-based); use offset and limit to page through "
-        "long files. Binary files are refused; use bash to inspect them."
+        "long files. Binary files are refused; use bash to inspect them. A notebook (.ipynb) "
+        "is shown as its cells, numbered from 1 as in JupyterLab, each with its type, its "
+        "source numbered by line within the cell, and a summary of its outputs (outputs=true "
+        "shows their text); offset and limit then count cells."
     )
     Args = ReadArgs
     path_fields = ("path",)
@@ -37,6 +56,19 @@ class Read(Tool):
     def _read(self, ctx: CallContext, args: ReadArgs) -> ToolResult:
         runtime = ctx.runtime
         path = ctx.run.resolve(args.path)
+        if is_notebook_path(path.name):
+            rel = ctx.run.relpath(path)
+            try:
+                notebook = read_notebook(runtime.root_path, path, runtime.read_max_bytes,
+                                         shown=rel).notebook
+            except InvalidNotebook as exc:  # shown as text, so that it can be repaired
+                return self._read_text(ctx, args, path, note=str(exc))
+            return _notebook_listing(ctx, args, rel, notebook)
+        return self._read_text(ctx, args, path)
+
+    @staticmethod
+    def _read_text(ctx: CallContext, args: ReadArgs, path: Path, note: str = "") -> ToolResult:
+        runtime = ctx.runtime
         lines = read_text_inside(runtime.root_path, path, runtime.read_max_bytes,
                                  shown=ctx.run.relpath(path)).splitlines()
         start = (args.offset or 1) - 1
@@ -48,13 +80,15 @@ class Read(Tool):
             for number, line in enumerate(shown, start + 1)
         )
         end = start + len(shown)
-        note = ""
+        broken, note = note, ""
         if end < len(lines):
             note = f"\n[lines {start + 1}-{end} of {len(lines)}; call read with offset={end + 1} for more]"
         elif not lines:
             note = "[empty file]"
         elif start >= len(lines):
             note = f"[offset {start + 1} is past the end: the file has {len(lines)} lines]"
+        if broken:  # an .ipynb that is not a valid notebook: its text, to repair it
+            note += f"\n[shown as text: {broken}]"
         return ToolResult.success(
             body + note,
             {"path": ctx.run.relpath(path), "start_line": start + 1, "end_line": end,
@@ -94,12 +128,23 @@ class Write(Tool):
     @staticmethod
     def _write(ctx: CallContext, args: WriteArgs) -> tuple[Path, list[Path]]:
         path = ctx.run.resolve(args.path)
+        if is_notebook_path(path.name):
+            try:
+                Notebook.from_text(args.content, name=ctx.run.relpath(path))
+            except InvalidNotebook as exc:
+                raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                                f"{exc} Nothing was written. Write the whole notebook as "
+                                "nbformat 4 JSON, or change one cell with edit {path, cell, "
+                                "old_string, new_string}.") from None
         return path, write_files_atomically({path: args.content}, root=ctx.runtime.root_path,
                                             relpath=ctx.run.relpath)
 
 
 class EditArgs(ToolArgs):
     path: str = Field(description="File to edit.")
+    cell: int | None = Field(
+        None, ge=1, description="Notebooks (.ipynb) only, and required there: the cell to "
+                                "edit, numbered from 1 over all cells as JupyterLab shows them.")
     old_string: str = Field(min_length=1, description="Exact text to replace.")
     new_string: str = Field(description="Replacement text.")
     replace_all: bool = Field(False, description="Replace every occurrence, not just one.")
@@ -111,18 +156,32 @@ class Edit(Tool):
     description = (
         "Replace exact text in a file. old_string must occur exactly once unless replace_all "
         "is true; include enough surrounding lines to make it unique. New diagnostics are "
-        "attached."
+        "attached. In a notebook (.ipynb), name the cell: only that cell's source changes; "
+        "outputs, metadata and the file's formatting stay as they were."
     )
     Args = EditArgs
     path_fields = ("path",)
 
     def label(self, args: EditArgs) -> str:
-        return f"edit {args.path}"
+        return f"edit {args.path}" + (f" [cell {args.cell}]" if args.cell is not None else "")
+
+    def precheck(self, ctx: CallContext, args: EditArgs) -> None:
+        notebook = is_notebook_path(args.path)
+        if notebook and args.cell is None:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"{args.path} is a notebook: name the cell to edit (cell, numbered "
+                            "from 1 as JupyterLab shows them; read the notebook to see them).")
+        if not notebook and args.cell is not None:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"cell is only for notebooks (.ipynb), and {args.path} is a plain "
+                            "file: call edit again without cell.")
 
     async def call(self, ctx: CallContext, args: EditArgs) -> ToolResult:
         if args.old_string == args.new_string:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             "old_string and new_string are the same; there is nothing to change.")
+        if args.cell is not None:
+            return await self._edit_notebook(ctx, args)
         path, count = await asyncio.to_thread(self._edit, ctx, args)
         ctx.wrote(path)
         return ToolResult.success(
@@ -153,6 +212,141 @@ class Edit(Tool):
         new_text = text.replace(args.old_string, args.new_string)
         write_files_atomically({path: new_text}, root=root, relpath=ctx.run.relpath)
         return path, count
+
+
+    async def _edit_notebook(self, ctx: CallContext, args: EditArgs) -> ToolResult:
+        path, count, line, column = await asyncio.to_thread(self._edit_cell, ctx, args)
+        ctx.wrote(path)
+        rel = ctx.run.relpath(path)
+        return ToolResult.success(
+            f"Replaced {count} occurrence{'s' if count > 1 else ''} in {rel} [cell {args.cell}] "
+            f"{line}:{column}.",
+            {"path": rel, "cell": args.cell, "line": line, "column": column,
+             "replacements": count},
+        )
+
+    @staticmethod
+    def _edit_cell(ctx: CallContext, args: EditArgs) -> tuple[Path, int, int, int]:
+        assert args.cell is not None
+        root = ctx.runtime.root_path
+        path = ctx.run.resolve(args.path)
+        rel = ctx.run.relpath(path)
+        file = _read_notebook(ctx, path)
+        try:
+            cell = file.notebook.cell(args.cell)
+        except CellOutOfRange as exc:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{rel}: {exc}",
+                            data={"cell_count": exc.cell_count}) from None
+        count = cell.source.count(args.old_string)
+        if count == 0:
+            raise _not_in_cell(rel, file.notebook.cells, cell, args.old_string)
+        if count > 1 and not args.replace_all:
+            lines = _occurrence_lines(cell.source, args.old_string)
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENTS,
+                f"old_string occurs {count} times in {rel} [cell {cell.number}] (lines "
+                f"{', '.join(map(str, lines))} of the cell). Add surrounding context to make it "
+                "unique, or set replace_all.",
+                data={"occurrences": count, "cell": cell.number, "lines": lines},
+            )
+        try:
+            write_sources(root, file,
+                          {cell.number: cell.source.replace(args.old_string, args.new_string)})
+        except StaleNotebook as exc:
+            raise ToolError(ErrorCode.STALE_EDIT, str(exc)) from None
+        before = cell.source[: cell.source.index(args.old_string)]
+        line = before.count("\n") + 1
+        return path, count, line, len(before) - (before.rfind("\n") + 1) + 1
+
+
+def _read_notebook(ctx: CallContext, path: Path) -> NotebookFile:
+    rel = ctx.run.relpath(path)
+    try:
+        return read_notebook(ctx.runtime.root_path, path, ctx.runtime.read_max_bytes, shown=rel)
+    except InvalidNotebook as exc:
+        raise ToolError(ErrorCode.FAILED,
+                        f"{exc} Cells cannot be edited until it is repaired: read shows its "
+                        "text; write the whole corrected notebook.") from None
+
+
+def _not_in_cell(rel: str, cells: list[Cell], cell: Cell, needle: str) -> ToolError:
+    elsewhere = [other.number for other in cells if needle in other.source]
+    if elsewhere:
+        hint = (f" It occurs in cell{'s' if len(elsewhere) > 1 else ''} "
+                f"{', '.join(map(str, elsewhere))}: edit that cell.")
+    else:
+        hint = " Read the notebook and copy the text exactly, including whitespace."
+    return ToolError(ErrorCode.NOT_FOUND, f"old_string was not found in {rel} [cell "
+                     f"{cell.number}].{hint}", data={"cell": cell.number, "cells": elsewhere})
+
+
+def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str,
+                      notebook: Notebook) -> ToolResult:
+    """A notebook as read shows it: its cells, numbered, with line-numbered sources."""
+    runtime = ctx.runtime
+    cells = notebook.cells
+    start = (args.offset or 1) - 1
+    parts = [f"{rel}: {notebook.language} notebook, {len(cells)} "
+             f"cell{'' if len(cells) == 1 else 's'}"]
+    shown: list[dict] = []
+    lines_shown = 0
+    for cell in cells[start:]:
+        # Without a limit, whole cells are shown until the line budget is spent.
+        if args.limit is not None and len(shown) >= args.limit:
+            break
+        if args.limit is None and shown and lines_shown + len(cell.lines) > runtime.read_max_lines:
+            break
+        parts.append(_cell_text(cell, runtime.max_line_chars, full_outputs=args.outputs))
+        shown.append(_cell_data(cell, full_outputs=args.outputs))
+        lines_shown += len(cell.lines)
+    end = start + len(shown)
+    if end < len(cells):
+        parts.append(f"[cells {start + 1}-{end} of {len(cells)}; call read with "
+                     f"offset={end + 1} for more]")
+    elif start >= len(cells):
+        parts.append(f"[offset {start + 1} is past the end: the notebook has {len(cells)} cells]")
+    return ToolResult.success(
+        "\n".join(parts),
+        {"path": rel, "notebook": True, "language": notebook.language,
+         "total_cells": len(cells), "start_cell": start + 1, "end_cell": end, "cells": shown},
+    )
+
+
+def _cell_text(cell: Cell, max_chars: int, *, full_outputs: bool) -> str:
+    kind = cell.cell_type
+    if cell.cell_type == "code":
+        language = cell.language.name or "not code the tools know"
+        kind += f", {language}" + (f" (%%{cell.language.magic})" if cell.language.magic else "")
+        if cell.execution_count is not None:
+            kind += f", run [{cell.execution_count}]"
+    lines = cell.lines
+    width = len(str(len(lines)))
+    text = [f"[cell {cell.number}] {kind}"]
+    text += [f"{number:>{width}}\t{_clip(line, max_chars)}" for number, line in
+             enumerate(lines, 1)] or ["  (empty)"]
+    if cell.attachments:
+        text.append(f"  attachments: {', '.join(cell.attachments)}")
+    if cell.outputs and not full_outputs:
+        text.append("  outputs: " + "; ".join(output.line() for output in cell.outputs))
+    elif cell.outputs:
+        for index, output in enumerate(cell.outputs, 1):
+            text.append(f"  output {index}: {output.line()}")
+            text += [f"  | {_clip(line, max_chars)}" for line in (output.text or "").splitlines()]
+    return "\n".join(text)
+
+
+def _cell_data(cell: Cell, *, full_outputs: bool) -> dict:
+    outputs = []
+    for output in cell.outputs:
+        entry = {"output_type": output.output_type, "kinds": list(output.kinds),
+                 "size": output.size}
+        if full_outputs and output.text is not None:
+            entry["text"] = output.text
+        outputs.append(entry)
+    return {"cell": cell.number, "cell_type": cell.cell_type, "language": cell.language.name,
+            "magic": cell.language.magic, "id": cell.id, "lines": len(cell.lines),
+            "execution_count": cell.execution_count, "outputs": outputs,
+            "attachments": list(cell.attachments)}
 
 
 def _occurrence_lines(text: str, needle: str) -> list[int]:

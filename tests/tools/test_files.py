@@ -193,3 +193,150 @@ async def test_links_that_stay_inside_the_root_still_work(runtime, root):
     assert (root / "real" / "mod.py").read_text() == "new\n"
     assert (root / "real" / "added.py").read_text() == "x\n"
     assert (root / "mod_link.py").is_symlink() and (root / "alias").is_symlink()
+
+
+# Notebooks: read lists cells, edit changes one cell's source, write must be nbformat.
+
+def _write_analysis(root: Path) -> Path:
+    """A small analysis notebook as JupyterLab saves it, with outputs and a cell magic."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    notebook = new_notebook(
+        cells=[
+            new_markdown_cell("# Sales"),
+            new_code_cell("sales = [3, 5, 8]\ntotal = sum(sales)\ntotal", execution_count=1,
+                          outputs=[new_output("execute_result", data={"text/plain": "16"},
+                                              execution_count=1)]),
+            new_code_cell("%%bash\necho done", execution_count=2,
+                          outputs=[new_output("stream", name="stdout", text="done\nok\n")]),
+            new_code_cell("print(total)\nprint(total)"),
+        ],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}},
+    )
+    path = root / "analysis.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+async def test_read_lists_a_notebooks_cells_with_their_outputs(runtime, root):
+    _write_analysis(root)
+    run = await runtime.create_run()
+    result = await run.call("read", {"path": "analysis.ipynb"})
+    assert result.ok
+    assert result.text.splitlines()[:9] == [
+        "analysis.ipynb: python notebook, 4 cells",
+        "[cell 1] markdown",
+        "1\t# Sales",
+        "[cell 2] code, python, run [1]",
+        "1\tsales = [3, 5, 8]",
+        "2\ttotal = sum(sales)",
+        "3\ttotal",
+        "  outputs: execute_result text/plain (2 bytes)",
+        "[cell 3] code, bash (%%bash), run [2]",
+    ]
+    assert result.data["total_cells"] == 4 and result.data["language"] == "python"
+    assert [cell["cell"] for cell in result.data["cells"]] == [1, 2, 3, 4]
+    assert result.data["cells"][2]["outputs"] == [
+        {"output_type": "stream", "kinds": ["stdout"], "size": 8}]
+
+
+async def test_read_pages_a_notebook_by_cells_and_shows_outputs_on_request(runtime, root):
+    _write_analysis(root)
+    run = await runtime.create_run()
+    page = await run.call("read", {"path": "analysis.ipynb", "offset": 3, "limit": 1,
+                                   "outputs": True})
+    assert page.text.splitlines()[1:7] == [
+        "[cell 3] code, bash (%%bash), run [2]", "1\t%%bash", "2\techo done",
+        "  output 1: stream stdout (8 chars)", "  | done", "  | ok"]
+    assert "offset=4" in page.text
+    assert (page.data["start_cell"], page.data["end_cell"]) == (3, 3)
+    assert page.data["cells"][0]["outputs"][0]["text"] == "done\nok\n"
+
+
+async def test_read_shows_a_broken_notebook_as_text_to_repair_it(runtime, root):
+    (root / "broken.ipynb").write_text('{"cells": [\n')
+    run = await runtime.create_run()
+    result = await run.call("read", {"path": "broken.ipynb"})
+    assert result.ok and result.text.startswith('1\t{"cells": [')
+    assert "shown as text: broken.ipynb is not valid JSON" in result.text
+
+
+async def test_edit_changes_one_cell_and_nothing_else(runtime, root):
+    path = _write_analysis(root)
+    before = path.read_bytes()
+    run = await runtime.create_run()
+    result = await run.call("edit", {"path": "analysis.ipynb", "cell": 2,
+                                     "old_string": "sum(sales)", "new_string": "max(sales)"})
+    assert result.ok, result.error
+    assert result.text.startswith("Replaced 1 occurrence in analysis.ipynb [cell 2] 2:9.")
+    assert {key: result.data[key] for key in ("path", "cell", "line", "column")} == {
+        "path": "analysis.ipynb", "cell": 2, "line": 2, "column": 9}
+    # Outputs, ids, metadata and formatting: byte for byte what they were.
+    assert path.read_bytes() == before.replace(b"sum(sales)", b"max(sales)")
+
+
+async def test_edit_in_a_notebook_is_addressed_by_cell(runtime, root):
+    path = _write_analysis(root)
+    before = path.read_bytes()
+    run = await runtime.create_run()
+    edit = {"path": "analysis.ipynb", "old_string": "print(total)", "new_string": "total"}
+    missing = await run.call("edit", edit)
+    assert missing.code == "invalid_arguments" and "name the cell" in missing.error["message"]
+    elsewhere = await run.call("edit", {**edit, "cell": 2})
+    assert elsewhere.code == "not_found" and "It occurs in cell 4" in elsewhere.error["message"]
+    twice = await run.call("edit", {**edit, "cell": 4})
+    assert twice.code == "invalid_arguments" and "lines 1, 2 of the cell" in twice.error["message"]
+    beyond = await run.call("edit", {**edit, "cell": 9})
+    assert beyond.code == "invalid_arguments" and "has 4 cells" in beyond.error["message"]
+    assert path.read_bytes() == before
+    every = await run.call("edit", {**edit, "cell": 4, "replace_all": True})
+    assert every.ok and every.data["replacements"] == 2
+
+
+async def test_a_cell_on_a_plain_file_is_refused(runtime, root):
+    (root / "a.py").write_text("x = 1\n")
+    run = await runtime.create_run()
+    result = await run.call("edit", {"path": "a.py", "cell": 1, "old_string": "x",
+                                     "new_string": "y"})
+    assert result.code == "invalid_arguments" and "a plain file" in result.error["message"]
+    assert (root / "a.py").read_text() == "x = 1\n"
+
+
+async def test_write_of_a_notebook_must_be_valid_nbformat(runtime, root):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    run = await runtime.create_run()
+    bad = json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                      "cells": [{"cell_type": "code", "source": "x", "metadata": {}}]})
+    refused = await run.call("write", {"path": "new.ipynb", "content": bad})
+    assert refused.code == "invalid_arguments"
+    assert "not a valid nbformat 4 notebook: at cells/0" in refused.error["message"]
+    assert not (root / "new.ipynb").exists()
+    not_json = await run.call("write", {"path": "new.ipynb", "content": "cells: []"})
+    assert not_json.code == "invalid_arguments" and "not valid JSON" in not_json.error["message"]
+    good = nbformat.writes(new_notebook(cells=[new_code_cell("x = 1")]))
+    assert (await run.call("write", {"path": "new.ipynb", "content": good})).ok
+    assert (await run.call("read", {"path": "new.ipynb"})).data["cells"][0]["lines"] == 1
+
+
+async def test_a_deno_notebook_is_read_and_edited_in_typescript(runtime, root):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nbformat.write(new_notebook(
+        cells=[new_code_cell("const prices = [3, 5, 8];"),
+               new_code_cell("prices.filter((p) =>\n  p % 2 === 1)")],
+        metadata={"kernelspec": {"name": "deno", "display_name": "Deno",
+                                 "language": "typescript"}}), root / "prices.ipynb")
+    run = await runtime.create_run()
+    listing = await run.call("read", {"path": "prices.ipynb"})
+    assert listing.text.splitlines()[:3] == [
+        "prices.ipynb: typescript notebook, 2 cells", "[cell 1] code, typescript",
+        "1\tconst prices = [3, 5, 8];"]
+    edited = await run.call("edit", {"path": "prices.ipynb", "cell": 2,
+                                     "old_string": "p % 2", "new_string": "p % 3"})
+    assert edited.ok and "[cell 2] 2:3" in edited.text
+    assert nbformat.read(root / "prices.ipynb", as_version=4).cells[1].source.endswith("p % 3 === 1)")

@@ -1,0 +1,21 @@
+"""Notebooks as source files: cells by number, languages, a virtual document, safe writes.
+
+The resource behind every tool that works on `.ipynb` files; it knows nothing of tools or
+HTTP and fails with its own exceptions (`NotebookError` and subclasses), which the tools
+turn into contract errors. A place in a notebook is (file, cell, line, column): `cell`
+counts every cell from 1, as JupyterLab's status bar does.
+"""
+
+from .disk import NotebookFile, check_unchanged, content_hash, read_notebook, write_sources
+from .document import Cell, JsonStyle, Notebook, OutputSummary, is_notebook_path, validate
+from .errors import CellOutOfRange, InvalidNotebook, NotebookError, StaleNotebook
+from .language import CellLanguage, cell_language, language_name, notebook_language
+from .virtual import CellPosition, CellSpan, DocumentEdit, Mask, VirtualDocument
+
+__all__ = [
+    "Cell", "CellLanguage", "CellOutOfRange", "CellPosition", "CellSpan", "DocumentEdit",
+    "InvalidNotebook", "JsonStyle", "Mask", "Notebook", "NotebookError", "NotebookFile",
+    "OutputSummary", "StaleNotebook", "VirtualDocument", "cell_language", "check_unchanged",
+    "content_hash", "is_notebook_path", "language_name", "notebook_language", "read_notebook",
+    "validate", "write_sources",
+]

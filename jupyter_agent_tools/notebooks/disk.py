@@ -1,0 +1,71 @@
+"""Reading a notebook file and writing back changed cell sources, inside the server root.
+
+Reads and writes go through the files package (opened from the root without following
+links; written atomically). A change is computed on what was read, so writing checks the
+file is still that one, with those bytes: a notebook saved meanwhile (by JupyterLab, by
+another tool) is never overwritten with a change computed on its old content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..files import FileIdentity, identity_inside, read_bytes_inside, write_files_atomically
+from .document import Notebook
+from .errors import StaleNotebook
+
+
+@dataclass(frozen=True)
+class NotebookFile:
+    """A notebook as read from disk: where, what it holds, and which bytes were read."""
+
+    path: Path
+    shown: str  # the name the user knows it by (root-relative)
+    notebook: Notebook
+    snapshot: str  # sha256 of the bytes read
+    identity: FileIdentity | None
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_notebook(root: Path, path: Path, max_bytes: int | None = None, *,
+                  shown: str | None = None) -> NotebookFile:
+    """Read and parse the notebook `path` under `root` (InvalidNotebook if it is not one).
+
+    A file that cannot be read at all fails as the files package says (ToolError).
+    """
+    shown = shown or path.name
+    identity = identity_inside(root, path)
+    raw = read_bytes_inside(root, path, max_bytes, shown=shown)
+    return NotebookFile(path, shown, Notebook.from_bytes(raw, name=shown), content_hash(raw),
+                        identity)
+
+
+def write_sources(root: Path, file: NotebookFile, sources: Mapping[int, str]) -> bytes:
+    """Write `file` back with the given cells' sources replaced; the bytes written.
+
+    StaleNotebook (and nothing written) if the file changed since it was read.
+    """
+    new_bytes = file.notebook.with_sources(sources)
+    check_unchanged(root, file)
+    write_files_atomically({file.path: new_bytes}, root=root,
+                           expected={file.path: file.identity}, relpath=lambda _: file.shown)
+    return new_bytes
+
+
+def check_unchanged(root: Path, file: NotebookFile) -> None:
+    """StaleNotebook unless the file under `root` is still the one read, with its bytes.
+
+    The atomic writer checks the identity again when it writes; the content is compared
+    here, just before.
+    """
+    if identity_inside(root, file.path) != file.identity or content_hash(
+            read_bytes_inside(root, file.path, shown=file.shown)) != file.snapshot:
+        raise StaleNotebook(f"{file.shown} changed on disk since it was read (saved from "
+                            "JupyterLab or by another tool); nothing was written. Read it "
+                            "again and redo the change on its current content.")

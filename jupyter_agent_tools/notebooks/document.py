@@ -1,0 +1,235 @@
+"""A notebook as a source file: its cells by number, and writing back only changed sources.
+
+The JSON is kept as parsed (key order included) beside how the file was formatted, so a
+change of cell sources re-serializes to the very same bytes everywhere else: outputs,
+metadata, ids, attachments, indentation, escaping, line endings and the final newline.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import nbformat
+
+from .errors import CellOutOfRange, InvalidNotebook
+from .language import CellLanguage, cell_language, notebook_language
+
+NOTEBOOK_SUFFIX = ".ipynb"
+
+# json.dumps' separators: nbformat writes the first; the others are common hand/tool styles.
+_SEPARATORS = ((",", ": "), (", ", ": "), (",", ":"))
+_FIRST_INDENT = re.compile(r"\A\{\r?\n([ \t]*)\S")
+
+
+def is_notebook_path(name: str) -> bool:
+    """Whether a file is treated as a notebook (by its suffix, as Jupyter does)."""
+    return name.lower().endswith(NOTEBOOK_SUFFIX)
+
+
+@dataclass(frozen=True)
+class JsonStyle:
+    """How a notebook file is formatted, enough to write it again the same way."""
+
+    indent: int | str | None
+    separators: tuple[str, str]
+    ensure_ascii: bool
+    newline: str
+    trailing_newline: bool
+    # Whether dumping the parsed file in this style gave back its very bytes; when not
+    # (hand-made spacing, float spellings), a write normalizes the formatting.
+    exact: bool = True
+
+    def dumps(self, data: Any) -> str:
+        text = json.dumps(data, indent=self.indent, separators=self.separators,
+                          ensure_ascii=self.ensure_ascii)
+        if self.newline != "\n":
+            text = text.replace("\n", self.newline)  # JSON strings escape theirs: all structural
+        return text + self.newline if self.trailing_newline else text
+
+    @classmethod
+    def of(cls, text: str, data: Any) -> JsonStyle:
+        """The style that reproduces `text` from `data`; the likeliest one when none does."""
+        match = _FIRST_INDENT.match(text)
+        indent: int | str | None = None
+        if match is not None:
+            spaces = match.group(1)
+            indent = len(spaces) if spaces.strip(" ") == "" else spaces
+        newline = "\r\n" if "\r\n" in text else "\n"
+        trailing = text.endswith(newline)
+        candidates = [
+            cls(indent, separators, ensure_ascii, newline, trailing)
+            for ensure_ascii in (False, True) for separators in _SEPARATORS
+        ]
+        for style in candidates:
+            if style.dumps(data) == text:
+                return style
+        return cls(indent, _SEPARATORS[0], not _has_non_ascii(text), newline, trailing,
+                   exact=False)
+
+
+def _has_non_ascii(text: str) -> bool:
+    return not text.isascii()
+
+
+@dataclass(frozen=True)
+class OutputSummary:
+    """One output of a code cell, summarized: what it is and how big."""
+
+    output_type: str  # stream | execute_result | display_data | error
+    kinds: tuple[str, ...]  # stream name, MIME types, or the exception name
+    size: int  # characters of text, or bytes of the largest data item
+    text: str | None  # the text form, when the output has one
+
+    def line(self) -> str:
+        """A one-line description, e.g. `display_data image/png, text/plain (24,310 bytes)`."""
+        kinds = ", ".join(self.kinds)
+        if self.output_type == "error":
+            return f"error {self.text or kinds}".splitlines()[0]
+        unit = "chars" if self.output_type == "stream" else "bytes"
+        return f"{self.output_type} {kinds} ({self.size:,} {unit})"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A cell, addressed as JupyterLab's status bar does: `number` counts every cell from 1."""
+
+    number: int
+    cell_type: str  # code | markdown | raw
+    source: str
+    id: str | None
+    execution_count: int | None
+    outputs: tuple[OutputSummary, ...]
+    attachments: tuple[str, ...]  # names of the files attached to a markdown or raw cell
+    language: CellLanguage
+
+    @property
+    def lines(self) -> list[str]:
+        """The source's lines; line N of the cell is `lines[N - 1]`."""
+        return self.source.splitlines()
+
+
+class Notebook:
+    """A parsed, validated nbformat-4 notebook and how its file is formatted."""
+
+    def __init__(self, data: dict[str, Any], style: JsonStyle) -> None:
+        self.data = data
+        self.style = style
+
+    @classmethod
+    def from_bytes(cls, raw: bytes, *, name: str = "the notebook") -> Notebook:
+        """Parse and validate a notebook file; InvalidNotebook says what is wrong and where."""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidNotebook(f"{name} is not UTF-8 text ({exc}); a notebook is a UTF-8 "
+                                  "JSON file. Look at it with bash.") from None
+        return cls.from_text(text, name=name)
+
+    @classmethod
+    def from_text(cls, text: str, *, name: str = "the notebook") -> Notebook:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidNotebook(f"{name} is not valid JSON (line {exc.lineno}, column "
+                                  f"{exc.colno}: {exc.msg}); a notebook is an nbformat JSON "
+                                  "file.") from None
+        validate(data, name=name)
+        return cls(data, JsonStyle.of(text, data))
+
+    @cached_property
+    def language(self) -> str:
+        """The kernel's language (kernelspec, else language_info; python when neither says)."""
+        return notebook_language(self.data.get("metadata", {}))
+
+    @cached_property
+    def cells(self) -> list[Cell]:
+        return [self._cell(number, raw) for number, raw in enumerate(self.data["cells"], 1)]
+
+    def cell(self, number: int) -> Cell:
+        """The cell numbered `number` (1-based); CellOutOfRange when there is none."""
+        count = len(self.data["cells"])
+        if not 1 <= number <= count:
+            raise CellOutOfRange(
+                f"there is no cell {number}: the notebook has {count} cell"
+                f"{'' if count == 1 else 's'} (numbered from 1). Read it to see them.",
+                cell=number, cell_count=count)
+        return self.cells[number - 1]
+
+    def with_sources(self, sources: Mapping[int, str]) -> bytes:
+        """The file's bytes with the given cells' sources replaced, nothing else changed.
+
+        A source kept as a list of lines in the file stays a list (split as nbformat
+        does), one kept as a string stays a string.
+        """
+        for number in sources:
+            self.cell(number)
+        data = dict(self.data)
+        cells = list(data["cells"])
+        for number, source in sources.items():
+            cell = dict(cells[number - 1])
+            cell["source"] = (source.splitlines(keepends=True)
+                              if isinstance(cell.get("source"), list) else source)
+            cells[number - 1] = cell
+        data["cells"] = cells
+        return self.style.dumps(data).encode("utf-8")
+
+    def _cell(self, number: int, raw: Mapping[str, Any]) -> Cell:
+        source = _joined(raw.get("source", ""))
+        cell_type = raw.get("cell_type", "code")
+        return Cell(
+            number=number,
+            cell_type=cell_type,
+            source=source,
+            id=raw.get("id"),
+            execution_count=raw.get("execution_count"),
+            outputs=tuple(_summary(output) for output in raw.get("outputs", ())),
+            attachments=tuple(raw.get("attachments", {})),
+            language=cell_language(cell_type, source, self.language),
+        )
+
+
+def validate(data: Any, *, name: str = "the notebook") -> None:
+    """Refuse what is not a valid nbformat-4 notebook, saying the schema's complaint."""
+    if not isinstance(data, dict) or "cells" not in data and "worksheets" not in data:
+        raise InvalidNotebook(f"{name} is JSON but not a notebook (no \"cells\"). A notebook "
+                              "needs nbformat, nbformat_minor, metadata and cells.")
+    if data.get("nbformat") != 4:
+        raise InvalidNotebook(
+            f"{name} is nbformat {data.get('nbformat')!r}; the tools work on nbformat 4. "
+            "Convert it with `jupyter nbconvert --to notebook --inplace`.")
+    # The validator may repair the notebook it is given (cell ids): it gets a copy.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            nbformat.validate(copy.deepcopy(data))
+        except nbformat.ValidationError as exc:
+            where = "/".join(str(part) for part in exc.absolute_path) or "the top level"
+            raise InvalidNotebook(f"{name} is not a valid nbformat 4 notebook: at {where}: "
+                                  f"{exc.message}") from None
+
+
+def _joined(source: str | list[str]) -> str:
+    return source if isinstance(source, str) else "".join(source)
+
+
+def _summary(output: Mapping[str, Any]) -> OutputSummary:
+    output_type = output.get("output_type", "?")
+    if output_type == "stream":
+        text = _joined(output.get("text", ""))
+        return OutputSummary(output_type, (output.get("name", "stdout"),), len(text), text)
+    if output_type == "error":
+        text = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+        return OutputSummary(output_type, (output.get("ename", "Error"),), len(text), text)
+    data: Mapping[str, Any] = output.get("data", {})
+    sizes = {kind: len(_joined(value)) if isinstance(value, (str, list))
+             else len(json.dumps(value)) for kind, value in data.items()}
+    plain = data.get("text/plain")
+    return OutputSummary(output_type, tuple(data), max(sizes.values(), default=0),
+                         _joined(plain) if isinstance(plain, (str, list)) else None)
