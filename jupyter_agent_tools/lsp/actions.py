@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import difflib
 import time
 from pathlib import Path
 from typing import Any
@@ -12,12 +13,12 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..files import write_files_atomically
-from ..notebooks import is_notebook_path
+from ..notebooks import DocumentEdit, NotebookError, check_unchanged, is_notebook_path
 from ..runtime import CallContext, ErrorCode, ToolError, ToolResult
 from .client import LspRequestError
 from .journal import FileDiagnostic
 from .languages import LANGUAGES
-from .positions import locate_symbol
+from .positions import char_index, locate_symbol
 from .project_check import ProjectCheckError, run_project_check
 from .server import LanguageServer, ServerUnavailable
 from .session import (
@@ -28,7 +29,7 @@ from .session import (
     request_failure,
 )
 from .specs import ServerSpec
-from .workspace_edit import PlannedEdit, edit_targets, plan_workspace_edit
+from .workspace_edit import PlannedEdit, plan_workspace_edit
 
 NAVIGATION: dict[str, tuple[str, str, type]] = {
     "definition": (types.TEXT_DOCUMENT_DEFINITION, "definition_provider", types.DefinitionParams),
@@ -614,8 +615,7 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
     """Check the new name, prepareRename, rename, then apply the WorkspaceEdit atomically
     inside the root: every file changes, or the call is an error saying why none did."""
     target = session.run.resolve(args.file)
-    if is_notebook_path(target.name):
-        raise ToolError(ErrorCode.UNAVAILABLE, _NO_NOTEBOOK_RENAME)
+    _check_cell(session, target, args, "rename", needs_cell=True)
     # Checked before any server starts.
     _check_new_name(await session.navigation_server(target), target, args)
     path, source, server, position, note = await _position(session, args, "rename")
@@ -632,6 +632,9 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
     await _refuse_outside_definitions(session, server, source.served, position, args)
     if server.spec.open_project_sources:
         await _open_every_source(session, server, args)
+    notebooks = await _open_every_notebook(session, server, args)
+    if source.notebook is not None:
+        notebooks[source.served] = source
     edit = await _ask_rename(server, types.TEXT_DOCUMENT_RENAME, types.RenameParams(
         text_document=document, position=position, new_name=args.new_name), args)
     if edit is None:
@@ -641,14 +644,13 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
                         "with read, or point at the definition.")
 
     def plan_now() -> tuple[PlannedEdit, str]:
-        notebooks = [n.path for p in edit_targets(edit) if (n := session.notebook_of(p))]
-        if notebooks:  # its cells are not a file the plan could write
-            raise ToolError(ErrorCode.UNAVAILABLE, f"{args.symbol!r} is also used in "
-                            f"{', '.join(session.run.relpath(n) for n in notebooks)}. "
-                            + _NO_NOTEBOOK_RENAME)
-        plan = plan_workspace_edit(edit, session.contained, session.run.relpath,
+        files_edit, cells = _split_notebook_edits(session, edit, notebooks)
+        plan = plan_workspace_edit(files_edit, session.contained, session.run.relpath,
                                    session.run.runtime.read_max_bytes)
-        return plan, plan.diff(session.run.relpath)
+        diff = plan.diff(session.run.relpath)
+        for document, edits in cells:
+            diff += _plan_cells(session, plan, document, edits)
+        return plan, diff
 
     plan, diff = await asyncio.to_thread(plan_now)
     if not plan.changes:
@@ -656,9 +658,19 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
                         f"Renaming {args.symbol!r} to {args.new_name!r} changes nothing: "
                         f"{server.spec.name}'s edit leaves every file as it is (a name it does "
                         "not own, e.g. a builtin or a library's). No file was changed.")
-    created = await asyncio.to_thread(write_files_atomically, plan.changes,
-                                      root=session.run.runtime.root_path,
-                                      relpath=session.run.relpath)
+    expected = {d.path: d.file.identity for d in notebooks.values() if d.file is not None}
+
+    def write_now() -> list[Path]:
+        for document in notebooks.values():  # saved meanwhile: nothing is written
+            if document.path in plan.changes and document.file is not None:
+                check_unchanged(session.run.runtime.root_path, document.file)
+        return write_files_atomically(plan.changes, root=session.run.runtime.root_path,
+                                      expected=expected, relpath=session.run.relpath)
+
+    try:
+        created = await asyncio.to_thread(write_now)
+    except NotebookError as exc:
+        raise ToolError(ErrorCode.STALE_EDIT, str(exc)) from None
     ctx.wrote(*plan.changes, created=created)
     files = [{"path": session.run.relpath(p), "edits": plan.edit_counts.get(p, 0),
               "deleted": content is None} for p, content in plan.changes.items()]
@@ -670,9 +682,89 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
                               blocks=[{"type": "text", "text": text}, {"type": "diff", "diff": diff}])
 
 
-_NO_NOTEBOOK_RENAME = (
-    "lsp_rename does not change notebooks yet, and a rename is all or nothing: no file was "
-    "changed. Rename in the notebook's cells with edit (cell by cell), or with ast_edit.")
+async def _open_every_notebook(session: LspSession, server: LanguageServer, args: Any
+                               ) -> dict[Path, SourceDocument]:
+    """A server renames only in what it sees: the notebooks of its language under its root
+    are opened first, by their virtual documents' names."""
+    paths = await session.notebooks_served_by(server)
+    if paths is None:
+        raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot rename {args.symbol!r} completely: "
+                        f"{session.run.relpath(server.root)} holds more than "
+                        f"{session.supervisor.project_sources_max} notebooks to open. No file "
+                        "was changed; raise LanguageServerSupervisor.project_sources_max.")
+    opened = {}
+    for path in paths:
+        document = await asyncio.to_thread(session.document_now, path)
+        if server.spec.serves(document.served):
+            opened[document.served] = await session.open_document(server, path)
+    return opened
+
+
+def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
+                          notebooks: dict[Path, SourceDocument]
+                          ) -> tuple[types.WorkspaceEdit, list[tuple[SourceDocument, list[Any]]]]:
+    """The part of `edit` for files, and the text edits of each notebook's virtual document
+    (blocking: looks at files)."""
+    cells: dict[Path, list[Any]] = {}
+
+    def notebook(uri: str) -> Path | None:
+        path = Path(to_fs_path(uri) or uri)
+        if path in notebooks:
+            return path
+        other = session.notebook_of(path)
+        if other is not None:  # seen by the server earlier, outside what was opened now
+            raise ToolError(ErrorCode.UNAVAILABLE, f"The rename reaches "
+                            f"{session.run.relpath(other.path)}, outside the language server's "
+                            "project; no file was changed.")
+        return None
+
+    kept: list[Any] = []
+    for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit) and (
+                path := notebook(change.text_document.uri)):
+            cells.setdefault(path, []).extend(change.edits)
+        elif not isinstance(change, types.TextDocumentEdit) and any(
+                notebook(uri) for uri in [getattr(change, name, "") for name in
+                                          ("uri", "old_uri", "new_uri")] if uri):
+            raise ToolError(ErrorCode.UNAVAILABLE, "The server's rename creates, moves or "
+                            "deletes a notebook's cells as a file; no file was changed.")
+        else:
+            kept.append(change)
+    changes = {}
+    for uri, edits in (edit.changes or {}).items():
+        if path := notebook(uri):
+            cells.setdefault(path, []).extend(edits)
+        else:
+            changes[uri] = edits
+    files_edit = types.WorkspaceEdit(changes=changes or None, document_changes=kept or None)
+    return files_edit, [(notebooks[path], edits) for path, edits in cells.items()]
+
+
+def _plan_cells(session: LspSession, plan: PlannedEdit, document: SourceDocument,
+                edits: list[Any]) -> str:
+    """Add a notebook's new bytes (its cells' new sources, nothing else changed) to `plan`;
+    its diff, cell by cell."""
+    assert document.notebook is not None and document.file is not None
+    lines = document.lines
+
+    def place(position: types.Position) -> tuple[int, int]:
+        text = lines[position.line] if position.line < len(lines) else ""
+        return position.line, char_index(text, position.character)
+
+    try:
+        sources = document.notebook.cell_sources(
+            DocumentEdit(place(e.range.start), place(e.range.end), e.new_text) for e in edits)
+    except NotebookError as exc:
+        raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot rename in "
+                        f"{session.run.relpath(document.path)}: {exc} No file was changed.") from None
+    plan.changes[document.path] = document.file.notebook.with_sources(sources).decode("utf-8")
+    plan.edit_counts[document.path] = len(edits)
+    rel = session.run.relpath(document.path)
+    return "".join(
+        "".join(difflib.unified_diff(
+            document.notebook.sources[cell].splitlines(keepends=True),
+            source.splitlines(keepends=True), f"a/{rel} [cell {cell}]", f"b/{rel} [cell {cell}]"))
+        for cell, source in sorted(sources.items()))
 
 
 def _check_new_name(server: LanguageServer, path: Path, args: Any) -> None:

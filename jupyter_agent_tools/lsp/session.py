@@ -23,7 +23,13 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from ..files import read_text_inside, resolve_inside
 from ..files.walk import DEFAULT_SKIP_DIRS
-from ..notebooks import NotebookError, VirtualDocument, is_notebook_path, read_notebook
+from ..notebooks import (
+    NotebookError,
+    NotebookFile,
+    VirtualDocument,
+    is_notebook_path,
+    read_notebook,
+)
 from ..runtime import ErrorCode, Run, ToolError
 from .client import LspRequestError
 from .journal import SEVERITY_LEVELS, DiagnosticsJournal, FileDiagnostic
@@ -52,6 +58,7 @@ class SourceDocument:
     text: str
     notebook: VirtualDocument | None = None
     cell_count: int = 0  # every cell of the notebook, code or not
+    file: NotebookFile | None = None  # the notebook as read, for writing back its cells
 
     @property
     def lines(self) -> list[str]:
@@ -229,7 +236,7 @@ class LspSession:
             document = VirtualDocument.of(file.notebook)
             return SourceDocument(path, path.with_name(
                 f".{path.name}{self._extension(document.language)}"), document.text, document,
-                len(file.notebook.cells))
+                len(file.notebook.cells), file)
 
         document = self._cached(path, read)
         assert isinstance(document, SourceDocument)
@@ -319,6 +326,16 @@ class LspSession:
         `project_sources_max`."""
         limit = self.supervisor.project_sources_max
         found = await asyncio.to_thread(_list_sources, {server.root: set(server.spec.extensions)},
+                                        self.supervisor.command_scan_max_files, limit + 1)
+        if found is None or len(found) > limit:
+            return None
+        return sorted(p for p in found if self.contained(p) is not None)
+
+    async def notebooks_served_by(self, server: LanguageServer) -> list[Path] | None:
+        """The notebooks under `server`'s root, listed as `project_sources` lists sources
+        (None past `project_sources_max`)."""
+        limit = self.supervisor.project_sources_max
+        found = await asyncio.to_thread(_list_sources, {server.root: {".ipynb"}},
                                         self.supervisor.command_scan_max_files, limit + 1)
         if found is None or len(found) > limit:
             return None

@@ -63,6 +63,8 @@ class Lsp(Tool):
 
 class LspRenameArgs(ToolArgs):
     file: str = Field(description="File holding the symbol, relative to the cwd.")
+    cell: int | None = Field(None, ge=1, description="Notebooks (.ipynb) only: the cell, "
+                             "numbered from 1 over every cell; `line` then counts within it.")
     line: int = Field(ge=1, description="1-based line the symbol is on.")
     symbol: str = Field(min_length=1, description="The current name, as it appears on the line.")
     new_name: str = Field(min_length=1, description="The new name.")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 HELPERS = "def scale(values: list[float], factor: float) -> list[float]:\n" \
           "    return [v * factor for v in values]\n"
@@ -135,7 +135,39 @@ async def test_cell_arguments_are_checked(lsp_runtime, root):
     assert code == "invalid_arguments" and "outside cell 3 (it has 2 lines)" in message
     code, message = await error(action="diagnostics", file="helpers.py", cell=1)
     assert code == "invalid_arguments"
-
     renamed = await run.call("lsp_rename", {"file": "analysis.ipynb", "line": 1,
                                             "symbol": "total", "new_name": "grand_total"})
-    assert renamed.code == "unavailable" and "no file was changed" in renamed.error["message"]
+    assert renamed.code == "invalid_arguments" and "needs `cell`" in renamed.error["message"]
+
+
+async def test_rename_across_cells_and_modules_keeps_the_rest_of_the_file(lsp_runtime, root):
+    project = write_project(root)
+    path = project / "analysis.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells[3].outputs = [new_output("stream", name="stdout", text="6.0\n")]
+    notebook.cells[3].execution_count = 3
+    nbformat.write(notebook, path)
+    before = path.read_bytes()
+    run = await lsp_runtime().create_run(cwd="proj")
+
+    across_cells = await run.call("lsp_rename", {"file": "analysis.ipynb", "cell": 3, "line": 1,
+                                                 "symbol": "total", "new_name": "grand_total"})
+    assert across_cells.ok, across_cells.text
+    assert across_cells.data["files"] == [{"path": "analysis.ipynb", "edits": 2,
+                                           "deleted": False}]
+    assert "--- a/analysis.ipynb [cell 4]" in across_cells.data["diff"]
+    after = path.read_bytes()
+    # Only the two names changed: outputs, metadata, ids and formatting are byte-for-byte.
+    assert after.replace(b"grand_total", b"total") == before and after != before
+
+    into_notebook = await run.call("lsp_rename", {"file": "helpers.py", "line": 1,
+                                                  "symbol": "scale", "new_name": "rescale"})
+    assert into_notebook.ok, into_notebook.text
+    assert {f["path"]: f["edits"] for f in into_notebook.data["files"]} == {
+        "helpers.py": 1, "analysis.ipynb": 2}
+    renamed = nbformat.read(path, as_version=4)
+    assert renamed.cells[1].source.endswith("from helpers import rescale")
+    assert "scaled = rescale(data, 2.0)" in renamed.cells[3].source
+    assert renamed.cells[3].outputs == notebook.cells[3].outputs
+    assert (project / "helpers.py").read_text().startswith("def rescale(")
+    assert not (project / ".analysis.ipynb.py").exists()
