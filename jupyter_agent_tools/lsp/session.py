@@ -15,6 +15,7 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +61,7 @@ class SourceDocument:
     cell_count: int = 0  # every cell of the notebook, code or not
     file: NotebookFile | None = None  # the notebook as read, for writing back its cells
 
-    @property
+    @cached_property
     def lines(self) -> list[str]:
         return self.text.splitlines()
 
@@ -146,7 +147,8 @@ class LspSession:
         the root marker and the binary, or what lacks."""
         if specs is None:
             if is_notebook_path(path.name):
-                path = (await asyncio.to_thread(self.document_now, path)).served
+                path = (self._last_read(path) or
+                        await asyncio.to_thread(self.document_now, path)).served
             suffix = path.suffix.lower()
             specs = [s for s in self.supervisor.specs.values() if suffix in s.extensions]
         stop = self._stop_dir(path)
@@ -249,6 +251,16 @@ class LspSession:
                 if language_id == language:
                     return extension
         return f".{language}"
+
+    def _last_read(self, path: Path) -> SourceDocument | None:
+        """The notebook's document as last read, without looking at the disk (on the loop).
+
+        Good enough to pick servers by the kernel's language: what they are sent is read
+        afresh; a kernel of another language since is seen from the next call on.
+        """
+        with self._texts_lock:
+            cached = self._texts.get(path)
+        return cached[1] if cached is not None and isinstance(cached[1], SourceDocument) else None
 
     def _cached(self, path: Path, read: Any) -> str | SourceDocument:
         try:
