@@ -47,6 +47,9 @@ _SERVED_NOTEBOOK = re.compile(r"\A\.(.+\.ipynb)\.[^.]+\Z", re.IGNORECASE)
 # Ruff flags imports below the first cell (E402), which notebooks do on purpose; ruff's own
 # notebook mode allows them at the top of a cell, and the virtual document cannot say so.
 _NOT_FOR_NOTEBOOKS = frozenset({("Ruff", "E402"), ("ruff", "E402")})
+# "Unused expression" (basedpyright, ruff's B018): not on a cell's last line, whose value the
+# notebook displays (ruff's notebook mode and Pylance's say the same).
+_UNUSED_EXPRESSION = frozenset({"reportUnusedExpression", "B018"})
 
 
 @dataclass(frozen=True)
@@ -76,9 +79,20 @@ class SourceDocument:
         start = diagnostic.range.start
         place = self.notebook.cell_position(start.line, item.column - 1)
         if (place is None or self.notebook.is_masked(start.line, item.column - 1)
-                or (item.source, item.code) in _NOT_FOR_NOTEBOOKS):
+                or (item.source, item.code) in _NOT_FOR_NOTEBOOKS
+                or (item.code in _UNUSED_EXPRESSION
+                    and diagnostic.range.end.line == self._last_code_line(place.cell))):
             return None
         return dataclasses.replace(item, cell=place.cell, line=place.line + 1)
+
+    def _last_code_line(self, cell: int) -> int:
+        """The document line of `cell`'s last non-blank line: an expression there is the
+        value the cell displays, not an unused one."""
+        assert self.notebook is not None
+        span = next(s for s in self.notebook.spans if s.cell == cell)
+        lines = self.lines[span.first_line:span.first_line + span.line_count]
+        filled = [index for index, line in enumerate(lines) if line.strip()]
+        return span.first_line + (filled[-1] if filled else 0)
 
 
 @dataclass

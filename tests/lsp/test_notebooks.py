@@ -22,6 +22,8 @@ CELLS = [
     new_code_cell("import json\n\ndata = [1.0, 2.0]\nscaled = scale(data, 2.0)\n"
                   "print(json.dumps(total(scaled)))"),
     new_code_cell("files = !ls\nprint(undefined_name, files)"),
+    # The last expression is what the cell displays: not an unused value. The first one is.
+    new_code_cell("class Box:\n    pass\n\n\nbox = Box()\nbox\nbox\n"),
 ]
 
 
@@ -72,6 +74,20 @@ async def test_hover_and_definition_by_cell(lsp_runtime, root):
     assert {(s["name"], s["cell"], s["line"]) for s in outline.data["symbols"]} >= {
         ("total", 3, 1), ("scaled", 4, 4), ("files", 5, 1)}
 
+    type_definition = await run.call("lsp", {"action": "type_definition",
+                                             "file": "analysis.ipynb", "cell": 6, "line": 5,
+                                             "symbol": "box"})
+    assert type_definition.ok, type_definition.text
+    assert [(loc["cell"], loc["line"], loc["column"])
+            for loc in type_definition.data["locations"]] == [(6, 1, 7)]
+
+    fixes = await run.call("lsp", {"action": "code_actions", "file": "analysis.ipynb",
+                                   "cell": 5, "line": 2, "symbol": "undefined_name"})
+    assert fixes.ok and fixes.data["actions"], fixes.text
+    assert "Code actions at analysis.ipynb [cell 5] line 2" in fixes.text
+    assert all(name == "analysis.ipynb" for action in fixes.data["actions"]
+               for name in action.get("files", []))
+
     # The servers' copy of the notebook is never written next to it.
     assert sorted(p.name for p in project.iterdir()) == [
         "analysis.ipynb", "helpers.py", "pyproject.toml"]
@@ -84,7 +100,8 @@ async def test_diagnostics_per_cell_leave_magics_alone(lsp_runtime, root):
     report = await run.call("lsp", {"action": "diagnostics", "file": "analysis.ipynb"})
     assert report.ok, report.text
     found = {(d["cell"], d["line"], d["column"], d["code"]) for d in report.data["diagnostics"]}
-    assert found == {(5, 2, 7, "reportUndefinedVariable"), (5, 2, 7, "F821")}, report.text
+    assert found == {(5, 2, 7, "reportUndefinedVariable"), (5, 2, 7, "F821"),
+                     (6, 6, 1, "reportUnusedExpression"), (6, 6, 1, "B018")}, report.text
     assert "analysis.ipynb [cell 5] 2:7 error [reportUndefinedVariable]" in report.text
 
     one_cell = await run.call("lsp", {"action": "diagnostics", "file": "analysis.ipynb",
@@ -126,7 +143,7 @@ async def test_cell_arguments_are_checked(lsp_runtime, root):
     code, message = await error(action="hover", file="analysis.ipynb", cell=9, line=1,
                                 symbol="total")
     assert code == "invalid_arguments" and "there is no cell 9" in message
-    assert "has 5 cells" in message
+    assert "has 6 cells" in message
     code, message = await error(action="hover", file="analysis.ipynb", cell=1, line=1,
                                 symbol="Analysis")
     assert code == "invalid_arguments" and "cell 1 of analysis.ipynb is not python" in message
