@@ -404,16 +404,19 @@ async def diagnostics(session: LspSession, ctx: CallContext, args: Any) -> ToolR
     if not await asyncio.to_thread(path.is_file):
         raise ToolError(ErrorCode.NOT_FOUND, f"{rel} is not a file. Check the path with glob.")
     _check_cell(session, path, args, "diagnostics", needs_cell=False)
+    cell = getattr(args, "cell", None)
+    if cell is not None:
+        _cell_span(session, await asyncio.to_thread(session.document_now, path), cell)
     report = await session.diagnostics(path, save=False)
     if not report.available:
         raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for {rel}: "
                         f"{'; '.join(report.problems)}. Call lsp with action=status for details.")
-    session.journal.observe(rel, report.items)
     shown = rel
-    if getattr(args, "cell", None) is not None:  # the whole notebook is checked, one cell shown
-        _cell_span(session, await asyncio.to_thread(session.document_now, path), args.cell)
-        report.items = [d for d in report.items if d.cell == args.cell]
-        shown = f"{rel} [cell {args.cell}]"
+    if cell is None:
+        session.journal.observe(rel, report.items)
+    else:  # the whole notebook is checked, one cell shown: the others are not "seen" yet
+        report.items = [d for d in report.items if d.cell == cell]
+        shown = f"{rel} [cell {cell}]"
     limit = session.supervisor.diagnostics_max
     status = "pending" if report.pending else "clean" if not report.items else "reported"
     answered = ", ".join(report.answered)
@@ -433,7 +436,7 @@ async def diagnostics(session: LspSession, ctx: CallContext, args: Any) -> ToolR
         lines.append(f"  [cut: showing {limit} of {len(report.items)}]")
     lines.extend(f"  {problem}" for problem in report.problems)
     return ToolResult.success("\n".join(lines), {
-        **({"cell": args.cell} if shown != rel else {}), "path": rel, "status": status,
+        **({"cell": cell} if cell is not None else {}), "path": rel, "status": status,
         "diagnostics": [d.to_json() for d in report.items[:limit]],
         "total": len(report.items), "truncated": len(report.items) > limit,
         "pending": report.pending, "problems": report.problems, "servers": report.answered,
@@ -632,7 +635,10 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
     await _refuse_outside_definitions(session, server, source.served, position, args)
     if server.spec.open_project_sources:
         await _open_every_source(session, server, args)
-    notebooks = await _open_every_notebook(session, server, args)
+    notebooks, unreadable = await _open_every_notebook(session, server, args)
+    if unreadable:
+        note = "; ".join(filter(None, [note, "not valid notebooks, left unchanged: "
+                                       + ", ".join(unreadable)]))
     if source.notebook is not None:
         notebooks[source.served] = source
     edit = await _ask_rename(server, types.TEXT_DOCUMENT_RENAME, types.RenameParams(
@@ -683,21 +689,26 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
 
 
 async def _open_every_notebook(session: LspSession, server: LanguageServer, args: Any
-                               ) -> dict[Path, SourceDocument]:
+                               ) -> tuple[dict[Path, SourceDocument], list[str]]:
     """A server renames only in what it sees: the notebooks of its language under its root
-    are opened first, by their virtual documents' names."""
+    are opened first, by their virtual documents' names. Also: those that are not valid
+    notebooks (left as they are)."""
     paths = await session.notebooks_served_by(server)
     if paths is None:
         raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot rename {args.symbol!r} completely: "
                         f"{session.run.relpath(server.root)} holds more than "
                         f"{session.supervisor.project_sources_max} notebooks to open. No file "
                         "was changed; raise LanguageServerSupervisor.project_sources_max.")
-    opened = {}
+    opened, unreadable = {}, []
     for path in paths:
-        document = await asyncio.to_thread(session.document_now, path)
+        try:
+            document = await asyncio.to_thread(session.document_now, path)
+        except ToolError:  # not a notebook it can parse: nothing in it can be renamed
+            unreadable.append(session.run.relpath(path))
+            continue
         if server.spec.serves(document.served):
             opened[document.served] = await session.open_document(server, path)
-    return opened
+    return opened, unreadable
 
 
 def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,

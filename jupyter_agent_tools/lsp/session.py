@@ -361,11 +361,15 @@ class LspSession:
         """The notebooks under `server`'s root, listed as `project_sources` lists sources
         (None past `project_sources_max`)."""
         limit = self.supervisor.project_sources_max
-        found = await asyncio.to_thread(_list_sources, {server.root: {".ipynb"}},
-                                        self.supervisor.command_scan_max_files, limit + 1)
-        if found is None or len(found) > limit:
-            return None
-        return sorted(p for p in found if self.contained(p) is not None)
+
+        def listed() -> list[Path] | None:
+            found = _list_sources({server.root: {".ipynb"}},
+                                  self.supervisor.command_scan_max_files, limit + 1)
+            if found is None or len(found) > limit:
+                return None
+            return sorted(p for p in found if self.contained(p) is not None)
+
+        return await asyncio.to_thread(listed)
 
     def files_created_or_deleted(self, created: list[Path], deleted: list[Path]) -> None:
         """Tell this run's running servers, as a file watcher would; forget the deleted files."""

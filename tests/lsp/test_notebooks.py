@@ -165,6 +165,7 @@ async def test_rename_across_cells_and_modules_keeps_the_rest_of_the_file(lsp_ru
     notebook.cells[3].execution_count = 3
     nbformat.write(notebook, path)
     before = path.read_bytes()
+    (project / "broken.ipynb").write_text("{not json")
     run = await lsp_runtime().create_run(cwd="proj")
 
     across_cells = await run.call("lsp_rename", {"file": "analysis.ipynb", "cell": 3, "line": 1,
@@ -173,6 +174,7 @@ async def test_rename_across_cells_and_modules_keeps_the_rest_of_the_file(lsp_ru
     assert across_cells.data["files"] == [{"path": "analysis.ipynb", "edits": 2,
                                            "deleted": False}]
     assert "--- a/analysis.ipynb [cell 4]" in across_cells.data["diff"]
+    assert "not valid notebooks, left unchanged: broken.ipynb" in across_cells.text
     after = path.read_bytes()
     # Only the two names changed: outputs, metadata, ids and formatting are byte-for-byte.
     assert after.replace(b"grand_total", b"total") == before and after != before
