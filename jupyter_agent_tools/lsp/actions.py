@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import difflib
 import time
 from pathlib import Path
 from typing import Any
@@ -12,14 +13,21 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..files import write_files_atomically
+from ..notebooks import DocumentEdit, NotebookError, check_unchanged, is_notebook_path
 from ..runtime import CallContext, ErrorCode, ToolError, ToolResult
 from .client import LspRequestError
 from .journal import FileDiagnostic
 from .languages import LANGUAGES
-from .positions import locate_symbol
+from .positions import char_index, locate_symbol
 from .project_check import ProjectCheckError, run_project_check
 from .server import LanguageServer, ServerUnavailable
-from .session import OUTSIDE_ROOT, LspSession, describe_location, request_failure
+from .session import (
+    OUTSIDE_ROOT,
+    LspSession,
+    SourceDocument,
+    describe_location,
+    request_failure,
+)
 from .specs import ServerSpec
 from .workspace_edit import PlannedEdit, plan_workspace_edit
 
@@ -46,16 +54,72 @@ def _supports(server: LanguageServer, capability: str, action: str) -> None:
                         "references or grep instead.")
 
 
+def _check_cell(session: LspSession, path: Path, args: Any, action: str, *,
+                needs_cell: bool) -> None:
+    """`cell` goes with notebooks only, and a notebook needs it where a position is asked."""
+    cell = getattr(args, "cell", None)
+    rel = session.run.relpath(path)
+    if cell is not None and not is_notebook_path(path.name):
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"`cell` addresses a cell of a notebook, and {rel} is not a notebook "
+                        "(.ipynb): drop `cell` and give `line` in the file.")
+    if needs_cell and cell is None and is_notebook_path(path.name):
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"{rel} is a notebook: lsp {action} needs `cell` (numbered from 1 over "
+                        "every cell, as JupyterLab's status bar counts) beside `line` (1-based "
+                        "within the cell). Read the notebook to see its cells.")
+
+
+def _cell_span(session: LspSession, document: SourceDocument, cell: int) -> tuple[int, int]:
+    """(first document line, line count) of a notebook's `cell`; `invalid_arguments` for a
+    cell the notebook lacks or one the language server does not see."""
+    rel = session.run.relpath(document.path)
+    if not 1 <= cell <= document.cell_count:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"there is no cell {cell}: {rel} has {document.cell_count} cell"
+                        f"{'' if document.cell_count == 1 else 's'} (numbered from 1). Read it "
+                        "to see them.")
+    assert document.notebook is not None
+    for span in document.notebook.spans:
+        if span.cell == cell:
+            return span.first_line, span.line_count
+    raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                    f"cell {cell} of {rel} is not {document.notebook.language} code its kernel "
+                    "runs (a markdown or raw cell, or a cell magic of another language): the "
+                    "language server does not see it. Pick a code cell.")
+
+
+def _located(session: LspSession, document: SourceDocument, args: Any, action: str
+             ) -> tuple[str, int, str]:
+    """The text in which `line` counts (the file, or the cell), its first document line, and
+    how messages name it."""
+    if document.notebook is None:
+        return document.text, 0, "the file"
+    first, count = _cell_span(session, document, args.cell)
+    return "\n".join(document.lines[first:first + count]), first, f"cell {args.cell}"
+
+
+def _place(session: LspSession, path: Path, args: Any) -> str:
+    """`main.py:4`, or `analysis.ipynb [cell 3] line 4`."""
+    rel = session.run.relpath(path)
+    cell = getattr(args, "cell", None)
+    return f"{rel} [cell {cell}] line {args.line}" if cell is not None else f"{rel}:{args.line}"
+
+
 async def _position(session: LspSession, args: Any, action: str
-                    ) -> tuple[Path, LanguageServer, types.Position, str]:
-    """file + line + symbol → (path, its navigation server, LSP position, note)."""
+                    ) -> tuple[Path, SourceDocument, LanguageServer, types.Position, str]:
+    """file (+ cell) + line + symbol → (path, what the server sees of it, its navigation
+    server, LSP position in that, note)."""
     _require(args.file, "file", action, "the file the symbol is in.")
     _require(args.line, "line", action, "the 1-based line the symbol is on.")
     path = session.run.resolve(args.file)
+    _check_cell(session, path, args, action, needs_cell=True)
     server = await session.navigation_server(path)
-    text = await session.open(server, path)
-    located = locate_symbol(text, args.line, args.symbol, args.occurrence, action)
-    return path, server, located.position, located.note
+    document = await session.open_document(server, path)
+    text, first_line, where = _located(session, document, args, action)
+    located = locate_symbol(text, args.line, args.symbol, args.occurrence, action,
+                            first_line=first_line, where=where)
+    return path, document, server, located.position, located.note
 
 
 def _locations(result: Any) -> list[tuple[str, types.Range]]:
@@ -75,7 +139,7 @@ def _with_note(text: str, note: str) -> str:
 
 async def navigate(session: LspSession, args: Any) -> ToolResult:
     """definition, type_definition, implementation, references."""
-    path, server, position, note = await _position(session, args, args.action)
+    path, document, server, position, note = await _position(session, args, args.action)
     if server.spec.open_project_sources:
         problem = await _read_every_source(session, server)
         note = "; ".join(filter(None, [note, problem and f"may be incomplete: {problem}"]))
@@ -85,12 +149,12 @@ async def navigate(session: LspSession, args: Any) -> ToolResult:
         asked = "definition"
         note = "; ".join(filter(None, [note, f"{language.name} has no implementations apart "
                                        "from definitions: this is the definition"]))
-    found = await _navigation_request(session, server, asked, path, position)
+    found = await _navigation_request(session, server, asked, document.served, position)
     limit = session.supervisor.references_max if args.action == "references" else len(found)
     locations = await session.locations(found[:limit])
     what = args.action.replace("_", " ")
     if not locations:
-        text = f"No {what} found for {args.symbol!r} at {session.run.relpath(path)}:{args.line}."
+        text = f"No {what} found for {args.symbol!r} at {_place(session, path, args)}."
     else:
         lines = [describe_location(loc) for loc in locations]
         text = f"{what.capitalize()} of {args.symbol!r} ({len(found)}):\n" + "\n".join(lines)
@@ -127,14 +191,15 @@ def _hover_text(contents: Any) -> str:
 
 
 async def hover(session: LspSession, args: Any) -> ToolResult:
-    path, server, position, note = await _position(session, args, "hover")
+    path, document, server, position, note = await _position(session, args, "hover")
     _supports(server, "hover_provider", "hover")
     result = await session.request(server, types.TEXT_DOCUMENT_HOVER, types.HoverParams(
-        text_document=types.TextDocumentIdentifier(from_fs_path(str(path))), position=position,
+        text_document=types.TextDocumentIdentifier(from_fs_path(str(document.served))),
+        position=position,
     ))
     text = _hover_text(result.contents).strip() if result else ""
     if not text:
-        text = f"No hover information for {args.symbol!r} on line {args.line}."
+        text = f"No hover information for {args.symbol!r} at {_place(session, path, args)}."
     return ToolResult.success(_with_note(text, note), {"hover": text})
 
 
@@ -150,6 +215,18 @@ def _flatten(symbols: list[Any], depth: int, out: list[dict[str, Any]]) -> None:
                         "container": symbol.container_name, "depth": depth})
 
 
+def _symbols_by_cell(document: SourceDocument, found: list[dict[str, Any]],
+                     cell: int | None) -> list[dict[str, Any]]:
+    """A notebook's symbols addressed by cell (only `cell`'s when given)."""
+    assert document.notebook is not None
+    by_cell = []
+    for symbol in found:
+        place = document.notebook.cell_position(symbol["line"] - 1)
+        if place is not None and cell in (None, place.cell):
+            by_cell.append({**symbol, "cell": place.cell, "line": place.line + 1})
+    return by_cell
+
+
 async def symbols(session: LspSession, args: Any) -> ToolResult:
     """Document symbols of `file`, or a workspace search for `query`."""
     if args.query:
@@ -157,18 +234,23 @@ async def symbols(session: LspSession, args: Any) -> ToolResult:
     _require(args.file, "file", "symbols", "a file for its outline, or `query` to search the "
              "workspace.")
     path = session.run.resolve(args.file)
+    _check_cell(session, path, args, "symbols", needs_cell=False)
     server = await session.navigation_server(path)
-    await session.open(server, path)
+    document = await session.open_document(server, path)
     _supports(server, "document_symbol_provider", "symbols")
     result = await session.request(server, types.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
-                                   types.DocumentSymbolParams(
-                                       types.TextDocumentIdentifier(from_fs_path(str(path)))))
+                                   types.DocumentSymbolParams(types.TextDocumentIdentifier(
+                                       from_fs_path(str(document.served)))))
     found: list[dict[str, Any]] = []
     _flatten(list(result or []), 0, found)
+    if document.notebook is not None:
+        found = _symbols_by_cell(document, found, getattr(args, "cell", None))
     limit = session.supervisor.symbols_file_max
     shown = found[:limit]
     rel = session.run.relpath(path)
-    lines = [f"{'  ' * s['depth']}{s['kind']} {s['name']} (line {s['line']})" for s in shown]
+    lines = [f"{'  ' * s['depth']}{s['kind']} {s['name']} ("
+             + (f"cell {s['cell']} " if "cell" in s else "") + f"line {s['line']})"
+             for s in shown]
     text = f"Symbols in {rel} ({len(found)}):\n" + "\n".join(lines) if found else f"No symbols in {rel}."
     if len(found) > limit:
         text += f"\n[cut: showing {limit} of {len(found)} symbols]"
@@ -244,28 +326,32 @@ async def code_actions(session: LspSession, args: Any) -> ToolResult:
     _require(args.file, "file", "code_actions", "the file to look at.")
     _require(args.line, "line", "code_actions", "the 1-based line to fix.")
     path = session.run.resolve(args.file)
+    _check_cell(session, path, args, "code_actions", needs_cell=True)
     servers, reason = await session.servers_for(path)
     if not servers:
         raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for "
                         f"{session.run.relpath(path)}: {reason}. Call lsp with action=status.")
-    text = await session.read(path)
+    document = await asyncio.to_thread(session.document_now, path)
+    text, first_line, where = _located(session, document, args, "code_actions")
     lines = text.splitlines()
     if not 1 <= args.line <= max(len(lines), 1):
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                        f"line {args.line} is outside the file ({len(lines)} lines).")
+                        f"line {args.line} is outside {where} ({len(lines)} lines).")
     if args.symbol:
-        start = locate_symbol(text, args.line, args.symbol, args.occurrence, "code_actions").position
+        start = locate_symbol(text, args.line, args.symbol, args.occurrence, "code_actions",
+                              first_line=first_line, where=where).position
         end = types.Position(start.line, start.character + len(args.symbol.encode("utf-16-le")) // 2)
     else:
-        start = types.Position(args.line - 1, 0)
-        end = types.Position(args.line, 0)
+        start = types.Position(first_line + args.line - 1, 0)
+        end = types.Position(first_line + args.line, 0)
     wanted = types.Range(start, end)
+    text = document.text
 
     problems: list[str] = []
 
     async def ask(server: LanguageServer) -> list[dict[str, Any]]:
         try:
-            uri, version, changed = await server.sync(path, text)
+            uri, version, changed = await server.sync(document.served, text)
             snapshot = await server.diagnostics(uri, version, changed,
                                                 session.supervisor.diagnostics_timeout)
         except (ServerUnavailable, LspRequestError) as exc:
@@ -290,7 +376,8 @@ async def code_actions(session: LspSession, args: Any) -> ToolResult:
                     uris = list((action.edit.changes or {}).keys()) + [
                         c.text_document.uri for c in action.edit.document_changes or []
                         if isinstance(c, types.TextDocumentEdit)]
-                    paths = {Path(to_fs_path(u) or u) for u in uris}
+                    paths = {path if p == document.served else p
+                             for u in uris for p in [Path(to_fs_path(u) or u)]}
                     entry["files"] = sorted(
                         session.run.relpath(p) + ("" if session.contained(p) else
                                                   f" ({OUTSIDE_ROOT})") for p in paths)
@@ -298,9 +385,9 @@ async def code_actions(session: LspSession, args: Any) -> ToolResult:
         return offered
 
     offered = [a for group in await asyncio.gather(*(ask(s) for s in servers)) for a in group]
-    rel = session.run.relpath(path)
-    lines = [f"Code actions at {rel}:{args.line} ({len(offered)}):" if offered
-             else f"No code actions at {rel}:{args.line}."]
+    place = _place(session, path, args)
+    lines = [f"Code actions at {place} ({len(offered)}):" if offered
+             else f"No code actions at {place}."]
     lines += [f"- {a['title']}" + (f" [{a['kind']}]" if a.get("kind") else "") +
               f" ({a['server']})" for a in offered]
     lines += [f"  {problem}" for problem in problems]
@@ -316,31 +403,41 @@ async def diagnostics(session: LspSession, ctx: CallContext, args: Any) -> ToolR
     rel = session.run.relpath(path)
     if not await asyncio.to_thread(path.is_file):
         raise ToolError(ErrorCode.NOT_FOUND, f"{rel} is not a file. Check the path with glob.")
+    _check_cell(session, path, args, "diagnostics", needs_cell=False)
+    cell = getattr(args, "cell", None)
+    if cell is not None:
+        _cell_span(session, await asyncio.to_thread(session.document_now, path), cell)
     report = await session.diagnostics(path, save=False)
     if not report.available:
         raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for {rel}: "
                         f"{'; '.join(report.problems)}. Call lsp with action=status for details.")
-    session.journal.observe(rel, report.items)
+    shown = rel
+    if cell is None:
+        session.journal.observe(rel, report.items)
+    else:  # the whole notebook is checked, one cell shown: the others are not "seen" yet
+        report.items = [d for d in report.items if d.cell == cell]
+        shown = f"{rel} [cell {cell}]"
     limit = session.supervisor.diagnostics_max
     status = "pending" if report.pending else "clean" if not report.items else "reported"
     answered = ", ".join(report.answered)
     failed = f" {', '.join(report.failed)} failed (below)." if report.failed else ""
     if not report.answered and report.failed:
-        head = f"No diagnostics received for {rel}: {', '.join(report.failed)} failed."
+        head = f"No diagnostics received for {shown}: {', '.join(report.failed)} failed."
         status = "failed"
     elif status == "pending":
-        head = (f"Diagnostics for {rel} are pending: {', '.join(report.pending)} did not report "
+        head = (f"Diagnostics for {shown} are pending: {', '.join(report.pending)} did not report "
                 f"in time. What has arrived so far is below; call again shortly.{failed}")
     elif status == "clean":
-        head = f"No diagnostics in {rel} from {answered}: clean.{failed}"
+        head = f"No diagnostics in {shown} from {answered}: clean.{failed}"
     else:
-        head = f"Diagnostics in {rel} ({len(report.items)}) from {answered}:{failed}"
+        head = f"Diagnostics in {shown} ({len(report.items)}) from {answered}:{failed}"
     lines = [head, *(f"  {d.describe()}" for d in report.items[:limit])]
     if len(report.items) > limit:
         lines.append(f"  [cut: showing {limit} of {len(report.items)}]")
     lines.extend(f"  {problem}" for problem in report.problems)
     return ToolResult.success("\n".join(lines), {
-        "path": rel, "status": status, "diagnostics": [d.to_json() for d in report.items[:limit]],
+        **({"cell": cell} if cell is not None else {}), "path": rel, "status": status,
+        "diagnostics": [d.to_json() for d in report.items[:limit]],
         "total": len(report.items), "truncated": len(report.items) > limit,
         "pending": report.pending, "problems": report.problems, "servers": report.answered,
         "failed": report.failed,
@@ -521,11 +618,12 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
     """Check the new name, prepareRename, rename, then apply the WorkspaceEdit atomically
     inside the root: every file changes, or the call is an error saying why none did."""
     target = session.run.resolve(args.file)
+    _check_cell(session, target, args, "rename", needs_cell=True)
     # Checked before any server starts.
     _check_new_name(await session.navigation_server(target), target, args)
-    path, server, position, note = await _position(session, args, "rename")
+    path, source, server, position, note = await _position(session, args, "rename")
     _supports(server, "rename_provider", "rename")
-    document = types.TextDocumentIdentifier(from_fs_path(str(path)))
+    document = types.TextDocumentIdentifier(from_fs_path(str(source.served)))
     provider = server.capabilities.rename_provider if server.capabilities else None
     if isinstance(provider, types.RenameOptions) and provider.prepare_provider:
         prepared = await _ask_rename(server, types.TEXT_DOCUMENT_PREPARE_RENAME,
@@ -534,9 +632,15 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
             raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
                             f"{args.symbol!r} on line {args.line} cannot be renamed (the server "
                             "sees no renameable symbol there). Point at its definition or a use.")
-    await _refuse_outside_definitions(session, server, path, position, args)
+    await _refuse_outside_definitions(session, server, source.served, position, args)
     if server.spec.open_project_sources:
         await _open_every_source(session, server, args)
+    notebooks, unreadable = await _open_every_notebook(session, server, args)
+    if unreadable:
+        note = "; ".join(filter(None, [note, "not valid notebooks, left unchanged: "
+                                       + ", ".join(unreadable)]))
+    if source.notebook is not None:
+        notebooks[source.served] = source
     edit = await _ask_rename(server, types.TEXT_DOCUMENT_RENAME, types.RenameParams(
         text_document=document, position=position, new_name=args.new_name), args)
     if edit is None:
@@ -546,9 +650,13 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
                         "with read, or point at the definition.")
 
     def plan_now() -> tuple[PlannedEdit, str]:
-        plan = plan_workspace_edit(edit, session.contained, session.run.relpath,
+        files_edit, cells = _split_notebook_edits(session, edit, notebooks)
+        plan = plan_workspace_edit(files_edit, session.contained, session.run.relpath,
                                    session.read_now)
-        return plan, plan.diff(session.run.relpath)
+        diff = plan.diff(session.run.relpath)
+        for document, edits in cells:
+            diff += _plan_cells(session, plan, document, edits)
+        return plan, diff
 
     plan, diff = await asyncio.to_thread(plan_now)
     if not plan.changes:
@@ -556,9 +664,19 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
                         f"Renaming {args.symbol!r} to {args.new_name!r} changes nothing: "
                         f"{server.spec.name}'s edit leaves every file as it is (a name it does "
                         "not own, e.g. a builtin or a library's). No file was changed.")
-    created = await asyncio.to_thread(write_files_atomically, plan.changes,
-                                      root=session.run.runtime.root_path,
-                                      relpath=session.run.relpath)
+    expected = {d.path: d.file.identity for d in notebooks.values() if d.file is not None}
+
+    def write_now() -> list[Path]:
+        for document in notebooks.values():  # saved meanwhile: nothing is written
+            if document.path in plan.changes and document.file is not None:
+                check_unchanged(session.run.runtime.root_path, document.file)
+        return write_files_atomically(plan.changes, root=session.run.runtime.root_path,
+                                      expected=expected, relpath=session.run.relpath)
+
+    try:
+        created = await asyncio.to_thread(write_now)
+    except NotebookError as exc:
+        raise ToolError(ErrorCode.STALE_EDIT, str(exc)) from None
     ctx.wrote(*plan.changes, created=created)
     files = [{"path": session.run.relpath(p), "edits": plan.edit_counts.get(p, 0),
               "deleted": content is None} for p, content in plan.changes.items()]
@@ -568,6 +686,96 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
                       f"{len(files)} file(s):\n{listing}", note)
     return ToolResult.success(text, {"files": files, "edits": total, "diff": diff},
                               blocks=[{"type": "text", "text": text}, {"type": "diff", "diff": diff}])
+
+
+async def _open_every_notebook(session: LspSession, server: LanguageServer, args: Any
+                               ) -> tuple[dict[Path, SourceDocument], list[str]]:
+    """A server renames only in what it sees: the notebooks of its language under its root
+    are opened first, by their virtual documents' names. Also: those that are not valid
+    notebooks (left as they are)."""
+    paths = await session.notebooks_served_by(server)
+    if paths is None:
+        raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot rename {args.symbol!r} completely: "
+                        f"{session.run.relpath(server.root)} holds more than "
+                        f"{session.supervisor.project_sources_max} notebooks to open. No file "
+                        "was changed; raise LanguageServerSupervisor.project_sources_max.")
+    opened, unreadable = {}, []
+    for path in paths:
+        try:
+            document = await asyncio.to_thread(session.document_now, path)
+        except ToolError:  # not a notebook it can parse: nothing in it can be renamed
+            unreadable.append(session.run.relpath(path))
+            continue
+        if server.spec.serves(document.served):
+            opened[document.served] = await session.open_document(server, path)
+    return opened, unreadable
+
+
+def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
+                          notebooks: dict[Path, SourceDocument]
+                          ) -> tuple[types.WorkspaceEdit, list[tuple[SourceDocument, list[Any]]]]:
+    """The part of `edit` for files, and the text edits of each notebook's virtual document
+    (blocking: looks at files)."""
+    cells: dict[Path, list[Any]] = {}
+
+    def notebook(uri: str) -> Path | None:
+        path = Path(to_fs_path(uri) or uri)
+        if path in notebooks:
+            return path
+        other = session.notebook_of(path)
+        if other is not None:  # seen by the server earlier, outside what was opened now
+            raise ToolError(ErrorCode.UNAVAILABLE, f"The rename reaches "
+                            f"{session.run.relpath(other.path)}, outside the language server's "
+                            "project; no file was changed.")
+        return None
+
+    kept: list[Any] = []
+    for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit) and (
+                path := notebook(change.text_document.uri)):
+            cells.setdefault(path, []).extend(change.edits)
+        elif not isinstance(change, types.TextDocumentEdit) and any(
+                notebook(uri) for uri in [getattr(change, name, "") for name in
+                                          ("uri", "old_uri", "new_uri")] if uri):
+            raise ToolError(ErrorCode.UNAVAILABLE, "The server's rename creates, moves or "
+                            "deletes a notebook's cells as a file; no file was changed.")
+        else:
+            kept.append(change)
+    changes = {}
+    for uri, edits in (edit.changes or {}).items():
+        if path := notebook(uri):
+            cells.setdefault(path, []).extend(edits)
+        else:
+            changes[uri] = edits
+    files_edit = types.WorkspaceEdit(changes=changes or None, document_changes=kept or None)
+    return files_edit, [(notebooks[path], edits) for path, edits in cells.items()]
+
+
+def _plan_cells(session: LspSession, plan: PlannedEdit, document: SourceDocument,
+                edits: list[Any]) -> str:
+    """Add a notebook's new bytes (its cells' new sources, nothing else changed) to `plan`;
+    its diff, cell by cell."""
+    assert document.notebook is not None and document.file is not None
+    lines = document.lines
+
+    def place(position: types.Position) -> tuple[int, int]:
+        text = lines[position.line] if position.line < len(lines) else ""
+        return position.line, char_index(text, position.character)
+
+    try:
+        sources = document.notebook.cell_sources(
+            DocumentEdit(place(e.range.start), place(e.range.end), e.new_text) for e in edits)
+    except NotebookError as exc:
+        raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot rename in "
+                        f"{session.run.relpath(document.path)}: {exc} No file was changed.") from None
+    plan.changes[document.path] = document.file.notebook.with_sources(sources).decode("utf-8")
+    plan.edit_counts[document.path] = len(edits)
+    rel = session.run.relpath(document.path)
+    return "".join(
+        "".join(difflib.unified_diff(
+            document.notebook.sources[cell].splitlines(keepends=True),
+            source.splitlines(keepends=True), f"a/{rel} [cell {cell}]", f"b/{rel} [cell {cell}]"))
+        for cell, source in sorted(sources.items()))
 
 
 def _check_new_name(server: LanguageServer, path: Path, args: Any) -> None:

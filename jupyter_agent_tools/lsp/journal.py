@@ -24,7 +24,8 @@ DiagnosticKey = tuple[str, str, str]
 
 @dataclass(frozen=True)
 class FileDiagnostic:
-    """One diagnostic as results show it: relative path, 1-based line and column."""
+    """One diagnostic as results show it: relative path, 1-based line and column (within
+    the cell `cell` of a notebook, numbered from 1; None for other files)."""
 
     path: str
     line: int
@@ -33,6 +34,7 @@ class FileDiagnostic:
     code: str
     message: str
     source: str
+    cell: int | None = None
 
     @classmethod
     def from_lsp(cls, path: str, diagnostic: types.Diagnostic, default_source: str,
@@ -58,14 +60,24 @@ class FileDiagnostic:
         return (self.severity, self.code, self.message)
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "column": self.column,
+        place: dict[str, Any] = {"path": self.path}
+        if self.cell is not None:
+            place["cell"] = self.cell
+        return {**place, "line": self.line, "column": self.column,
                 "severity": self.severity, "code": self.code, "message": self.message,
                 "source": self.source}
+
+    @property
+    def place(self) -> str:
+        """`main.py:4:5`, or `analysis.ipynb [cell 3] 4:5` in a notebook."""
+        if self.cell is not None:
+            return f"{self.path} [cell {self.cell}] {self.line}:{self.column}"
+        return f"{self.path}:{self.line}:{self.column}"
 
     def describe(self) -> str:
         code = f"[{self.code}] " if self.code else ""
         message = " ".join(self.message.split())
-        return f"{self.path}:{self.line}:{self.column} {self.severity} {code}{message} ({self.source})"
+        return f"{self.place} {self.severity} {code}{message} ({self.source})"
 
 
 class DiagnosticsJournal:

@@ -46,11 +46,13 @@ class SymbolPosition:
 
 
 def locate_symbol(text: str, line: int, symbol: str | None, occurrence: int | None,
-                  action: str) -> SymbolPosition:
+                  action: str, *, first_line: int = 0, where: str = "the file") -> SymbolPosition:
     """The position of `symbol` on 1-based `line` of `text`.
 
     Whole-word matches win over substring matches; with several, the first (or the
-    `occurrence`-th, 1-based) is taken and the result says so.
+    `occurrence`-th, 1-based) is taken and the result says so. `text` may be one part of
+    what the server sees (a notebook cell), starting at its 0-based line `first_line`;
+    `where` names that part in messages.
     """
     if not symbol:
         raise ToolError(ErrorCode.MISSING_SYMBOL,
@@ -59,7 +61,7 @@ def locate_symbol(text: str, line: int, symbol: str | None, occurrence: int | No
     lines = text.splitlines()
     if not 1 <= line <= len(lines):
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                        f"line {line} is outside the file (it has {len(lines)} lines). Read the "
+                        f"line {line} is outside {where} (it has {len(lines)} lines). Read the "
                         "file to find the line.")
     source = lines[line - 1]
     word = re.compile(rf"(?<![\w$]){re.escape(symbol)}(?![\w$])")
@@ -68,9 +70,10 @@ def locate_symbol(text: str, line: int, symbol: str | None, occurrence: int | No
         starts = [m.start() for m in re.finditer(re.escape(symbol), source)]
     if not starts:
         names = sorted(set(_IDENTIFIER.findall(source)))
+        on = f"line {line}" if where == "the file" else f"line {line} of {where}"
         raise ToolError(
             ErrorCode.SYMBOL_NOT_FOUND,
-            f"{symbol!r} is not on line {line}. Identifiers on that line: "
+            f"{symbol!r} is not on {on}. Identifiers on that line: "
             f"{', '.join(names) if names else '(none)'}. Check the line number with read.",
             data={"line": line, "line_text": source, "identifiers": names},
         )
@@ -86,4 +89,5 @@ def locate_symbol(text: str, line: int, symbol: str | None, occurrence: int | No
         note = (f"{symbol!r} occurs {len(starts)} times on line {line}; used the first. Pass "
                 "occurrence=N to pick another.")
     start = starts[index]
-    return SymbolPosition(types.Position(line=line - 1, character=utf16_column(source, start)), note)
+    return SymbolPosition(types.Position(line=first_line + line - 1,
+                                         character=utf16_column(source, start)), note)

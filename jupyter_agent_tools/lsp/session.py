@@ -1,12 +1,21 @@
-"""A run's view of the language servers: which serve a file (or why none does), and the journal."""
+"""A run's view of the language servers: which serve a file (or why none does), and the journal.
+
+A notebook reaches its servers as its virtual document (the kernel's code cells joined,
+IPython syntax masked; see `notebooks.virtual`) under a hidden name beside it,
+`.analysis.ipynb.py`, that exists only in the servers' memory: never on disk. Every answer
+that names that document is mapped back to the notebook's cells.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,9 +25,17 @@ from pygls.uris import from_fs_path, to_fs_path
 from ..discovery import missing_binary, missing_marker
 from ..files import read_text_inside, resolve_inside
 from ..files.walk import DEFAULT_SKIP_DIRS
+from ..notebooks import (
+    NotebookError,
+    NotebookFile,
+    VirtualDocument,
+    is_notebook_path,
+    read_notebook,
+)
 from ..runtime import ErrorCode, Run, ToolError
 from .client import LspRequestError
 from .journal import SEVERITY_LEVELS, DiagnosticsJournal, FileDiagnostic
+from .positions import char_index
 from .server import LanguageServer, ServerUnavailable
 from .specs import ServerSpec
 
@@ -27,6 +44,56 @@ if TYPE_CHECKING:
 
 _TEXT_CACHE_FILES = 32
 OUTSIDE_ROOT = "outside the server's root"
+_SERVED_NOTEBOOK = re.compile(r"\A\.(.+\.ipynb)\.[^.]+\Z", re.IGNORECASE)
+# Ruff flags imports below the first cell (E402), which notebooks do on purpose; ruff's own
+# notebook mode allows them at the top of a cell, and the virtual document cannot say so.
+_NOT_FOR_NOTEBOOKS = frozenset({("Ruff", "E402"), ("ruff", "E402")})
+# "Unused expression" (basedpyright, ruff's B018): not on a cell's last line, whose value the
+# notebook displays (ruff's notebook mode and Pylance's say the same).
+_UNUSED_EXPRESSION = frozenset({"reportUnusedExpression", "B018"})
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """A file as its servers see it: a source file as it is, a notebook as its virtual
+    document under `served` (a hidden name beside it that is never written)."""
+
+    path: Path
+    served: Path
+    text: str
+    notebook: VirtualDocument | None = None
+    cell_count: int = 0  # every cell of the notebook, code or not
+    file: NotebookFile | None = None  # the notebook as read, for writing back its cells
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+    def diagnostic(self, rel: str, diagnostic: types.Diagnostic, server: str
+                   ) -> FileDiagnostic | None:
+        """A server's diagnostic as results show it, addressed by cell in a notebook; None
+        for one that is about masked IPython syntax or the blank lines between cells."""
+        lines = self.lines
+        item = FileDiagnostic.from_lsp(rel, diagnostic, server, lines)
+        if self.notebook is None:
+            return item
+        start = diagnostic.range.start
+        place = self.notebook.cell_position(start.line, item.column - 1)
+        if (place is None or self.notebook.is_masked(start.line, item.column - 1)
+                or (item.source, item.code) in _NOT_FOR_NOTEBOOKS
+                or (item.code in _UNUSED_EXPRESSION
+                    and diagnostic.range.end.line == self._last_code_line(place.cell))):
+            return None
+        return dataclasses.replace(item, cell=place.cell, line=place.line + 1)
+
+    def _last_code_line(self, cell: int) -> int:
+        """The document line of `cell`'s last non-blank line: an expression there is the
+        value the cell displays, not an unused one."""
+        assert self.notebook is not None
+        span = next(s for s in self.notebook.spans if s.cell == cell)
+        lines = self.lines[span.first_line:span.first_line + span.line_count]
+        filled = [index for index, line in enumerate(lines) if line.strip()]
+        return span.first_line + (filled[-1] if filled else 0)
 
 
 @dataclass
@@ -80,7 +147,7 @@ class LspSession:
         self.run = run
         self.journal = DiagnosticsJournal()
         self.servers: set[tuple[Path, str]] = set()
-        self._texts: dict[Path, tuple[tuple[int, int, int], str]] = {}
+        self._texts: dict[Path, tuple[tuple[int, int, int], str | SourceDocument]] = {}
         self._texts_lock = threading.Lock()  # reads run in worker threads
 
     # -- which servers ----------------------------------------------------------------------
@@ -94,6 +161,9 @@ class LspSession:
         """For each enabled spec serving `path` (or each of `specs`, whatever `path` is):
         the root marker and the binary, or what lacks."""
         if specs is None:
+            if is_notebook_path(path.name):
+                path = (self._last_read(path) or
+                        await asyncio.to_thread(self.document_now, path)).served
             suffix = path.suffix.lower()
             specs = [s for s in self.supervisor.specs.values() if suffix in s.extensions]
         stop = self._stop_dir(path)
@@ -111,6 +181,10 @@ class LspSession:
         """The servers for `path` (not yet started), or none and the reason."""
         options = await self.availability(path)
         if not options:
+            if is_notebook_path(path.name):
+                document = await asyncio.to_thread(self.document_now, path)
+                language = document.notebook.language if document.notebook else "?"
+                return [], f"no language server handles {language} notebooks"
             suffix = path.suffix or "extension-less"
             return [], f"no language server handles {suffix} files"
         servers = [self.server_at(a.spec, a.root, a.binary) for a in options
@@ -158,6 +232,52 @@ class LspSession:
             return read_text_inside(runtime.root_path, path, runtime.read_max_bytes,
                                     shown=self.run.relpath(path))
 
+        text = self._cached(path, read)
+        assert isinstance(text, str)
+        return text
+
+    def document_now(self, path: Path) -> SourceDocument:
+        """What the servers see of `path` (a notebook: its virtual document), in the calling
+        (worker) thread; cached as `read_now`. A notebook that cannot be parsed is
+        `invalid_arguments` saying why."""
+        if not is_notebook_path(path.name):
+            return SourceDocument(path, path, self.read_now(path))
+        runtime = self.run.runtime
+
+        def read() -> SourceDocument:
+            try:
+                file = read_notebook(runtime.root_path, path, runtime.read_max_bytes,
+                                     shown=self.run.relpath(path))
+            except NotebookError as exc:
+                raise ToolError(ErrorCode.INVALID_ARGUMENTS, str(exc)) from None
+            document = VirtualDocument.of(file.notebook)
+            return SourceDocument(path, path.with_name(
+                f".{path.name}{self._extension(document.language)}"), document.text, document,
+                len(file.notebook.cells), file)
+
+        document = self._cached(path, read)
+        assert isinstance(document, SourceDocument)
+        return document
+
+    def _extension(self, language: str) -> str:
+        """The suffix the servers of `language` expect (`.py` for python)."""
+        for spec in self.supervisor.specs.values():
+            for extension, language_id in spec.extensions.items():
+                if language_id == language:
+                    return extension
+        return f".{language}"
+
+    def _last_read(self, path: Path) -> SourceDocument | None:
+        """The notebook's document as last read, without looking at the disk (on the loop).
+
+        Good enough to pick servers by the kernel's language: what they are sent is read
+        afresh; a kernel of another language since is seen from the next call on.
+        """
+        with self._texts_lock:
+            cached = self._texts.get(path)
+        return cached[1] if cached is not None and isinstance(cached[1], SourceDocument) else None
+
+    def _cached(self, path: Path, read: Any) -> str | SourceDocument:
         try:
             stat = os.stat(path)
         except OSError:
@@ -174,6 +294,21 @@ class LspSession:
                 del self._texts[next(iter(self._texts))]
         return cached[1]
 
+    def notebook_of(self, served: Path) -> SourceDocument | None:
+        """The notebook whose virtual document a server named `served`, if it is one (in the
+        calling worker thread)."""
+        match = _SERVED_NOTEBOOK.match(served.name)
+        if match is None or served.exists():  # a real file of that name is just a file
+            return None
+        notebook = served.with_name(match.group(1))
+        if self.contained(notebook) is None:
+            return None
+        try:
+            document = self.document_now(notebook)
+        except ToolError:
+            return None
+        return document if document.served == served else None
+
     async def read(self, path: Path) -> str:
         """A file's text, read off the event loop."""
         return await asyncio.to_thread(self.read_now, path)
@@ -186,14 +321,18 @@ class LspSession:
             raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
 
     async def open(self, server: LanguageServer, path: Path) -> str:
-        """Sync `path`'s disk content to `server`; returns the text."""
-        text = await self.read(path)
+        """Sync `path`'s disk content to `server`; returns the text the server sees."""
+        return (await self.open_document(server, path)).text
+
+    async def open_document(self, server: LanguageServer, path: Path) -> SourceDocument:
+        """Sync what `server` should see of `path` (a notebook: its virtual document)."""
+        document = await asyncio.to_thread(self.document_now, path)
         try:
-            uri, _, _ = await server.sync(path, text)
+            uri, _, _ = await server.sync(document.served, document.text)
             await server.project_loaded(uri, self.supervisor.request_timeout)
         except ServerUnavailable as exc:
             raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
-        return text
+        return document
 
     async def source_files(self) -> set[Path] | None:
         """The files the running servers of this run would analyse, found on disk under their
@@ -219,11 +358,30 @@ class LspSession:
             return None
         return sorted(p for p in found if self.contained(p) is not None)
 
+    async def notebooks_served_by(self, server: LanguageServer) -> list[Path] | None:
+        """The notebooks under `server`'s root, listed as `project_sources` lists sources
+        (None past `project_sources_max`)."""
+        limit = self.supervisor.project_sources_max
+
+        def listed() -> list[Path] | None:
+            found = _list_sources({server.root: {".ipynb"}},
+                                  self.supervisor.command_scan_max_files, limit + 1)
+            if found is None or len(found) > limit:
+                return None
+            return sorted(p for p in found if self.contained(p) is not None)
+
+        return await asyncio.to_thread(listed)
+
     def files_created_or_deleted(self, created: list[Path], deleted: list[Path]) -> None:
         """Tell this run's running servers, as a file watcher would; forget the deleted files."""
         for server in self._running_servers():
             server.files_created_or_deleted([from_fs_path(str(p)) for p in created],
                                             [from_fs_path(str(p)) for p in deleted])
+            for path in deleted:  # a deleted notebook's virtual document goes with it
+                if is_notebook_path(path.name):
+                    for extension in set(server.spec.extensions):
+                        server.close_document(from_fs_path(str(
+                            path.with_name(f".{path.name}{extension}"))))
         for path in deleted:
             self.journal.forget(self.run.relpath(path))
 
@@ -253,27 +411,28 @@ class LspSession:
                 report.problems.append(reason)
             else:
                 served.append((report, servers))
-        read = await asyncio.to_thread(_read_all, self.read_now, [r.path for r, _ in served])
-        texts: dict[int, str] = {}
-        for (report, servers), text in zip(served, read, strict=True):
-            if isinstance(text, ToolError):
+        read = await asyncio.to_thread(_read_all, self.document_now, [r.path for r, _ in served])
+        documents: dict[int, SourceDocument] = {}
+        for (report, servers), document in zip(served, read, strict=True):
+            if isinstance(document, ToolError):
                 report.available = False
-                report.problems.append(text.message)
+                report.problems.append(document.message)
                 continue
-            texts[id(report)] = text
-            work.extend((report, server, text) for server in servers)
+            documents[id(report)] = document
+            work.extend((report, server, document) for server in servers)
         servers = list({id(s): s for _, s, _ in work}.values())
         outcomes = await asyncio.gather(*(s.ensure_started() for s in servers),
                                         return_exceptions=True)
         failed = {id(s): o for s, o in zip(servers, outcomes, strict=True)
                   if isinstance(o, Exception)}
         pending = []
-        for report, server, text in work:
+        for report, server, document in work:
             if id(server) in failed:
                 report.fail(server, failed[id(server)])
                 continue
             try:
-                uri, version, changed = server.sync_now(report.path, text, save=save)
+                uri, version, changed = server.sync_now(document.served, document.text,
+                                                        save=save)
             except ServerUnavailable as exc:
                 report.fail(server, exc)
                 continue
@@ -293,13 +452,13 @@ class LspSession:
             if snapshot.pending:
                 report.pending.append(server.spec.name)
             rel = self.run.relpath(report.path)
-            lines = texts[id(report)].splitlines()
-            report.items.extend(FileDiagnostic.from_lsp(rel, d, server.spec.name, lines)
-                                for d in snapshot.items if (d.severity or 1) <= least)
+            document = documents[id(report)]
+            report.items.extend(item for d in snapshot.items if (d.severity or 1) <= least
+                                if (item := document.diagnostic(rel, d, server.spec.name)))
 
         await asyncio.gather(*(collect(*item) for item in pending))
         for report in reports:
-            report.items.sort(key=lambda d: (d.line, d.column))
+            report.items.sort(key=lambda d: (d.cell or 0, d.line, d.column))
             report.answered.sort()
         return reports
 
@@ -326,6 +485,10 @@ class LspSession:
         entries = []
         for uri, range_ in found:
             path = Path(to_fs_path(uri) or uri)
+            notebook = self.notebook_of(path)
+            if notebook is not None:
+                entries.append(self.cell_location(notebook, range_.start))
+                continue
             entry: dict[str, Any] = {"path": self.run.relpath(path),
                                      "line": range_.start.line + 1}
             real = self.contained(path)
@@ -343,6 +506,21 @@ class LspSession:
             entries.append(entry)
         return entries
 
+    def cell_location(self, document: SourceDocument, start: types.Position) -> dict[str, Any]:
+        """A place in a notebook's virtual document as results show it: the notebook, the
+        cell, the line and column within it (1-based) and the line's text."""
+        lines = document.lines
+        text = lines[start.line] if start.line < len(lines) else ""
+        column = char_index(text, start.character)
+        entry: dict[str, Any] = {"path": self.run.relpath(document.path)}
+        place = document.notebook.cell_position(start.line, column) if document.notebook else None
+        if place is not None:
+            entry.update(cell=place.cell, line=place.line + 1, column=column + 1)
+        else:  # between cells: only a server's odd answer lands here
+            entry.update(line=start.line + 1, column=column + 1)
+        entry["text"] = text.strip()
+        return entry
+
     async def release(self) -> None:
         for key in list(self.servers):
             await self.supervisor.leave(key, self.run.id)
@@ -353,11 +531,14 @@ def describe_location(entry: dict[str, Any]) -> str:
     """`path:line: text`, or `path:line (outside the server's root)`."""
     if entry.get("outside_root"):
         return f"{entry['path']}:{entry['line']} ({OUTSIDE_ROOT})"
+    if "cell" in entry:  # `analysis.ipynb [cell 3] 4:5: text`
+        place = f"{entry['path']} [cell {entry['cell']}] {entry['line']}:{entry['column']}"
+        return f"{place}: {entry.get('text', '')}".rstrip()
     return f"{entry['path']}:{entry['line']}: {entry.get('text', '')}".rstrip()
 
 
-def _read_all(read: Any, paths: list[Path]) -> list[str | ToolError]:
-    texts: list[str | ToolError] = []
+def _read_all(read: Any, paths: list[Path]) -> list[Any]:
+    texts: list[Any] = []
     for path in paths:
         try:
             texts.append(read(path))

@@ -18,6 +18,9 @@ class LspArgs(ToolArgs):
     action: LspAction = Field(description="What to ask the language server.")
     file: str | None = Field(None, description="File, relative to the cwd; \"*\" with "
                              "diagnostics checks the whole project.")
+    cell: int | None = Field(None, ge=1, description="Notebooks (.ipynb) only: the cell, "
+                             "numbered from 1 over every cell as JupyterLab shows; `line` then "
+                             "counts within the cell. Needed wherever a line is.")
     line: int | None = Field(None, ge=1, description="1-based line of the symbol.")
     symbol: str | None = Field(None, min_length=1, description="The name on that line to ask "
                                "about (never a column); needed by navigation and hover.")
@@ -35,12 +38,15 @@ class Lsp(Tool):
         "Ask the language server. Actions: diagnostics (file, or \"*\" for a project check), "
         "definition, type_definition, implementation, references, hover (file + line + symbol), "
         "symbols (file outline, or query to search the workspace), code_actions (file + line), "
-        "status (which servers serve this project and why not), reload (restart them)."
+        "status (which servers serve this project and why not), reload (restart them). In a "
+        "notebook, give `cell` beside `line`; answers name cells as `analysis.ipynb [cell 3] 4:5`."
     )
     Args = LspArgs
 
     def label(self, args: LspArgs) -> str:
-        where = f" {args.file}" + (f":{args.line}" if args.line else "") if args.file else ""
+        cell = f" [cell {args.cell}]" if args.cell else ""
+        where = (f" {args.file}{cell}" + (f":{args.line}" if args.line else "")
+                 if args.file else "")
         return f"lsp {args.action}{where}"
 
     async def call(self, ctx: CallContext, args: LspArgs) -> ToolResult:
@@ -57,6 +63,8 @@ class Lsp(Tool):
 
 class LspRenameArgs(ToolArgs):
     file: str = Field(description="File holding the symbol, relative to the cwd.")
+    cell: int | None = Field(None, ge=1, description="Notebooks (.ipynb) only: the cell, "
+                             "numbered from 1 over every cell; `line` then counts within it.")
     line: int = Field(ge=1, description="1-based line the symbol is on.")
     symbol: str = Field(min_length=1, description="The current name, as it appears on the line.")
     new_name: str = Field(min_length=1, description="The new name.")
