@@ -52,6 +52,10 @@ class RunRequest(RequestModel):
     resources: list[Resource] | None = Field(
         None, max_length=len(Resource),
         description="Attach only these resources (the working directory always).")
+    kernel_id: str | None = Field(None, min_length=1, max_length=MAX_NAME_CHARS,
+                                  description="Evaluate Python in this existing kernel (the user's).")
+    notebook: str | None = Field(None, min_length=1, max_length=MAX_PATH_CHARS,
+                                 description="Evaluate Python in the kernel of this notebook's session.")
     origin: Literal["http", "notebook"] = Field(
         "http", description="Who creates the run, as front ends show it.")
 
@@ -76,6 +80,8 @@ class RunRequest(RequestModel):
             "approvals": None if self.approvals is None else self.approvals.value,
             "space": self.space,
             "resources": None if self.resources is None else [r.value for r in self.resources],
+            "kernel_id": self.kernel_id,
+            "notebook": self.notebook,
         }
 
 

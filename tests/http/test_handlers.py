@@ -78,3 +78,18 @@ async def test_one_runs_events_are_not_anothers(api, jp_ws_fetch):
     with pytest.raises(HTTPClientError) as missing:
         await jp_ws_fetch("agent-tools", "api", "runs", "f" * 32, "events")
     assert missing.value.code == 404
+
+
+async def test_a_run_on_the_users_kernel_is_asked_for_by_kernel_id_or_notebook(api, jp_serverapp):
+    kernel_id = await jp_serverapp.kernel_manager.start_kernel(kernel_name="python3")
+    try:
+        code, run = await api("POST", "runs", {"kernel_id": kernel_id})
+        assert code == 201 and run["kernel_id"] == kernel_id
+        code, refused = await api("POST", "runs", {"kernel_id": "0" * 36})
+        assert code == 404 and refused["error"]["code"] == "not_found"
+        code, refused = await api("POST", "runs", {"notebook": "analysis.ipynb"})
+        assert code == 404 and "analysis.ipynb" in refused["error"]["message"]
+        await api("DELETE", f"runs/{run['id']}")
+        assert kernel_id in jp_serverapp.kernel_manager  # closing the run left the kernel running
+    finally:
+        await jp_serverapp.kernel_manager.shutdown_kernel(kernel_id)

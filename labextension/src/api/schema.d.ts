@@ -1601,6 +1601,18 @@ export interface components {
              */
             cwd: string | null;
             /**
+             * Kernel Id
+             * @description Evaluate Python in this existing kernel (the user's).
+             * @default null
+             */
+            kernel_id: string | null;
+            /**
+             * Notebook
+             * @description Evaluate Python in the kernel of this notebook's session.
+             * @default null
+             */
+            notebook: string | null;
+            /**
              * Origin
              * @description Who creates the run, as front ends show it.
              * @default http
