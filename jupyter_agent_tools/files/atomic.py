@@ -115,6 +115,11 @@ def _prepare(root: Path, target: _Target, identity: object, *, keep_backup: bool
         target.temp = _write_temp(target.folder.fd, target.path.name, target.content, target.mode)
 
 
+# The writer's own scratch files (a temp copy, a backup link): searches never report them.
+SCRATCH_GLOBS = (".*.[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f].tmp",
+                 ".*.[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f].orig")
+
+
 def _hidden_name(name: str, suffix: str) -> str:
     stem = os.fsdecode(os.fsencode(name)[:_TEMP_STEM_BYTES])
     return f".{stem}.{secrets.token_hex(4)}.{suffix}"

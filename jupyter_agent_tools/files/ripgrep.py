@@ -40,6 +40,7 @@ from typing import Any
 
 from ..runtime import ToolError
 from ..runtime.processes import signal_process_group
+from .atomic import SCRATCH_GLOBS
 from .contained import read_bytes_inside
 from .walk import is_binary
 
@@ -296,6 +297,8 @@ def _filters(rg: str, query: RipgrepQuery) -> tuple[list[str], Path | None]:
     argv = [rg, "--json", "--debug", "--no-config", "--hidden", "--no-ignore-global",
             "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-parent", "--no-require-git",
             "--max-filesize", str(query.max_file_bytes)]
+    for scratch in SCRATCH_GLOBS:
+        argv += ["--glob", f"!{scratch}"]
     ignore_file = None
     if query.respect_gitignore:
         inherited = _inherited_rules(query.root, query.start)
