@@ -37,10 +37,20 @@ class ResponseModel(BaseModel):
 # -- requests ------------------------------------------------------------------------------
 
 
+#: Paths are text without NUL bytes (the OS cannot name a file with one).
+NO_NUL = r"^[^\x00]*$"
+
+
 class RunRequest(RequestModel):
     """The options of a new run (`POST runs`; the MCP endpoint reads them from its query)."""
 
-    cwd: str | None = Field(None, max_length=MAX_PATH_CHARS,
+    # The document says what create_run enforces: one of kernel_id and notebook, not both.
+    model_config = ConfigDict(**RequestModel.model_config, json_schema_extra={"not": {
+        "required": ["kernel_id", "notebook"],
+        "properties": {"kernel_id": {"type": "string"}, "notebook": {"type": "string"}},
+    }})
+
+    cwd: str | None = Field(None, max_length=MAX_PATH_CHARS, pattern=NO_NUL,
                             description="Working directory under the server root (default '.').")
     surface: Surface | None = Field(None, description="full | plan | readonly (server default).")
     conversation_id: str | None = Field(None, max_length=MAX_NAME_CHARS,
@@ -54,7 +64,7 @@ class RunRequest(RequestModel):
         description="Attach only these resources (the working directory always).")
     kernel_id: str | None = Field(None, min_length=1, max_length=MAX_NAME_CHARS,
                                   description="Evaluate Python in this existing kernel (the user's).")
-    notebook: str | None = Field(None, min_length=1, max_length=MAX_PATH_CHARS,
+    notebook: str | None = Field(None, min_length=1, max_length=MAX_PATH_CHARS, pattern=NO_NUL,
                                  description="Evaluate Python in the kernel of this notebook's session.")
     origin: Literal["http", "notebook"] = Field(
         "http", description="Who creates the run, as front ends show it.")

@@ -12,7 +12,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..files import write_files_atomically
+from ..files import read_text_inside, write_files_atomically
 from ..notebooks import DocumentEdit, NotebookError, check_unchanged, is_notebook_path
 from ..runtime import CallContext, ErrorCode, ToolError, ToolResult
 from .client import LspRequestError
@@ -651,8 +651,11 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
 
     def plan_now() -> tuple[PlannedEdit, str]:
         files_edit, cells = _split_notebook_edits(session, edit, notebooks)
-        plan = plan_workspace_edit(files_edit, session.contained, session.run.relpath,
-                                   session.read_now)
+        runtime = session.run.runtime
+        plan = plan_workspace_edit(
+            files_edit, session.contained, session.run.relpath,
+            lambda path: read_text_inside(runtime.root_path, path, runtime.read_max_bytes,
+                                          shown=session.run.relpath(path)))
         diff = plan.diff(session.run.relpath)
         for document, edits in cells:
             diff += _plan_cells(session, plan, document, edits)

@@ -14,6 +14,7 @@ def test_run_options_from_query_parameters():
     assert request.create_run_options() == {
         "cwd": "src", "surface": "plan", "conversation_id": None, "vibe": True,
         "approvals": None, "space": "lab", "resources": ["lsp", "parser"],
+        "kernel_id": None, "notebook": None,
     }
     assert RunRequest.from_query({}).create_run_options()["cwd"] == "."
 

@@ -227,10 +227,11 @@ async def test_results_and_worker_counts_are_bounded(make_runtime):
 
 
 async def test_a_killed_sync_agent_is_refused_further_calls(make_runtime):
-    release = threading.Event()
+    started, release = threading.Event(), threading.Event()
     outcome: list[str] = []
 
     def agent(brief: str, run: WorkerRun) -> str:
+        started.set()
         release.wait(60)
         try:
             run.call_sync("read", {"path": "."})
@@ -241,7 +242,8 @@ async def test_a_killed_sync_agent_is_refused_further_calls(make_runtime):
     runtime = make_runtime(agent)
     parent = await runtime.create_run(vibe=True)
     await parent.call("vibe_spawn", {"brief": "x", "label": "x"})
-    await until(lambda: parent.resources[Resource.WORKERS].get("w1").status.value == "running")
+    # Killed once its thread runs (a kill before that leaves no thread to refuse).
+    await until(started.is_set)
     killed = await parent.call("vibe_kill", {"worker_id": "w1"})
     assert killed.data["status"] == "killed"
     release.set()
