@@ -26,7 +26,7 @@ class McpEndpoint(LoggingConfigurable):
         "otherwise they go to the run's space (the JupyterLab panel).",
     ).tag(config=True)
     max_sessions = Int(
-        100, help="Most MCP sessions open at once; opening one more is refused (503).",
+        100, help="Most MCP sessions open at once; opening one more is refused (409, unavailable).",
     ).tag(config=True)
     progress_interval_seconds = Float(
         5.0, help="How often a tools/call that passed a progress token hears that it still runs.",
