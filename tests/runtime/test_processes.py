@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 
 import psutil
 
@@ -24,11 +25,19 @@ STUBBORN_TREE = textwrap.dedent("""
 """)
 
 
-def ended(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
+def ended(pid: int, within_seconds: float = 5.0) -> bool:
+    """Whether `pid` is gone or a zombie within `within_seconds`: SIGKILL is delivered
+    asynchronously, so a process just killed may still show as running for a moment."""
+    deadline = time.monotonic() + within_seconds
+    while True:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
 
 
 async def test_a_tree_that_ignores_sigterm_and_leaves_the_group_is_ended(jp_asyncio_loop):
