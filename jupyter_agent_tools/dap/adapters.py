@@ -174,6 +174,8 @@ async def availability(spec: AdapterSpec, cwd: Path, root: Path,
     if spec.python:
         venv_python = await asyncio.to_thread(
             project_python, *(d for d in (project, cwd) if d is not None))
+    binary: str | None
+    problem: str | None
     if venv_python is not None:
         binary, problem = str(venv_python), None
     else:

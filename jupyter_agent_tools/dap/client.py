@@ -15,29 +15,15 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from .errors import AdapterGone, DapError, RequestTimeout
 from .protocol import DapModel, Event, Request, Response
+
+__all__ = ["AdapterGone", "DapClient", "DapError", "RequestTimeout"]
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
 
 # Larger messages are a broken adapter, not a stack trace: refuse rather than buffer forever.
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
-
-
-class DapError(Exception):
-    """A request the adapter answered with `success: false`."""
-
-    def __init__(self, command: str, message: str) -> None:
-        super().__init__(f"{command}: {message}")
-        self.command = command
-        self.message = message
-
-
-class AdapterGone(Exception):
-    """The adapter's stream closed (it exited or was killed) before answering."""
-
-
-class RequestTimeout(Exception):
-    """The adapter did not answer a request within the bound."""
 
 
 class DapClient:
@@ -168,7 +154,7 @@ class DapClient:
                 event = Event.model_validate(message)
                 try:
                     self._on_event(event)
-                except Exception:  # contained: one bad event must not end the session
+                except Exception:  # noqa: BLE001 - contained: one bad event must not end the session
                     self._log.exception("handling DAP event %s failed", event.event)
             elif kind == "request":
                 self._decline(Request.model_validate(message))

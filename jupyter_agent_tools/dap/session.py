@@ -23,7 +23,8 @@ from typing import Any
 
 from ..runtime.processes import DEVNULL, PIPE, ManagedProcess
 from .adapters import AdapterSpec
-from .client import AdapterGone, BodyT, DapClient, DapError, RequestTimeout
+from .client import BodyT, DapClient
+from .errors import AdapterGone, DapError, RequestTimeout, SessionFailed, StaleReference
 from .protocol import (
     Breakpoint,
     Capabilities,
@@ -59,14 +60,6 @@ from .protocol import (
 
 # Output categories that are the debuggee's own; telemetry and adapter chatter are dropped.
 DEBUGGEE_OUTPUT = frozenset({"stdout", "stderr"})
-
-
-class SessionFailed(Exception):
-    """The session cannot go on (the adapter refused, died or did not answer)."""
-
-
-class StaleReference(Exception):
-    """A frame id or variable reference from before execution last resumed."""
 
 
 class State(str, Enum):
@@ -246,7 +239,8 @@ class DebugSession:
             started = client.send(command, _Raw.of(arguments))
             initialized = asyncio.create_task(self._initialized.wait())
             try:
-                await asyncio.wait({started, initialized}, timeout=self.limits.start_timeout,
+                first: set[asyncio.Future[Any]] = {started, initialized}
+                await asyncio.wait(first, timeout=self.limits.start_timeout,
                                    return_when=asyncio.FIRST_COMPLETED)
                 if started.done() and not initialized.done():
                     await client.wait(started, 0)  # raises the adapter's reason if it failed

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from traitlets import Dict, Float, Int, default
+from typing_extensions import override
 
 from ..discovery import BinaryFinder
 from ..runtime.resources import ResourceProvider
-from ..runtime.results import ErrorCode, ToolError
 from ..runtime.tool import Resource
 from .adapters import AdapterSpec, Availability, adapter_python, availability, merge_specs
-from .session import DebugSession, SessionFailed, SessionLimits, State
+from .errors import AdapterUnusable, NoSession, SessionExists, SessionFailed, StartFailed
+from .session import DebugSession, SessionLimits, State
 
 if TYPE_CHECKING:
     from ..runtime.run import Run, RunOptions
@@ -99,6 +100,7 @@ class DebugSupervisor(ResourceProvider):
         self.conversations.setdefault(options.conversation_id, Conversation()).runs.add(run.id)
         return self
 
+    @override
     async def release(self, run: Run, handle: Any) -> None:
         conversation = self.conversations.get(run.conversation_id or "")
         if conversation is None:
@@ -142,14 +144,12 @@ class DebugSupervisor(ResourceProvider):
         return self.conversations.setdefault(run.conversation_id or "", Conversation())
 
     def session(self, run: Run) -> DebugSession:
-        """The conversation's live session, or `no_session` saying why there is none."""
+        """The conversation's live session, or `NoSession` saying why the last one ended
+        (told once)."""
         conversation = self.conversation(run)
         if conversation.session is None:
             why, conversation.ended_because = conversation.ended_because, None
-            detail = f"The last session ended: {why}. " if why else ""
-            raise ToolError(ErrorCode.NO_SESSION,
-                            f"{detail}No debug session is live in this conversation; call "
-                            "debug with action=launch (or attach) first.")
+            raise NoSession(why)
         return conversation.session
 
     async def start(
@@ -161,15 +161,11 @@ class DebugSupervisor(ResourceProvider):
         if conversation.session is not None and conversation.session.state is State.EXITED:
             await self._end(conversation, None)  # its program finished: nothing is replaced
         if conversation.session is not None:
-            raise ToolError(ErrorCode.SESSION_EXISTS,
-                            f"A debug session ({conversation.session.spec.name}, "
-                            f"{conversation.session.state.value}) is already live in this "
-                            "conversation. Use it, or call terminate first.")
+            raise SessionExists(conversation.session.spec.name,
+                                conversation.session.state.value)
         found = await availability(spec, run.cwd, self.runtime.root_path, self.binaries)
         if not found.usable:
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"The {spec.name} adapter cannot serve {run.relpath(run.cwd) or '.'}: "
-                            f"{found.reason}. See debug action=adapters.")
+            raise AdapterUnusable(spec.name, run.relpath(run.cwd) or ".", found.reason or "")
         assert found.binary is not None
         binary = found.binary
         if spec.python:
@@ -191,11 +187,7 @@ class DebugSupervisor(ResourceProvider):
             await session.wait_for_change()
         except (SessionFailed, OSError) as exc:
             await self._end(conversation, None, expected=session)
-            what = "the program path and arguments" if command == "launch" else "the port"
-            raise ToolError(ErrorCode.FAILED,
-                            f"Could not {command} with {spec.name}: {exc}. Check {what}, then "
-                            f"call {command} again.",
-                            text=session.output.text() or None) from None
+            raise StartFailed(command, spec.name, str(exc), session.output.text()) from None
         except BaseException:  # cancelled mid-start: nothing may outlive the call
             await asyncio.shield(self._end(conversation, None, expected=session))
             raise

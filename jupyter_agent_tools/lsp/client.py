@@ -27,6 +27,7 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageS
 
 from ..discovery import search_path
 from ..runtime.processes import ManagedProcess, drain
+from .errors import LspRequestError
 
 logger = logging.getLogger(__name__)
 
@@ -35,18 +36,10 @@ _STDERR_LINE_CHARS = 500
 _STOP_SECONDS = 5.0
 
 
-class LspRequestError(Exception):
-    """A request failed: timeout, server exit, protocol error. The message says what happened."""
-
-    def __init__(self, message: str, *, timed_out: bool = False) -> None:
-        super().__init__(message)
-        self.timed_out = timed_out
-
-
 class _TolerantProtocol(LanguageServerProtocol):
     """Never lose a message to a parse failure: fail the request or fall back to raw data."""
 
-    def structure_message(self, data: dict[str, Any]):
+    def structure_message(self, data: dict[str, Any]) -> Any:
         if "jsonrpc" not in data:
             return data
         if "id" in data and "result" in data and isinstance(data["result"], dict):
@@ -56,7 +49,7 @@ class _TolerantProtocol(LanguageServerProtocol):
                 capabilities.pop("notebookDocumentSync", None)
         try:
             return super().structure_message(data)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - lsprotocol/cattrs raise many kinds; none may lose a message
             if "method" in data:  # a request or notification: hand its raw params on
                 if "id" in data:
                     return JsonRPCRequestMessage(id=data["id"], method=data["method"],

@@ -13,7 +13,7 @@ from ..runtime.wrappers import CallNext
 from .session import FileDiagnostics, LspSession
 
 
-async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext) -> ToolResult:
+async def diagnostics_on_write(ctx: CallContext, _args: Any, call_next: CallNext) -> ToolResult:
     """The wrapper the `lsp` resource contributes: reads `ctx.written` after the call."""
     result = await call_next()
     session: LspSession | None = ctx.run.resources.get(Resource.LSP)
@@ -30,7 +30,7 @@ async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext)
         return result
     reports = await session.diagnostics_many(written, save=True)
     lines, files, new_items = [], {}, []
-    limit = session.supervisor.diagnostics_max
+    limit = session.limits.max_diagnostics
     for report in reports:
         rel = ctx.run.relpath(report.path)
         new = session.journal.observe(rel, report.items) if report.available else []
@@ -42,7 +42,7 @@ async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext)
     return result
 
 
-async def files_of_commands(ctx: CallContext, args: Any, call_next: CallNext) -> ToolResult:
+async def files_of_commands(ctx: CallContext, _args: Any, call_next: CallNext) -> ToolResult:
     """The other wrapper of the `lsp` resource: an exec-tier call (bash, a cell) may create or
     delete files; the servers' source files are listed before and after, and what changed is
     announced, as a file watcher would."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from ..runtime import ErrorCode, ToolError
+from .errors import LineOutOfRange, OccurrenceOutOfRange, SymbolNotOnLine
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][\w$]*")
 
@@ -45,8 +45,8 @@ class SymbolPosition:
     note: str = ""
 
 
-def locate_symbol(text: str, line: int, symbol: str | None, occurrence: int | None,
-                  action: str, *, first_line: int = 0, where: str = "the file") -> SymbolPosition:
+def locate_symbol(text: str, line: int, symbol: str, occurrence: int | None, *,
+                  first_line: int = 0, where: str = "the file") -> SymbolPosition:
     """The position of `symbol` on 1-based `line` of `text`.
 
     Whole-word matches win over substring matches; with several, the first (or the
@@ -54,15 +54,9 @@ def locate_symbol(text: str, line: int, symbol: str | None, occurrence: int | No
     what the server sees (a notebook cell), starting at its 0-based line `first_line`;
     `where` names that part in messages.
     """
-    if not symbol:
-        raise ToolError(ErrorCode.MISSING_SYMBOL,
-                        f"{action} needs `symbol`: a name that appears on line {line}, e.g. the "
-                        "function or variable you are asking about.")
     lines = text.splitlines()
     if not 1 <= line <= len(lines):
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                        f"line {line} is outside {where} (it has {len(lines)} lines). Read the "
-                        "file to find the line.")
+        raise LineOutOfRange(line, where, len(lines))
     source = lines[line - 1]
     word = re.compile(rf"(?<![\w$]){re.escape(symbol)}(?![\w$])")
     starts = [m.start() for m in word.finditer(source)]
@@ -70,20 +64,12 @@ def locate_symbol(text: str, line: int, symbol: str | None, occurrence: int | No
         starts = [m.start() for m in re.finditer(re.escape(symbol), source)]
     if not starts:
         names = sorted(set(_IDENTIFIER.findall(source)))
-        on = f"line {line}" if where == "the file" else f"line {line} of {where}"
-        raise ToolError(
-            ErrorCode.SYMBOL_NOT_FOUND,
-            f"{symbol!r} is not on {on}. Identifiers on that line: "
-            f"{', '.join(names) if names else '(none)'}. Check the line number with read.",
-            data={"line": line, "line_text": source, "identifiers": names},
-        )
+        raise SymbolNotOnLine(symbol, line, where, source, names)
     note = ""
     index = 0
     if occurrence is not None:
         if not 1 <= occurrence <= len(starts):
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"{symbol!r} occurs {len(starts)} time(s) on line {line}; occurrence "
-                            f"must be between 1 and {len(starts)}.")
+            raise OccurrenceOutOfRange(symbol, line, occurrence, len(starts))
         index = occurrence - 1
     elif len(starts) > 1:
         note = (f"{symbol!r} occurs {len(starts)} times on line {line}; used the first. Pass "

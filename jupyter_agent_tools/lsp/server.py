@@ -17,13 +17,10 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from .client import LspRequestError, ServerConnection
+from .client import ServerConnection
+from .errors import LspRequestError, ServerUnavailable
 from .specs import ServerSpec
 from .tsserver import tsserver_diagnostics, tsserver_requests
-
-
-class ServerUnavailable(Exception):
-    """The server cannot serve: it failed to start, crashed too often, or was stopped."""
 
 
 @dataclass
@@ -266,28 +263,28 @@ class LanguageServer:
                 self._pull_registered = True
 
         @connection.feature(types.CLIENT_UNREGISTER_CAPABILITY)
-        def unregister(params: types.UnregistrationParams) -> None:
+        def unregister(_params: types.UnregistrationParams) -> None:
             return None
 
         @connection.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
-        def progress_create(params: types.WorkDoneProgressCreateParams) -> None:
+        def progress_create(_params: types.WorkDoneProgressCreateParams) -> None:
             return None
 
         @connection.feature(types.WORKSPACE_APPLY_EDIT)
-        def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        def apply_edit(_params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
             # Edits reach disk only through our tools (atomic, inside the root).
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason="not supported")
 
         @connection.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-        def show_message_request(params: types.ShowMessageRequestParams) -> None:
+        def show_message_request(_params: types.ShowMessageRequestParams) -> None:
             return None
 
         @connection.feature(types.WORKSPACE_WORKSPACE_FOLDERS)
-        def workspace_folders(params: None) -> list[types.WorkspaceFolder]:
+        def workspace_folders(_params: None) -> list[types.WorkspaceFolder]:
             return [types.WorkspaceFolder(uri=from_fs_path(str(self.root)), name=self.root.name)]
 
         @connection.feature(types.WORKSPACE_DIAGNOSTIC_REFRESH)
-        def diagnostic_refresh(params: None) -> None:
+        def diagnostic_refresh(_params: None) -> None:
             return None
 
         @connection.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -296,7 +293,7 @@ class LanguageServer:
 
         for quiet in (types.WINDOW_LOG_MESSAGE, types.WINDOW_SHOW_MESSAGE, types.PROGRESS,
                       types.TELEMETRY_EVENT, types.LOG_TRACE, "$/typescriptVersion"):
-            connection.feature(quiet)(lambda params: None)
+            connection.feature(quiet)(lambda _params: None)
 
     def _setting(self, section: str | None) -> Any:
         node: Any = self._settings
@@ -436,7 +433,8 @@ class LanguageServer:
         assert self.connection is not None
         exited = self.connection.exited
         try:
-            await asyncio.wait({waiter, exited}, timeout=wait,
+            either: set[asyncio.Future[Any]] = {waiter, exited}
+            await asyncio.wait(either, timeout=wait,
                                return_when=asyncio.FIRST_COMPLETED)
         except BaseException:
             self._drop_waiter(waiter)

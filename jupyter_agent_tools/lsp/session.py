@@ -17,12 +17,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..discovery import missing_binary, missing_marker
+from ..discovery import BinaryCheck, missing_binary, missing_marker
 from ..files import read_text_inside, resolve_inside
 from ..files.walk import DEFAULT_SKIP_DIRS
 from ..notebooks import (
@@ -32,15 +32,13 @@ from ..notebooks import (
     is_notebook_path,
     read_notebook,
 )
-from ..runtime import ErrorCode, Run, ToolError
-from .client import LspRequestError
+from ..runtime import Run
+from ..runtime.results import ToolError  # what files/ raises today; FilesError once it lands
+from .errors import LspError, LspRequestError, NoServer, ServerUnavailable, UnreadableNotebook
 from .journal import SEVERITY_LEVELS, DiagnosticsJournal, FileDiagnostic
 from .positions import char_index
-from .server import LanguageServer, ServerUnavailable
+from .server import LanguageServer
 from .specs import ServerSpec
-
-if TYPE_CHECKING:
-    from .supervisor import LanguageServerSupervisor
 
 _TEXT_CACHE_FILES = 32
 OUTSIDE_ROOT = "outside the server's root"
@@ -139,11 +137,46 @@ class FileDiagnostics:
         self.problems.append(str(error))
 
 
+@dataclass(frozen=True)
+class SessionLimits:
+    """Bounds of a run's use of the servers, from the supervisor's traitlets at attach time."""
+
+    request_timeout_seconds: float = 30.0
+    diagnostics_timeout_seconds: float = 10.0
+    project_check_timeout_seconds: float = 300.0
+    diagnostics_min_severity: str = "info"
+    max_diagnostics: int = 100
+    max_references: int = 50
+    max_workspace_symbols: int = 100
+    max_file_symbols: int = 200
+    max_command_scan_files: int = 10000
+    max_project_sources: int = 100
+
+
+class ServerPool(Protocol):
+    """What a session needs of the servers shared between runs (the supervisor)."""
+
+    specs: dict[str, ServerSpec]
+
+    def server(self, spec: ServerSpec, root: Path, binary: str) -> LanguageServer: ...
+
+    def existing(self, key: tuple[Path, str]) -> LanguageServer | None: ...
+
+    async def leave(self, key: tuple[Path, str], run_id: str) -> None: ...
+
+    def find_root(self, spec: ServerSpec, path: Path, stop: Path) -> tuple[Path, str] | None: ...
+
+    async def binary(self, spec: ServerSpec) -> str | None: ...
+
+    async def binary_check(self, spec: ServerSpec) -> BinaryCheck: ...
+
+
 class LspSession:
     """The per-run handle of the `lsp` resource."""
 
-    def __init__(self, supervisor: LanguageServerSupervisor, run: Run) -> None:
-        self.supervisor = supervisor
+    def __init__(self, pool: ServerPool, limits: SessionLimits, run: Run) -> None:
+        self.pool = pool
+        self.limits = limits
         self.run = run
         self.journal = DiagnosticsJournal()
         self.servers: set[tuple[Path, str]] = set()
@@ -162,17 +195,19 @@ class LspSession:
         the root marker and the binary, or what lacks."""
         if specs is None:
             if is_notebook_path(path.name):
-                path = (self._last_read(path) or
-                        await asyncio.to_thread(self.document_now, path)).served
+                document = self._last_read(path)
+                if document is None:
+                    document = await asyncio.to_thread(self.document_now, path)
+                path = document.served
             suffix = path.suffix.lower()
-            specs = [s for s in self.supervisor.specs.values() if suffix in s.extensions]
+            specs = [s for s in self.pool.specs.values() if suffix in s.extensions]
         stop = self._stop_dir(path)
         found = []
         for spec in specs:
             if not spec.enabled:
                 continue
-            root = await asyncio.to_thread(self.supervisor.find_root, spec, path, stop)
-            binary = await self.supervisor.binary_check(spec)
+            root = await asyncio.to_thread(self.pool.find_root, spec, path, stop)
+            binary = await self.pool.binary_check(spec)
             found.append(Availability(spec, root[0] if root else None, root[1] if root else None,
                                       binary.path, binary.problem))
         return found
@@ -193,21 +228,18 @@ class LspSession:
 
     def server_at(self, spec: ServerSpec, root: Path, binary: str) -> LanguageServer:
         """The shared server for (root, spec), now counted as used by this run."""
-        server = self.supervisor.server(spec, root, binary)
+        server = self.pool.server(spec, root, binary)
         server.users.add(self.run.id)
         self.servers.add((root, spec.name))
         return server
 
     async def navigation_server(self, path: Path) -> LanguageServer:
-        """The server that answers navigation for `path`; `unavailable` says why there is none."""
+        """The server that answers navigation for `path`; `NoServer` says why there is none."""
         servers, reason = await self.servers_for(path)
         for server in servers:
             if server.spec.navigation:
                 return server
-        rel = self.run.relpath(path)
-        raise ToolError(ErrorCode.UNAVAILABLE,
-                        f"No language server for {rel}: {reason or 'only linters serve it'}. "
-                        "Call lsp with action=status for details; use grep or ast_grep meanwhile.")
+        raise NoServer(path, self.run.relpath(path), reason or "only linters serve it")
 
     # -- documents and diagnostics -------------------------------------------------------
 
@@ -239,7 +271,7 @@ class LspSession:
     def document_now(self, path: Path) -> SourceDocument:
         """What the servers see of `path` (a notebook: its virtual document), in the calling
         (worker) thread; cached as `read_now`. A notebook that cannot be parsed is
-        `invalid_arguments` saying why."""
+        `UnreadableNotebook` saying why."""
         if not is_notebook_path(path.name):
             return SourceDocument(path, path, self.read_now(path))
         runtime = self.run.runtime
@@ -249,7 +281,7 @@ class LspSession:
                 file = read_notebook(runtime.root_path, path, runtime.read_max_bytes,
                                      shown=self.run.relpath(path))
             except NotebookError as exc:
-                raise ToolError(ErrorCode.INVALID_ARGUMENTS, str(exc)) from None
+                raise UnreadableNotebook(path, str(exc)) from None
             document = VirtualDocument.of(file.notebook)
             return SourceDocument(path, path.with_name(
                 f".{path.name}{self._extension(document.language)}"), document.text, document,
@@ -261,7 +293,7 @@ class LspSession:
 
     def _extension(self, language: str) -> str:
         """The suffix the servers of `language` expect (`.py` for python)."""
-        for spec in self.supervisor.specs.values():
+        for spec in self.pool.specs.values():
             for extension, language_id in spec.extensions.items():
                 if language_id == language:
                     return extension
@@ -305,7 +337,7 @@ class LspSession:
             return None
         try:
             document = self.document_now(notebook)
-        except ToolError:
+        except (ToolError, LspError):
             return None
         return document if document.served == served else None
 
@@ -314,11 +346,8 @@ class LspSession:
         return await asyncio.to_thread(self.read_now, path)
 
     async def start(self, server: LanguageServer) -> None:
-        """Start `server` unless it runs; `unavailable` with the reason when it cannot."""
-        try:
-            await server.ensure_started()
-        except ServerUnavailable as exc:
-            raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
+        """Start `server` unless it runs; `ServerUnavailable` with the reason when it cannot."""
+        await server.ensure_started()
 
     async def open(self, server: LanguageServer, path: Path) -> str:
         """Sync `path`'s disk content to `server`; returns the text the server sees."""
@@ -327,17 +356,14 @@ class LspSession:
     async def open_document(self, server: LanguageServer, path: Path) -> SourceDocument:
         """Sync what `server` should see of `path` (a notebook: its virtual document)."""
         document = await asyncio.to_thread(self.document_now, path)
-        try:
-            uri, _, _ = await server.sync(document.served, document.text)
-            await server.project_loaded(uri, self.supervisor.request_timeout)
-        except ServerUnavailable as exc:
-            raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
+        uri, _, _ = await server.sync(document.served, document.text)
+        await server.project_loaded(uri, self.limits.request_timeout_seconds)
         return document
 
     async def source_files(self) -> set[Path] | None:
         """The files the running servers of this run would analyse, found on disk under their
         roots (dot-folders, node_modules and __pycache__ skipped); None when no server runs or
-        the roots hold more files of any kind than the supervisor's `command_scan_max_files`.
+        the roots hold more files of any kind than the limit `max_command_scan_files`.
         Listed in a worker thread."""
         extensions: dict[Path, set[str]] = {}
         for server in self._running_servers():
@@ -345,27 +371,27 @@ class LspSession:
         if not extensions:
             return None
         return await asyncio.to_thread(_list_sources, extensions,
-                                       self.supervisor.command_scan_max_files)
+                                       self.limits.max_command_scan_files)
 
     async def project_sources(self, server: LanguageServer) -> list[Path] | None:
         """The files `server` serves under its root, listed in a worker thread (dot-folders,
-        node_modules, __pycache__ skipped); None when there are more than the supervisor's
-        `project_sources_max`."""
-        limit = self.supervisor.project_sources_max
+        node_modules, __pycache__ skipped); None when there are more than
+        `max_project_sources`."""
+        limit = self.limits.max_project_sources
         found = await asyncio.to_thread(_list_sources, {server.root: set(server.spec.extensions)},
-                                        self.supervisor.command_scan_max_files, limit + 1)
+                                        self.limits.max_command_scan_files, limit + 1)
         if found is None or len(found) > limit:
             return None
         return sorted(p for p in found if self.contained(p) is not None)
 
     async def notebooks_served_by(self, server: LanguageServer) -> list[Path] | None:
         """The notebooks under `server`'s root, listed as `project_sources` lists sources
-        (None past `project_sources_max`)."""
-        limit = self.supervisor.project_sources_max
+        (None past `max_project_sources`)."""
+        limit = self.limits.max_project_sources
 
         def listed() -> list[Path] | None:
             found = _list_sources({server.root: {".ipynb"}},
-                                  self.supervisor.command_scan_max_files, limit + 1)
+                                  self.limits.max_command_scan_files, limit + 1)
             if found is None or len(found) > limit:
                 return None
             return sorted(p for p in found if self.contained(p) is not None)
@@ -387,7 +413,7 @@ class LspSession:
 
     def _running_servers(self) -> Iterator[LanguageServer]:
         for key in self.servers:
-            server = self.supervisor.existing(key)
+            server = self.pool.existing(key)
             if server is not None and server.running:
                 yield server
 
@@ -402,7 +428,7 @@ class LspSession:
         report the half-way state of one file against the old text of another.
         """
         reports = [FileDiagnostics(path) for path in paths]
-        work: list[tuple[FileDiagnostics, LanguageServer, str]] = []
+        work: list[tuple[FileDiagnostics, LanguageServer, SourceDocument]] = []
         served: list[tuple[FileDiagnostics, list[LanguageServer]]] = []
         for report in reports:
             servers, reason = await self.servers_for(report.path)
@@ -414,9 +440,10 @@ class LspSession:
         read = await asyncio.to_thread(_read_all, self.document_now, [r.path for r, _ in served])
         documents: dict[int, SourceDocument] = {}
         for (report, servers), document in zip(served, read, strict=True):
-            if isinstance(document, ToolError):
+            if isinstance(document, Exception):
                 report.available = False
-                report.problems.append(document.message)
+                report.problems.append(document.message if isinstance(document, ToolError)
+                                       else str(document))
                 continue
             documents[id(report)] = document
             work.extend((report, server, document) for server in servers)
@@ -438,8 +465,8 @@ class LspSession:
                 continue
             waiter = server.expect_publish(uri, version) if changed else None
             pending.append((report, server, uri, version, changed, waiter))
-        wait = self.supervisor.diagnostics_timeout
-        least = SEVERITY_LEVELS[self.supervisor.diagnostics_min_severity]
+        wait = self.limits.diagnostics_timeout_seconds
+        least = SEVERITY_LEVELS[self.limits.diagnostics_min_severity]
 
         async def collect(report: FileDiagnostics, server: LanguageServer, uri: str,
                           version: int, changed: bool, waiter: asyncio.Future[None] | None) -> None:
@@ -462,16 +489,7 @@ class LspSession:
             report.answered.sort()
         return reports
 
-    # -- requests -------------------------------------------------------------------------
-
-    async def request(self, server: LanguageServer, method: str, params: Any) -> Any:
-        """A request with the supervisor's timeout; failures become ToolErrors saying what next."""
-        try:
-            return await server.request(method, params)
-        except ServerUnavailable as exc:
-            raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
-        except LspRequestError as exc:
-            raise request_failure(exc) from None
+    # -- answers as results show them ----------------------------------------------------
 
     async def locations(self, found: list[tuple[str, types.Range]]) -> list[dict[str, Any]]:
         """Locations as results show them: the path as the server named it (relative when it
@@ -523,7 +541,7 @@ class LspSession:
 
     async def release(self) -> None:
         for key in list(self.servers):
-            await self.supervisor.leave(key, self.run.id)
+            await self.pool.leave(key, self.run.id)
         self.servers.clear()
 
 
@@ -542,7 +560,7 @@ def _read_all(read: Any, paths: list[Path]) -> list[Any]:
     for path in paths:
         try:
             texts.append(read(path))
-        except ToolError as error:
+        except (ToolError, LspError) as error:
             texts.append(error)
     return texts
 
@@ -564,12 +582,3 @@ def _list_sources(extensions: dict[Path, set[str]], max_files: int,
             if max_sources is not None and len(found) > max_sources:
                 return found
     return found
-
-
-def request_failure(exc: LspRequestError) -> ToolError:
-    """What a failed request tells the agent: a timeout, or a server to look at."""
-    if exc.timed_out:
-        return ToolError(ErrorCode.TIMEOUT, f"{exc}. The server may still be indexing: try "
-                         "again, or call lsp with action=reload if it keeps happening.")
-    return ToolError(ErrorCode.UNAVAILABLE, f"{exc}. Call lsp with action=status to see its "
-                     "state, and action=reload to restart it.")

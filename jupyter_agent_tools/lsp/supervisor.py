@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traitlets import Dict, Enum, Float, Int
+from typing_extensions import override
 
 from ..discovery import BinaryCheck, BinaryFinder
-from ..runtime import Resource
+from ..runtime.config import RenamedConfig, renamed_to
 from ..runtime.resources import ResourceProvider
+from ..runtime.tool import Resource
 from ..runtime.wrappers import Wrapper
 from .on_write import diagnostics_on_write, files_of_commands
 from .server import LanguageServer, ServerLimits
-from .session import LspSession
+from .session import LspSession, SessionLimits
 from .specs import ServerSpec, load_specs
 
+if TYPE_CHECKING:
+    from ..runtime.run import Run, RunOptions
 
-class LanguageServerSupervisor(ResourceProvider):
+
+class LanguageServerSupervisor(RenamedConfig, ResourceProvider):
     """Starts, shares and stops language servers; attaches an `LspSession` to each run."""
 
     resource = Resource.LSP
@@ -35,14 +40,16 @@ class LanguageServerSupervisor(ResourceProvider):
         "'root_markers': ['dune-project'], 'command': ['ocamllsp']}} or "
         "{'clangd': {'enabled': False}}. Fields are those of ServerSpec.",
     ).tag(config=True)
-    request_timeout = Float(30.0, help="Seconds a language server request may take.").tag(config=True)
-    initialize_timeout = Float(
+    request_timeout_seconds = Float(
+        30.0, help="Seconds a language server request may take."
+    ).tag(config=True)
+    initialize_timeout_seconds = Float(
         30.0, help="Seconds a language server may take to answer initialize."
     ).tag(config=True)
-    shutdown_timeout = Float(
+    shutdown_timeout_seconds = Float(
         3.0, help="Seconds a server gets to exit after shutdown/exit before it is killed."
     ).tag(config=True)
-    diagnostics_timeout = Float(
+    diagnostics_timeout_seconds = Float(
         10.0, help="Seconds to wait for a server to publish diagnostics after a sync; past it "
         "the result says 'pending'.",
     ).tag(config=True)
@@ -52,43 +59,78 @@ class LanguageServerSupervisor(ResourceProvider):
     max_open_documents = Int(
         200, help="Documents kept open per server; the least recently used is closed beyond it."
     ).tag(config=True)
-    references_max = Int(50, help="Most references `lsp references` returns.").tag(config=True)
-    symbols_query_max = Int(100, help="Most workspace symbols a query returns.").tag(config=True)
-    symbols_file_max = Int(200, help="Most document symbols `lsp symbols` returns.").tag(config=True)
+    max_references = Int(50, help="Most references `lsp references` returns.").tag(config=True)
+    max_workspace_symbols = Int(
+        100, help="Most workspace symbols a query (`lsp symbols` with `query`) returns."
+    ).tag(config=True)
+    max_file_symbols = Int(
+        200, help="Most document symbols `lsp symbols` returns for a file."
+    ).tag(config=True)
     diagnostics_min_severity = Enum(
         ["error", "warning", "info", "hint"], default_value="info",
         help="Least severe diagnostic shown; 'hint' also shows editor hints like faded code.",
     ).tag(config=True)
-    diagnostics_max = Int(100, help="Most diagnostics shown in one result.").tag(config=True)
-    command_scan_max_files = Int(
+    max_diagnostics = Int(100, help="Most diagnostics shown in one result.").tag(config=True)
+    max_command_scan_files = Int(
         10000, help="Around an exec-tier call (bash, eval), the files under the running servers' "
         "roots are listed before and after (a few ms per thousand), so that servers hear of "
         "source files the command created or deleted. Roots holding more files are not listed.",
     ).tag(config=True)
-    project_sources_max = Int(
+    max_project_sources = Int(
         100, help="Most source files a server that knows only its open files (clangd) opens "
         "for a rename or a project check; a project with more is refused with what to add.",
     ).tag(config=True)
-    binary_probe_timeout = Float(
+    binary_probe_timeout_seconds = Float(
         10.0, help="Seconds a server binary may take to print its version (run once per "
         "binary, with the spec's version_args) before it counts as not runnable.",
     ).tag(config=True)
-    project_check_timeout = Float(
+    project_check_timeout_seconds = Float(
         300.0, help="Seconds the whole-project check (`lsp diagnostics` with '*') may run."
     ).tag(config=True)
+
+    # The names before the `..._seconds` / `max_...` pattern, read for one more release.
+    request_timeout = renamed_to("request_timeout_seconds", Float)
+    initialize_timeout = renamed_to("initialize_timeout_seconds", Float)
+    shutdown_timeout = renamed_to("shutdown_timeout_seconds", Float)
+    diagnostics_timeout = renamed_to("diagnostics_timeout_seconds", Float)
+    binary_probe_timeout = renamed_to("binary_probe_timeout_seconds", Float)
+    project_check_timeout = renamed_to("project_check_timeout_seconds", Float)
+    references_max = renamed_to("max_references", Int)
+    symbols_query_max = renamed_to("max_workspace_symbols", Int)
+    symbols_file_max = renamed_to("max_file_symbols", Int)
+    diagnostics_max = renamed_to("max_diagnostics", Int)
+    command_scan_max_files = renamed_to("max_command_scan_files", Int)
+    project_sources_max = renamed_to("max_project_sources", Int)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.specs, self.spec_errors = load_specs(self.language_servers, self.log)
         self._servers: dict[tuple[Path, str], LanguageServer] = {}
         self._roots: dict[tuple[tuple[str, ...], Path, Path], tuple[Path, str]] = {}
-        self._binaries = BinaryFinder(self.binary_probe_timeout)
+        self._binaries = BinaryFinder(self.binary_probe_timeout_seconds)
 
     @property
     def limits(self) -> ServerLimits:
-        return ServerLimits(request=self.request_timeout, initialize=self.initialize_timeout,
-                            shutdown=self.shutdown_timeout, max_restarts=self.max_restarts,
+        return ServerLimits(request=self.request_timeout_seconds,
+                            initialize=self.initialize_timeout_seconds,
+                            shutdown=self.shutdown_timeout_seconds,
+                            max_restarts=self.max_restarts,
                             max_open_documents=self.max_open_documents)
+
+    @property
+    def session_limits(self) -> SessionLimits:
+        return SessionLimits(
+            request_timeout_seconds=self.request_timeout_seconds,
+            diagnostics_timeout_seconds=self.diagnostics_timeout_seconds,
+            project_check_timeout_seconds=self.project_check_timeout_seconds,
+            diagnostics_min_severity=self.diagnostics_min_severity,
+            max_diagnostics=self.max_diagnostics,
+            max_references=self.max_references,
+            max_workspace_symbols=self.max_workspace_symbols,
+            max_file_symbols=self.max_file_symbols,
+            max_command_scan_files=self.max_command_scan_files,
+            max_project_sources=self.max_project_sources,
+        )
 
     async def binary(self, spec: ServerSpec) -> str | None:
         """The spec's binary when it is found and runs; see `binary_check` for why not."""
@@ -134,10 +176,12 @@ class LanguageServerSupervisor(ResourceProvider):
 
     # -- ResourceProvider -------------------------------------------------------------------
 
-    def attach(self, run, options) -> LspSession:
-        return LspSession(self, run)
+    @override
+    def attach(self, run: Run, options: RunOptions) -> LspSession:
+        return LspSession(self, self.session_limits, run)
 
-    async def release(self, run, handle: LspSession) -> None:
+    @override
+    async def release(self, run: Run, handle: LspSession) -> None:
         await handle.release()
 
     async def shutdown(self) -> None:

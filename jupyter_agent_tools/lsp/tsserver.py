@@ -44,7 +44,7 @@ def tsserver_requests(uri: str) -> list[tuple[str, types.ExecuteCommandParams]]:
 
 def tsserver_diagnostics(answers: list[Any]) -> list[types.Diagnostic]:
     """LSP diagnostics from the tsserver answers to `tsserver_requests`."""
-    found = []
+    found: list[types.Diagnostic] = []
     for answer in answers:
         body = answer.get("body") if isinstance(answer, dict) else None
         found.extend(_diagnostic(item) for item in body or [] if isinstance(item, dict))

@@ -10,7 +10,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..runtime import ErrorCode, ToolError
+from .errors import EditAfterDelete, EditOutsideRoot
 from .positions import offset_of
 
 TextEdit = types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit
@@ -25,7 +25,7 @@ class PlannedEdit:
     edit_counts: dict[Path, int] = field(default_factory=dict)
 
     def diff(self, relpath: Callable[[Path], str]) -> str:
-        parts = []
+        parts: list[str] = []
         for path, new in self.changes.items():
             old = self.originals.get(path, "")
             name = relpath(path)
@@ -57,10 +57,7 @@ def plan_workspace_edit(edit: types.WorkspaceEdit, contained: Callable[[Path], P
     real path inside the root, or None; one file outside refuses the whole edit."""
     outside = [path for path in edit_targets(edit) if contained(path) is None]
     if outside:
-        names = ", ".join(relpath(path) for path in outside)
-        raise ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
-                        f"The edit would change {names}, outside the server's root; no file was "
-                        "changed. Rename it by hand where it lives, or keep the old name.")
+        raise EditOutsideRoot([relpath(path) for path in outside])
 
     def resolve(path: str) -> Path:
         real = contained(Path(path))
@@ -76,8 +73,7 @@ def plan_workspace_edit(edit: types.WorkspaceEdit, contained: Callable[[Path], P
             plan.changes[path] = text
         content = plan.changes[path]
         if content is None:
-            raise ToolError(ErrorCode.FAILED, f"The server's edit changes {path.name} after "
-                            "deleting it; no file was changed. Try the rename again.")
+            raise EditAfterDelete(path)
         return content
 
     def apply(uri: str, edits: list[TextEdit]) -> None:

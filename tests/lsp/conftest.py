@@ -33,7 +33,7 @@ def lsp_runtime(runtime_factory):
 
     def make(**supervisor: Any) -> Runtime:
         # Generous bounds: CI machines are slow and shared; the timeout tests set their own.
-        supervisor = {"diagnostics_timeout": 60.0, "request_timeout": 60.0, **supervisor}
+        supervisor = {"diagnostics_timeout_seconds": 60.0, "request_timeout_seconds": 60.0, **supervisor}
         return runtime_factory({"LanguageServerSupervisor": supervisor},
                                resource_providers=[SUPERVISOR])
 

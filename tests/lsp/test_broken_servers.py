@@ -9,7 +9,7 @@ BROKEN = {"broken.toml": "", "a.brk": "symbol here\n"}
 
 async def test_hang_at_initialize_is_unavailable_within_the_timeout(lsp_runtime, write_files):
     write_files(BROKEN, "proj")
-    runtime = lsp_runtime(language_servers={"broken": broken_spec("hang")}, initialize_timeout=2.0)
+    runtime = lsp_runtime(language_servers={"broken": broken_spec("hang")}, initialize_timeout_seconds=2.0)
     run = await runtime.create_run(cwd="proj")
     result = await run.call("lsp", {"action": "hover", "file": "a.brk", "line": 1,
                                     "symbol": "symbol"})
@@ -58,7 +58,7 @@ async def test_chatty_stderr_and_unparseable_capabilities_do_not_block(lsp_runti
 async def test_published_diagnostics_are_awaited_and_pending_is_not_clean(lsp_runtime, write_files):
     write_files(BROKEN, "proj")
     write_files(BROKEN, "quiet")
-    runtime = lsp_runtime(diagnostics_timeout=1.0, language_servers={
+    runtime = lsp_runtime(diagnostics_timeout_seconds=1.0, language_servers={
         "broken": broken_spec("chatty"),
         "mute": {**broken_spec("mute"), "root_markers": ["mute.toml"]},
     })
@@ -83,7 +83,7 @@ async def test_one_of_two_servers_failing_shows_what_the_other_said(lsp_runtime,
     write_files(PY_FILES, "proj")
     # ruff's place taken by a server that never initializes; basedpyright still answers
     hanging = {"command": broken_spec("hang")["command"]}
-    runtime = lsp_runtime(language_servers={"ruff": hanging}, initialize_timeout=2.0)
+    runtime = lsp_runtime(language_servers={"ruff": hanging}, initialize_timeout_seconds=2.0)
     run = await runtime.create_run(cwd="proj")
     clean = await run.call("lsp", {"action": "diagnostics", "file": "main.py"})
     assert clean.ok and clean.data["status"] == "clean", clean.text

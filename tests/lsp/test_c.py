@@ -51,7 +51,7 @@ async def test_navigation_sees_files_the_agent_never_opened(lsp_runtime, write_f
 
 async def test_too_many_sources_refuse_the_rename_with_what_to_add(lsp_runtime, write_files):
     project = write_files(C_FILES, "c")
-    run = await lsp_runtime(project_sources_max=2).create_run(cwd="c")
+    run = await lsp_runtime(max_project_sources=2).create_run(cwd="c")
     refused = await run.call("lsp_rename", {"file": "main.c", "line": 5, "symbol": "add",
                                             "new_name": "plus"})
     assert refused.code == "unavailable" and "compile_commands.json" in refused.text

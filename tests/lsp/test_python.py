@@ -11,7 +11,7 @@ from jupyter_agent_tools.runtime import Resource
 
 async def test_navigation_actions(lsp_runtime, write_files):
     write_files(PY_FILES, "proj")
-    runtime = lsp_runtime(references_max=2)
+    runtime = lsp_runtime(max_references=2)
     run = await runtime.create_run(cwd="proj")
     assert {"lsp", "lsp_rename"} <= set(run.tool_names())
 
@@ -148,7 +148,7 @@ async def test_the_listing_around_commands_skips_tool_folders_and_is_bounded(lsp
                                                                            write_files):
     base = write_files({**PY_FILES, "pkg/deep.py": "", ".venv/lib/site.py": "",
                         "node_modules/x/y.py": "", "notes.md": ""}, "proj")
-    runtime = lsp_runtime(command_scan_max_files=5)  # the five files outside tool folders
+    runtime = lsp_runtime(max_command_scan_files=5)  # the five files outside tool folders
     run = await runtime.create_run(cwd="proj")
     await run.call("lsp", {"action": "diagnostics", "file": "main.py"})  # servers running
     session = run.resources[Resource.LSP]

@@ -7,12 +7,20 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types
+from traitlets.config import Config
 
 from jupyter_agent_tools.files import resolve_inside
+from jupyter_agent_tools.lsp.errors import (
+    EditOutsideRoot,
+    LineOutOfRange,
+    OccurrenceOutOfRange,
+    SymbolNotOnLine,
+)
 from jupyter_agent_tools.lsp.journal import DiagnosticsJournal, FileDiagnostic
 from jupyter_agent_tools.lsp.languages import LANGUAGES
 from jupyter_agent_tools.lsp.positions import locate_symbol, utf16_column
 from jupyter_agent_tools.lsp.specs import ENTRY_POINT_GROUP, find_executable, load_specs
+from jupyter_agent_tools.lsp.supervisor import LanguageServerSupervisor
 from jupyter_agent_tools.lsp.workspace_edit import plan_workspace_edit
 from jupyter_agent_tools.runtime import ToolError
 
@@ -65,24 +73,27 @@ def test_basedpyright_resolves_from_the_venv_without_path(monkeypatch):
 
 def test_symbol_positions_whole_words_first_and_utf16():
     text = "total = subtotal + total_tax + total\n"
-    found = locate_symbol(text, 1, "total", None, "hover")
+    found = locate_symbol(text, 1, "total", None)
     assert found.position == types.Position(0, 0)
     assert "occurs 2 times" in found.note and "occurrence" in found.note
-    assert locate_symbol(text, 1, "total", 2, "hover").position.character == 31
-    assert locate_symbol(text, 1, "sub", None, "hover").position.character == 8  # substring
+    assert locate_symbol(text, 1, "total", 2).position.character == 31
+    assert locate_symbol(text, 1, "sub", None).position.character == 8  # substring
     emoji = "s = '😀😀'; name = 1\n"
-    position = locate_symbol(emoji, 1, "name", None, "hover").position
+    position = locate_symbol(emoji, 1, "name", None).position
     assert position.character == utf16_column(emoji, emoji.index("name")) == 12
 
 
 def test_symbol_errors_say_what_is_there():
-    with pytest.raises(ToolError) as missing:
-        locate_symbol("x = 1\n", 1, None, None, "definition")
-    assert missing.value.code.value == "missing_symbol"
-    with pytest.raises(ToolError) as absent:
-        locate_symbol("alpha = beta(gamma)\n", 1, "delta", None, "definition")
-    assert absent.value.code.value == "symbol_not_found"
-    assert absent.value.data["identifiers"] == ["alpha", "beta", "gamma"]
+    with pytest.raises(SymbolNotOnLine) as absent:
+        locate_symbol("alpha = beta(gamma)\n", 1, "delta", None)
+    assert absent.value.identifiers == ["alpha", "beta", "gamma"]
+    assert absent.value.line_text == "alpha = beta(gamma)"
+    with pytest.raises(LineOutOfRange) as beyond:
+        locate_symbol("x = 1\n", 3, "x", None, where="cell 2")
+    assert (beyond.value.line, beyond.value.line_count, beyond.value.where) == (3, 1, "cell 2")
+    with pytest.raises(OccurrenceOutOfRange) as too_far:
+        locate_symbol("x = x + 1\n", 1, "x", 3)
+    assert too_far.value.count == 2
 
 
 def _diag(line: int, message: str, code: str = "E1") -> FileDiagnostic:
@@ -135,9 +146,9 @@ def test_workspace_edit_changes_and_document_changes(tmp_path):
         [edit(0, 0, 1)])])
     assert plan_workspace_edit(documents, resolve, str, Path.read_text).changes == {a: "y = 1\nprint(x)\n"}
     outside = types.WorkspaceEdit(changes={Path("/etc/hosts").as_uri(): [edit(0, 0, 1)]})
-    with pytest.raises(ToolError) as refused:
+    with pytest.raises(EditOutsideRoot) as refused:
         plan_workspace_edit(outside, resolve, str, Path.read_text)
-    assert refused.value.code.value == "path_outside_root"
+    assert refused.value.shown == ["/etc/hosts"]
 
 
 def test_a_workspace_edit_through_a_symlinked_folder_is_refused_whole(tmp_path):
@@ -156,11 +167,10 @@ def test_a_workspace_edit_through_a_symlinked_folder_is_refused_whole(tmp_path):
     rename = types.TextEdit(types.Range(types.Position(0, 0), types.Position(0, 1)), "y")
     edit = types.WorkspaceEdit(changes={(root / "a.py").as_uri(): [rename],
                                         (root / "linked" / "b.py").as_uri(): [rename]})
-    with pytest.raises(ToolError) as refused:
+    with pytest.raises(EditOutsideRoot) as refused:
         plan_workspace_edit(edit, contained, lambda p: p.relative_to(root).as_posix(),
                             Path.read_text)
-    assert refused.value.code.value == "path_outside_root"
-    assert "linked/b.py, outside the server's root" in refused.value.message
+    assert refused.value.shown == ["linked/b.py"]
 
 
 @pytest.mark.parametrize("language, old, new, problem", [
@@ -180,3 +190,13 @@ def test_a_workspace_edit_through_a_symlinked_folder_is_refused_whole(tmp_path):
 def test_new_names_per_language(language, old, new, problem):
     found = LANGUAGES[language].name_problem(new, old)
     assert (found is None) if problem is None else (problem in (found or "")), found
+
+
+def test_an_old_config_name_still_sets_the_new_one_and_says_what_to_write(caplog):
+    config = Config({"LanguageServerSupervisor": {"references_max": 7, "request_timeout": 2.5}})
+    with caplog.at_level(logging.WARNING):
+        supervisor = LanguageServerSupervisor(config=config, log=LOG)
+    assert supervisor.max_references == 7 and supervisor.session_limits.max_references == 7
+    assert supervisor.limits.request == 2.5
+    assert "LanguageServerSupervisor.references_max is deprecated" in caplog.text
+    assert "use LanguageServerSupervisor.request_timeout_seconds" in caplog.text

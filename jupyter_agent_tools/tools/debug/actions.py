@@ -1,21 +1,51 @@
 """The `debug` tool's actions: each drives the supervisor or the live session and says, in
-text an agent reads and in JSON, what happened and where execution now stands."""
+text an agent reads and in JSON, what happened and where execution now stands. The debug
+package's errors are facts; `perform` turns them into what the agent should do next."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..files import read_text_inside, resolve_inside
-from ..runtime import CallContext, ErrorCode, Resource, Run, ToolError, ToolResult
-from ..runtime.limits import bound_text
-from .adapters import AdapterSpec
-from .client import AdapterGone, DapError, RequestTimeout
-from .protocol import StackFrame
-from .session import DebugSession, SessionFailed, StaleReference, State
-from .supervisor import DebugSupervisor
+from ...dap.adapters import AdapterSpec
+from ...dap.errors import (
+    AdapterGone,
+    AdapterUnusable,
+    DapError,
+    NoSession,
+    RequestTimeout,
+    SessionExists,
+    SessionFailed,
+    StaleReference,
+    StartFailed,
+)
+from ...dap.protocol import StackFrame
+from ...dap.session import DebugSession, State
+from ...dap.supervisor import DebugSupervisor
+from ...files import read_text_inside, resolve_inside
+from ...runtime import CallContext, ErrorCode, Resource, Run, ToolError, ToolResult
+from ...runtime.limits import bound_text
+from ...runtime.validation import validate_action
+from .args import (
+    DEBUG_ACTIONS,
+    Adapters,
+    Attach,
+    Breakpoints,
+    DebugAction,
+    DebugArgs,
+    Evaluate,
+    Launch,
+    Output,
+    Pause,
+    Resume,
+    Scopes,
+    Stack,
+    Status,
+    Terminate,
+    Threads,
+    Variables,
+)
 
 RESUME_COMMANDS = {"continue": "continue", "step_over": "next", "step_in": "stepIn",
                    "step_out": "stepOut"}
@@ -24,13 +54,33 @@ OUTSIDE_ROOT = "outside the server's root"
 STOP_OUTPUT_CHARS = 2_000
 
 
-async def perform(ctx: CallContext, args: Any) -> ToolResult:
-    """Run one debug action; protocol failures become errors that say what to do next."""
+async def perform(ctx: CallContext, args: DebugArgs) -> ToolResult:
+    """Run one debug action; the debug package's failures become errors that say what to do
+    next."""
+    action = validate_action("debug", DEBUG_ACTIONS, args)
     supervisor: DebugSupervisor = ctx.run.resources[Resource.DEBUG]
-    action = ACTIONS[args.action]
     try:
         async with supervisor.conversation(ctx.run).lock:
-            return await action(ctx.run, supervisor, args)
+            return await _dispatch(ctx.run, supervisor, action)
+    except NoSession as exc:
+        detail = f"The last session ended: {exc.ended_because}. " if exc.ended_because else ""
+        raise ToolError(ErrorCode.NO_SESSION,
+                        f"{detail}No debug session is live in this conversation; call "
+                        "debug with action=launch (or attach) first.") from None
+    except SessionExists as exc:
+        raise ToolError(ErrorCode.SESSION_EXISTS,
+                        f"A debug session ({exc.adapter}, {exc.state}) is already live in this "
+                        "conversation. Use it, or call terminate first.") from None
+    except AdapterUnusable as exc:
+        raise ToolError(ErrorCode.UNAVAILABLE,
+                        f"The {exc.adapter} adapter cannot serve {exc.directory}: {exc.reason}. "
+                        "See debug action=adapters.") from None
+    except StartFailed as exc:
+        what = "the program path and arguments" if exc.command == "launch" else "the port"
+        raise ToolError(ErrorCode.FAILED,
+                        f"Could not {exc.command} with {exc.adapter}: {exc.reason}. Check "
+                        f"{what}, then call {exc.command} again.",
+                        text=exc.output or None) from None
     except StaleReference as exc:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{exc}.") from None
     except SessionFailed as exc:
@@ -56,10 +106,42 @@ async def perform(ctx: CallContext, args: Any) -> ToolResult:
                         "arguments (ids come from threads, stack and scopes).") from None
 
 
+async def _dispatch(run: Run, supervisor: DebugSupervisor, action: DebugAction) -> ToolResult:
+    match action:
+        case Adapters():
+            return await adapters(run, supervisor)
+        case Status():
+            return await status(run, supervisor)
+        case Breakpoints():
+            return await breakpoints(run, supervisor, action)
+        case Launch():
+            return await launch(run, supervisor, action)
+        case Attach():
+            return await attach(run, supervisor, action)
+        case Terminate():
+            return await terminate(run, supervisor)
+        case Resume():
+            return await resume(run, supervisor, action)
+        case Pause():
+            return await pause(run, supervisor, action)
+        case Threads():
+            return await threads(run, supervisor)
+        case Stack():
+            return await stack(run, supervisor, action)
+        case Scopes():
+            return await scopes(run, supervisor, action)
+        case Variables():
+            return await variables(run, supervisor, action)
+        case Evaluate():
+            return await evaluate(run, supervisor, action)
+        case Output():
+            return await output(run, supervisor)
+
+
 # -- session lifecycle ---------------------------------------------------------------------
 
 
-async def adapters(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def adapters(run: Run, supervisor: DebugSupervisor) -> ToolResult:
     rows, lines = [], []
     for found in await supervisor.availability(run):
         rows.append({"name": found.spec.name, "usable": found.usable, "reason": found.reason,
@@ -71,7 +153,7 @@ async def adapters(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResu
     return ToolResult.success("\n".join(lines), {"adapters": rows})
 
 
-async def status(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def status(run: Run, supervisor: DebugSupervisor) -> ToolResult:
     session = supervisor.session(run)
     await session.locate_stop()
     text, data = await _stop_report(run, session, with_output=False)
@@ -85,10 +167,7 @@ async def status(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
                                "pid": session.debuggee_pid, "expires_in_seconds": left})
 
 
-async def breakpoints(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
-    if args.file is None or args.lines is None:
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                        "breakpoints needs file and lines (an empty list clears that file).")
+async def breakpoints(run: Run, supervisor: DebugSupervisor, args: Breakpoints) -> ToolResult:
     path = run.resolve(args.file)
     if not path.is_file():
         raise ToolError(ErrorCode.NOT_FOUND, f"{args.file} is not a file. Check it with glob.")
@@ -113,15 +192,13 @@ async def breakpoints(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolR
                               {"file": name, "lines": lines, "sent": True, "breakpoints": shown})
 
 
-async def launch(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
-    if not args.program:
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS, "launch needs program (a path to run).")
+async def launch(run: Run, supervisor: DebugSupervisor, args: Launch) -> ToolResult:
     program = run.resolve(args.program)
     if not program.exists():
         raise ToolError(ErrorCode.NOT_FOUND, f"{args.program} does not exist. Check the path "
                         "(and build it first for compiled languages).")
     spec = await _choose(run, supervisor, args.adapter, program)
-    arguments = {**spec.launch_arguments, "program": str(program), "args": list(args.args or []),
+    arguments = {**spec.launch_arguments, "program": str(program), "args": list(args.args),
                  "cwd": str(run.cwd)}
     session = await supervisor.start(run, spec, "launch", arguments, run.relpath(program))
     text, data = await _stop_report(run, session)
@@ -129,10 +206,7 @@ async def launch(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
                               {**data, "adapter": spec.name, "pid": session.debuggee_pid})
 
 
-async def attach(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
-    if args.port is None:
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                        "attach needs port (where the debuggee's debug server listens).")
+async def attach(run: Run, supervisor: DebugSupervisor, args: Attach) -> ToolResult:
     spec = await _choose(run, supervisor, args.adapter, None)
     arguments = _fill_port(spec.attach_arguments, args.port)
     session = await supervisor.start(run, spec, "attach", arguments, port=args.port)
@@ -141,7 +215,7 @@ async def attach(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
                               {**data, "adapter": spec.name})
 
 
-async def terminate(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def terminate(run: Run, supervisor: DebugSupervisor) -> ToolResult:
     session = await supervisor.terminate(run)
     output = session.output.take_new()
     text = ("Detached from the process (it keeps running) and ended the adapter."
@@ -155,14 +229,14 @@ async def terminate(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolRes
 # -- execution -----------------------------------------------------------------------------
 
 
-async def resume(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def resume(run: Run, supervisor: DebugSupervisor, args: Resume) -> ToolResult:
     session = supervisor.session(run)
     await session.resume(RESUME_COMMANDS[args.action], args.thread_id)
     text, data = await _stop_report(run, session)
     return ToolResult.success(text, data)
 
 
-async def pause(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def pause(run: Run, supervisor: DebugSupervisor, args: Pause) -> ToolResult:
     session = supervisor.session(run)
     await session.pause(args.thread_id)
     text, data = await _stop_report(run, session)
@@ -172,23 +246,21 @@ async def pause(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
 # -- inspection ----------------------------------------------------------------------------
 
 
-async def threads(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def threads(run: Run, supervisor: DebugSupervisor) -> ToolResult:
     found = await supervisor.session(run).threads()
     rows = [{"id": t.id, "name": t.name} for t in found]
     return ToolResult.success("\n".join(f"thread {t.id}: {t.name}" for t in found)
                               or "No threads.", {"threads": rows})
 
 
-async def stack(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def stack(run: Run, supervisor: DebugSupervisor, args: Stack) -> ToolResult:
     frames = await supervisor.session(run).stack(args.thread_id)
     rows = await _frame_rows(run, frames)
     text = "\n".join(f"frame {r['id']}: {r['name']} at {_where(r)}" for r in rows)
     return ToolResult.success(text or "No frames.", {"frames": rows})
 
 
-async def scopes(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
-    if args.frame_id is None:
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS, "scopes needs frame_id (from stack).")
+async def scopes(run: Run, supervisor: DebugSupervisor, args: Scopes) -> ToolResult:
     found = await supervisor.session(run).scopes(args.frame_id)
     rows = [{"name": s.name, "reference": s.variables_reference} for s in found]
     return ToolResult.success(
@@ -196,10 +268,7 @@ async def scopes(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
         {"scopes": rows})
 
 
-async def variables(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
-    if args.reference is None:
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                        "variables needs reference (from scopes, variables or evaluate).")
+async def variables(run: Run, supervisor: DebugSupervisor, args: Variables) -> ToolResult:
     found, more = await supervisor.session(run).variables(args.reference)
     rows = [{"name": v.name, "value": v.value, "type": v.type,
              "reference": v.variables_reference} for v in found]
@@ -211,9 +280,7 @@ async def variables(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolRes
                               {"variables": rows, "truncated": more})
 
 
-async def evaluate(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
-    if not args.expression:
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS, "evaluate needs expression.")
+async def evaluate(run: Run, supervisor: DebugSupervisor, args: Evaluate) -> ToolResult:
     result = await supervisor.session(run).evaluate(args.expression, args.frame_id)
     text = f"{args.expression} = {result.result}"
     if result.variables_reference:
@@ -222,7 +289,7 @@ async def evaluate(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResu
                                      "reference": result.variables_reference})
 
 
-async def output(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def output(run: Run, supervisor: DebugSupervisor) -> ToolResult:
     session = supervisor.session(run)
     buffer = session.output
     buffer.take_new()
@@ -230,14 +297,6 @@ async def output(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
     note = f"[{buffer.dropped} earlier characters were dropped]\n" if buffer.dropped else ""
     return ToolResult.success(note + text if text else "(no output yet)",
                               {"output": text, "dropped_chars": buffer.dropped})
-
-
-ACTIONS: dict[str, Callable[[Run, DebugSupervisor, Any], Awaitable[ToolResult]]] = {
-    "adapters": adapters, "status": status, "breakpoints": breakpoints, "launch": launch,
-    "attach": attach, "terminate": terminate, "continue": resume, "step_over": resume,
-    "step_in": resume, "step_out": resume, "pause": pause, "threads": threads, "stack": stack,
-    "scopes": scopes, "variables": variables, "evaluate": evaluate, "output": output,
-}
 
 
 # -- helpers -------------------------------------------------------------------------------

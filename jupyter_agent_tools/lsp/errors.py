@@ -1,0 +1,89 @@
+"""What can go wrong with language servers, as facts: the `lsp` tools say what to do next."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class LspError(Exception):
+    """Base of every error the lsp package raises."""
+
+
+class ServerUnavailable(LspError):
+    """The server cannot serve: it failed to start, crashed too often, or was stopped."""
+
+
+class LspRequestError(LspError):
+    """A request failed: timeout, server exit, protocol error. The message says what happened."""
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+
+
+class NoServer(LspError):
+    """No language server answers navigation for a file; `reason` says what lacks."""
+
+    def __init__(self, path: Path, shown: str, reason: str) -> None:
+        super().__init__(f"no language server for {shown}: {reason}")
+        self.path = path
+        self.shown = shown
+        self.reason = reason
+
+
+class UnreadableNotebook(LspError):
+    """A notebook that cannot be parsed; the message says why."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(problem)
+        self.path = path
+
+
+class LineOutOfRange(LspError):
+    """A line beyond the text it counts in (a file or a notebook cell)."""
+
+    def __init__(self, line: int, where: str, line_count: int) -> None:
+        super().__init__(f"line {line} is outside {where} (it has {line_count} lines)")
+        self.line = line
+        self.where = where
+        self.line_count = line_count
+
+
+class SymbolNotOnLine(LspError):
+    """A name that is not on the line given; `identifiers` are the names that are."""
+
+    def __init__(self, symbol: str, line: int, where: str, line_text: str,
+                 identifiers: list[str]) -> None:
+        super().__init__(f"{symbol!r} is not on line {line} of {where}")
+        self.symbol = symbol
+        self.line = line
+        self.where = where
+        self.line_text = line_text
+        self.identifiers = identifiers
+
+
+class OccurrenceOutOfRange(LspError):
+    """An `occurrence` past the number of times the name is on the line."""
+
+    def __init__(self, symbol: str, line: int, occurrence: int, count: int) -> None:
+        super().__init__(f"{symbol!r} occurs {count} time(s) on line {line}, not {occurrence}")
+        self.symbol = symbol
+        self.line = line
+        self.occurrence = occurrence
+        self.count = count
+
+
+class EditOutsideRoot(LspError):
+    """A server's workspace edit reaches files outside the server root (named as shown)."""
+
+    def __init__(self, shown: list[str]) -> None:
+        super().__init__(f"the edit would change {', '.join(shown)}, outside the server's root")
+        self.shown = shown
+
+
+class EditAfterDelete(LspError):
+    """A server's workspace edit changes a file it deleted earlier in the same edit."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"the server's edit changes {path.name} after deleting it")
+        self.path = path

@@ -1,0 +1,61 @@
+"""lsp and lsp_rename: ask the run's language servers (registered when the run has them)."""
+
+from __future__ import annotations
+
+from ...lsp.errors import LspError
+from ...lsp.session import LspSession
+from ...runtime import CallContext, Resource, Tier, Tool, ToolResult
+from ...runtime.validation import validate_action
+from . import actions
+from .args import LSP_ACTIONS, LspArgs, LspRenameArgs
+from .errors import tool_error
+from .rename import rename
+
+
+class Lsp(Tool):
+    name = "lsp"
+    tier = Tier.READ
+    requires = frozenset({Resource.WORKDIR, Resource.LSP})
+    description = (
+        "Ask the language server. Actions: diagnostics (file, or \"*\" for a project check), "
+        "definition, type_definition, implementation, references, hover (file + line + symbol), "
+        "symbols (file outline, or query to search the workspace), code_actions (file + line), "
+        "status (which servers serve this project and why not), reload (restart them). In a "
+        "notebook, give `cell` beside `line`; answers name cells as `analysis.ipynb [cell 3] 4:5`."
+    )
+    Args = LspArgs
+
+    def label(self, args: LspArgs) -> str:
+        cell = f" [cell {args.cell}]" if args.cell else ""
+        where = (f" {args.file}{cell}" + (f":{args.line}" if args.line else "")
+                 if args.file else "")
+        return f"lsp {args.action}{where}"
+
+    async def call(self, ctx: CallContext, args: LspArgs) -> ToolResult:
+        session: LspSession = ctx.run.resources[Resource.LSP]
+        action = validate_action(self.name, LSP_ACTIONS, args)
+        try:
+            return await actions.perform(session, ctx, action)
+        except LspError as exc:
+            raise tool_error(exc) from None
+
+
+class LspRename(Tool):
+    name = "lsp_rename"
+    tier = Tier.WRITE
+    requires = frozenset({Resource.WORKDIR, Resource.LSP})
+    description = (
+        "Rename a symbol across the project through the language server. Every file changes or "
+        "none does; the result lists files and edits, carries the diff and new diagnostics."
+    )
+    Args = LspRenameArgs
+    path_fields = ("file",)
+
+    def label(self, args: LspRenameArgs) -> str:
+        return f"lsp_rename {args.symbol} → {args.new_name}"
+
+    async def call(self, ctx: CallContext, args: LspRenameArgs) -> ToolResult:
+        try:
+            return await rename(ctx.run.resources[Resource.LSP], ctx, args)
+        except LspError as exc:
+            raise tool_error(exc) from None

@@ -1,0 +1,69 @@
+"""What the lsp package's errors tell the agent: the contract's code and what to do next."""
+
+from __future__ import annotations
+
+from ...lsp.errors import (
+    EditAfterDelete,
+    EditOutsideRoot,
+    LineOutOfRange,
+    LspError,
+    LspRequestError,
+    NoServer,
+    OccurrenceOutOfRange,
+    ServerUnavailable,
+    SymbolNotOnLine,
+    UnreadableNotebook,
+)
+from ...runtime import ErrorCode, ToolError
+
+
+def tool_error(exc: LspError) -> ToolError:
+    """The answer for an lsp error that reached the tool's boundary unhandled."""
+    match exc:
+        case NoServer():
+            return ToolError(ErrorCode.UNAVAILABLE,
+                             f"No language server for {exc.shown}: {exc.reason}. Call lsp with "
+                             "action=status for details; use grep or ast_grep meanwhile.")
+        case ServerUnavailable():
+            return ToolError(ErrorCode.UNAVAILABLE, str(exc))
+        case LspRequestError():
+            return request_failure(exc)
+        case UnreadableNotebook():
+            return ToolError(ErrorCode.INVALID_ARGUMENTS, str(exc))
+        case LineOutOfRange():
+            return ToolError(ErrorCode.INVALID_ARGUMENTS,
+                             f"line {exc.line} is outside {exc.where} (it has {exc.line_count} "
+                             "lines). Read the file to find the line.")
+        case SymbolNotOnLine():
+            on = f"line {exc.line}" if exc.where == "the file" else f"line {exc.line} of {exc.where}"
+            return ToolError(
+                ErrorCode.SYMBOL_NOT_FOUND,
+                f"{exc.symbol!r} is not on {on}. Identifiers on that line: "
+                f"{', '.join(exc.identifiers) if exc.identifiers else '(none)'}. Check the line "
+                "number with read.",
+                data={"line": exc.line, "line_text": exc.line_text,
+                      "identifiers": exc.identifiers},
+            )
+        case OccurrenceOutOfRange():
+            return ToolError(ErrorCode.INVALID_ARGUMENTS,
+                             f"{exc.symbol!r} occurs {exc.count} time(s) on line {exc.line}; "
+                             f"occurrence must be between 1 and {exc.count}.")
+        case EditOutsideRoot():
+            return ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
+                             f"The edit would change {', '.join(exc.shown)}, outside the "
+                             "server's root; no file was changed. Rename it by hand where it "
+                             "lives, or keep the old name.")
+        case EditAfterDelete():
+            return ToolError(ErrorCode.FAILED,
+                             f"The server's edit changes {exc.path.name} after deleting it; no "
+                             "file was changed. Try the rename again.")
+    return ToolError(ErrorCode.FAILED, f"{exc}.")
+
+
+def request_failure(exc: LspRequestError) -> ToolError:
+    """What a failed request tells the agent: a timeout, or a server to look at."""
+    if exc.timed_out:
+        return ToolError(ErrorCode.TIMEOUT, f"{exc}. The server may still be indexing: try "
+                         "again, or call lsp with action=reload if it keeps happening.")
+    return ToolError(ErrorCode.UNAVAILABLE, f"{exc}. Call lsp with action=status to see its "
+                     "state, and action=reload to restart it.")

@@ -1,0 +1,251 @@
+"""What `lsp_rename` does: check the new name, ask the server, and apply its edit inside the
+root, every file or none."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+
+from ...files import read_text_inside, write_files_atomically
+from ...lsp.errors import LspError, LspRequestError, ServerUnavailable
+from ...lsp.languages import LANGUAGES
+from ...lsp.positions import char_index
+from ...lsp.server import LanguageServer
+from ...lsp.session import LspSession, SourceDocument
+from ...lsp.workspace_edit import PlannedEdit, plan_workspace_edit
+from ...notebooks import DocumentEdit, NotebookError, check_unchanged
+from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
+from .args import LspRenameArgs
+from .errors import request_failure
+from .places import (
+    check_cell,
+    navigation_request,
+    read_every_source,
+    supports,
+    symbol_position,
+    with_note,
+)
+
+
+async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> ToolResult:
+    """Check the new name, prepareRename, rename, then apply the WorkspaceEdit atomically
+    inside the root: every file changes, or the call is an error saying why none did."""
+    target = session.run.resolve(args.file)
+    check_cell(session, target, args.cell, "rename", needs_cell=True)
+    # Checked before any server starts.
+    _check_new_name(await session.navigation_server(target), target, args)
+    _, source, server, position, note = await symbol_position(session, args, "rename")
+    supports(server, "rename_provider", "rename")
+    document = types.TextDocumentIdentifier(from_fs_path(str(source.served)))
+    provider = server.capabilities.rename_provider if server.capabilities else None
+    if isinstance(provider, types.RenameOptions) and provider.prepare_provider:
+        prepared = await _ask_rename(server, types.TEXT_DOCUMENT_PREPARE_RENAME,
+                                     types.PrepareRenameParams(document, position), args)
+        if prepared is None:
+            raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
+                            f"{args.symbol!r} on line {args.line} cannot be renamed (the server "
+                            "sees no renameable symbol there). Point at its definition or a use.")
+    await _refuse_outside_definitions(session, server, source.served, position, args)
+    if server.spec.open_project_sources:
+        await _open_every_source(session, server, args)
+    notebooks, unreadable = await _open_every_notebook(session, server, args)
+    if unreadable:
+        note = "; ".join(filter(None, [note, "not valid notebooks, left unchanged: "
+                                       + ", ".join(unreadable)]))
+    if source.notebook is not None:
+        notebooks[source.served] = source
+    edit = await _ask_rename(server, types.TEXT_DOCUMENT_RENAME, types.RenameParams(
+        text_document=document, position=position, new_name=args.new_name), args)
+    if edit is None:
+        raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
+                        f"Renaming {args.symbol!r} changes nothing: {server.spec.name} returned no "
+                        "edit (it sees no renameable symbol there). Check the line and symbol "
+                        "with read, or point at the definition.")
+
+    def plan_now() -> tuple[PlannedEdit, str]:
+        files_edit, cells = _split_notebook_edits(session, edit, notebooks)
+        runtime = session.run.runtime
+        plan = plan_workspace_edit(
+            files_edit, session.contained, session.run.relpath,
+            lambda path: read_text_inside(runtime.root_path, path, runtime.read_max_bytes,
+                                          shown=session.run.relpath(path)))
+        diff = plan.diff(session.run.relpath)
+        for document, edits in cells:
+            diff += _plan_cells(session, plan, document, edits)
+        return plan, diff
+
+    plan, diff = await asyncio.to_thread(plan_now)
+    if not plan.changes:
+        raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
+                        f"Renaming {args.symbol!r} to {args.new_name!r} changes nothing: "
+                        f"{server.spec.name}'s edit leaves every file as it is (a name it does "
+                        "not own, e.g. a builtin or a library's). No file was changed.")
+    expected = {d.path: d.file.identity for d in notebooks.values() if d.file is not None}
+
+    def write_now() -> list[Path]:
+        for document in notebooks.values():  # saved meanwhile: nothing is written
+            if document.path in plan.changes and document.file is not None:
+                check_unchanged(session.run.runtime.root_path, document.file)
+        return write_files_atomically(plan.changes, root=session.run.runtime.root_path,
+                                      expected=expected, relpath=session.run.relpath)
+
+    try:
+        created = await asyncio.to_thread(write_now)
+    except NotebookError as exc:
+        raise ToolError(ErrorCode.STALE_EDIT, str(exc)) from None
+    ctx.wrote(*plan.changes, created=created)
+    files = [{"path": session.run.relpath(p), "edits": plan.edit_counts.get(p, 0),
+              "deleted": content is None} for p, content in plan.changes.items()]
+    total = sum(plan.edit_counts.get(p, 0) for p in plan.changes)
+    listing = "\n".join(f"  {f['path']}: {f['edits']} edit(s)" for f in files)
+    text = with_note(f"Renamed {args.symbol!r} to {args.new_name!r}: {total} edit(s) in "
+                      f"{len(files)} file(s):\n{listing}", note)
+    return ToolResult.success(text, {"files": files, "edits": total, "diff": diff},
+                              blocks=[{"type": "text", "text": text}, {"type": "diff", "diff": diff}])
+
+
+async def _open_every_notebook(session: LspSession, server: LanguageServer, args: LspRenameArgs
+                               ) -> tuple[dict[Path, SourceDocument], list[str]]:
+    """A server renames only in what it sees: the notebooks of its language under its root
+    are opened first, by their virtual documents' names. Also: those that are not valid
+    notebooks (left as they are)."""
+    paths = await session.notebooks_served_by(server)
+    if paths is None:
+        raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot rename {args.symbol!r} completely: "
+                        f"{session.run.relpath(server.root)} holds more than "
+                        f"{session.limits.max_project_sources} notebooks to open. No file "
+                        "was changed; raise LanguageServerSupervisor.max_project_sources.")
+    opened, unreadable = {}, []
+    for path in paths:
+        try:
+            document = await asyncio.to_thread(session.document_now, path)
+        except (ToolError, LspError):  # not a notebook it can parse: nothing in it can be renamed
+            unreadable.append(session.run.relpath(path))
+            continue
+        if server.spec.serves(document.served):
+            opened[document.served] = await session.open_document(server, path)
+    return opened, unreadable
+
+
+def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
+                          notebooks: dict[Path, SourceDocument]
+                          ) -> tuple[types.WorkspaceEdit, list[tuple[SourceDocument, list[Any]]]]:
+    """The part of `edit` for files, and the text edits of each notebook's virtual document
+    (blocking: looks at files)."""
+    cells: dict[Path, list[Any]] = {}
+
+    def notebook(uri: str) -> Path | None:
+        path = Path(to_fs_path(uri) or uri)
+        if path in notebooks:
+            return path
+        other = session.notebook_of(path)
+        if other is not None:  # seen by the server earlier, outside what was opened now
+            raise ToolError(ErrorCode.UNAVAILABLE, f"The rename reaches "
+                            f"{session.run.relpath(other.path)}, outside the language server's "
+                            "project; no file was changed.")
+        return None
+
+    kept: list[Any] = []
+    for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit) and (
+                path := notebook(change.text_document.uri)):
+            cells.setdefault(path, []).extend(change.edits)
+        elif not isinstance(change, types.TextDocumentEdit) and any(
+                notebook(uri) for uri in [getattr(change, name, "") for name in
+                                          ("uri", "old_uri", "new_uri")] if uri):
+            raise ToolError(ErrorCode.UNAVAILABLE, "The server's rename creates, moves or "
+                            "deletes a notebook's cells as a file; no file was changed.")
+        else:
+            kept.append(change)
+    changes = {}
+    for uri, edits in (edit.changes or {}).items():
+        if path := notebook(uri):
+            cells.setdefault(path, []).extend(edits)
+        else:
+            changes[uri] = edits
+    files_edit = types.WorkspaceEdit(changes=changes or None, document_changes=kept or None)
+    return files_edit, [(notebooks[path], edits) for path, edits in cells.items()]
+
+
+def _plan_cells(session: LspSession, plan: PlannedEdit, document: SourceDocument,
+                edits: list[Any]) -> str:
+    """Add a notebook's new bytes (its cells' new sources, nothing else changed) to `plan`;
+    its diff, cell by cell."""
+    assert document.notebook is not None and document.file is not None
+    lines = document.lines
+
+    def place(position: types.Position) -> tuple[int, int]:
+        text = lines[position.line] if position.line < len(lines) else ""
+        return position.line, char_index(text, position.character)
+
+    try:
+        sources = document.notebook.cell_sources(
+            DocumentEdit(place(e.range.start), place(e.range.end), e.new_text) for e in edits)
+    except NotebookError as exc:
+        raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot rename in "
+                        f"{session.run.relpath(document.path)}: {exc} No file was changed.") from None
+    plan.changes[document.path] = document.file.notebook.with_sources(sources).decode("utf-8")
+    plan.edit_counts[document.path] = len(edits)
+    rel = session.run.relpath(document.path)
+    return "".join(
+        "".join(difflib.unified_diff(
+            document.notebook.sources[cell].splitlines(keepends=True),
+            source.splitlines(keepends=True), f"a/{rel} [cell {cell}]", f"b/{rel} [cell {cell}]"))
+        for cell, source in sorted(sources.items()))
+
+
+def _check_new_name(server: LanguageServer, path: Path, args: LspRenameArgs) -> None:
+    """A name the file's language accepts, and a different one: else nothing is asked."""
+    if args.new_name == args.symbol:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"new_name is {args.symbol!r}'s current name: the rename would change "
+                        "nothing. Pass the name you want instead.")
+    language = LANGUAGES.get(server.spec.language_id(path) or "")
+    problem = language.name_problem(args.new_name, args.symbol) if language else None
+    if problem:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"Cannot rename {args.symbol!r} to {args.new_name!r}: {problem}. No file "
+                        "was changed; pick a name the language accepts.")
+
+
+async def _ask_rename(server: LanguageServer, method: str, params: Any, args: LspRenameArgs) -> Any:
+    """prepareRename or rename; a refusal by the server is the caller's to fix, said as such."""
+    try:
+        return await server.request(method, params)
+    except ServerUnavailable as exc:
+        raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
+    except LspRequestError as exc:
+        if exc.timed_out or not (server.connection and server.connection.alive):
+            raise request_failure(exc) from None
+        raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
+                        f"{server.spec.name} refused to rename {args.symbol!r} on line "
+                        f"{args.line} ({exc}). No file was changed.") from None
+
+
+async def _refuse_outside_definitions(session: LspSession, server: LanguageServer, path: Path,
+                                      position: types.Position, args: LspRenameArgs) -> None:
+    """A symbol defined outside the root cannot be renamed whole: servers then rename only the
+    uses (clangd: the code no longer compiles) or alias the import (tsserver)."""
+    if not getattr(server.capabilities, "definition_provider", None):
+        return
+    found = await navigation_request(server, "definition", path, position)
+    places = [Path(to_fs_path(uri) or uri) for uri, _ in found]
+    outside = await asyncio.to_thread(lambda: [p for p in places if session.contained(p) is None])
+    if outside:
+        raise ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
+                        f"Cannot rename {args.symbol!r}: it is defined in "
+                        f"{', '.join(session.run.relpath(p) for p in outside)}, outside the "
+                        "server's root, which no tool may change. No file was changed.")
+
+
+async def _open_every_source(session: LspSession, server: LanguageServer, args: LspRenameArgs) -> None:
+    """A rename is complete or refused: every source read first, or nothing changed."""
+    problem = await read_every_source(session, server)
+    if problem:
+        raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot rename {args.symbol!r} completely: "
+                        f"{problem}. No file was changed; rename with ast_edit meanwhile.")
