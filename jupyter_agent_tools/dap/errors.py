@@ -28,8 +28,59 @@ class SessionFailed(DebugError):
     """The session cannot go on (the adapter refused, died or did not answer)."""
 
 
+class NothingListening(SessionFailed):
+    """An attach found no debug server on the port."""
+
+    def __init__(self, host: str, port: int, reason: str) -> None:
+        super().__init__(f"nothing answered on {host}:{port} ({reason})")
+        self.host = host
+        self.port = port
+        self.reason = reason
+
+
+class NoStoppedThread(SessionFailed):
+    """A call that needs a thread got none, and no thread is stopped to default to."""
+
+    def __init__(self) -> None:
+        super().__init__("no thread is stopped")
+
+
+class ProgramFinished(SessionFailed):
+    """`action` needs a running program, and it has finished."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__(f"the program has finished; {action} needs a running program")
+        self.action = action
+
+
+class ProgramRunning(SessionFailed):
+    """`action` needs the program stopped, and it is running."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__(f"the program is running; {action} needs it stopped")
+        self.action = action
+
+
 class StaleReference(DebugError):
     """A frame id or variable reference from before execution last resumed."""
+
+
+class StaleVariables(StaleReference):
+    """A variables reference from before execution last resumed."""
+
+    def __init__(self, reference: int) -> None:
+        super().__init__(f"reference {reference} is not from the current stop (references die "
+                         "when execution resumes)")
+        self.reference = reference
+
+
+class StaleFrame(StaleReference):
+    """A frame id from before execution last resumed."""
+
+    def __init__(self, frame_id: int) -> None:
+        super().__init__(f"frame {frame_id} is not from the current stop (frames die when "
+                         "execution resumes)")
+        self.frame_id = frame_id
 
 
 class NoSession(DebugError):
@@ -61,11 +112,12 @@ class AdapterUnusable(DebugError):
 
 
 class StartFailed(DebugError):
-    """Starting the adapter, or its launch/attach, failed; nothing of it is left running."""
+    """Starting the adapter, or its launch/attach, failed (`cause`: a `SessionFailed` or an
+    `OSError`); nothing of it is left running."""
 
-    def __init__(self, command: str, adapter: str, reason: str, output: str) -> None:
-        super().__init__(f"could not {command} with {adapter}: {reason}")
+    def __init__(self, command: str, adapter: str, cause: Exception, output: str) -> None:
+        super().__init__(f"could not {command} with {adapter}: {cause}")
         self.command = command
         self.adapter = adapter
-        self.reason = reason
+        self.cause = cause
         self.output = output  # what the debuggee printed before it failed

@@ -24,7 +24,18 @@ from typing import Any
 from ..runtime.processes import DEVNULL, PIPE, ManagedProcess
 from .adapters import AdapterSpec
 from .client import BodyT, DapClient
-from .errors import AdapterGone, DapError, RequestTimeout, SessionFailed, StaleReference
+from .errors import (
+    AdapterGone,
+    DapError,
+    NoStoppedThread,
+    NothingListening,
+    ProgramFinished,
+    ProgramRunning,
+    RequestTimeout,
+    SessionFailed,
+    StaleFrame,
+    StaleVariables,
+)
 from .protocol import (
     Breakpoint,
     Capabilities,
@@ -204,8 +215,7 @@ class DebugSession:
             reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port),
                                                     self.limits.start_timeout)
         except (OSError, asyncio.TimeoutError) as exc:
-            raise SessionFailed(f"nothing answered on {host}:{port} ({exc}); start the "
-                                "program with its debug server listening there first") from None
+            raise NothingListening(host, port, str(exc)) from None
         self.client = DapClient(reader, writer, self._on_event, self.log)
         self._watch = asyncio.create_task(self._watch_adapter())
 
@@ -399,10 +409,7 @@ class DebugSession:
         """Children of a scope or variable (bounded), and whether some were left out."""
         self._require_stopped("variables")
         if reference not in self._references:
-            raise StaleReference(
-                f"reference {reference} is not from the current stop (references die when "
-                "execution resumes); call scopes or evaluate again for fresh ones"
-            )
+            raise StaleVariables(reference)
         limit = self.limits.max_variables
         body = await self._call(
             "variables", VariablesArguments(variables_reference=reference, count=limit + 1),
@@ -487,7 +494,7 @@ class DebugSession:
             return thread_id
         if self.stop is not None and self.stop.thread_id is not None:
             return self.stop.thread_id
-        raise SessionFailed("no thread is stopped; pass thread_id (see threads)")
+        raise NoStoppedThread()
 
     async def _any_thread(self) -> int:
         threads = await self.threads()
@@ -508,21 +515,16 @@ class DebugSession:
 
     def _require_live(self, what: str) -> None:
         if self.state is State.EXITED:
-            raise SessionFailed(f"the program has finished; {what} needs a running program. "
-                                "Read output, or terminate and launch again")
+            raise ProgramFinished(what)
 
     def _require_stopped(self, what: str) -> None:
         self._require_live(what)
         if self.state is not State.STOPPED:
-            raise SessionFailed(f"the program is running; {what} needs it stopped. Call pause "
-                                "or set a breakpoint, then try again")
+            raise ProgramRunning(what)
 
     def _check_frame(self, frame_id: int) -> None:
         if frame_id not in self._frames:
-            raise StaleReference(
-                f"frame {frame_id} is not from the current stop (frames die when execution "
-                "resumes); call stack again for fresh frame ids"
-            )
+            raise StaleFrame(frame_id)
 
     def _invalidate(self) -> None:
         self._frames.clear()

@@ -187,7 +187,7 @@ class DebugSupervisor(ResourceProvider):
             await session.wait_for_change()
         except (SessionFailed, OSError) as exc:
             await self._end(conversation, None, expected=session)
-            raise StartFailed(command, spec.name, str(exc), session.output.text()) from None
+            raise StartFailed(command, spec.name, exc, session.output.text()) from None
         except BaseException:  # cancelled mid-start: nothing may outlive the call
             await asyncio.shield(self._end(conversation, None, expected=session))
             raise

@@ -7,8 +7,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..runtime import Resource, Tier, ToolResult
-from ..runtime.tool import CallContext
+# A wrapper the runtime composes returns what the tool returned: the one use of the result
+# type in this package (its `ok`, `data`, and the notes the `notes` wrapper appends).
+from ..runtime.results import ToolResult
+from ..runtime.tiers import Tier
+from ..runtime.tool import CallContext, Resource
 from ..runtime.wrappers import CallNext
 from .session import FileDiagnostics, LspSession
 

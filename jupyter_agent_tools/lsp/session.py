@@ -32,8 +32,8 @@ from ..notebooks import (
     is_notebook_path,
     read_notebook,
 )
-from ..runtime import Run
 from ..runtime.results import ToolError  # what files/ raises today; FilesError once it lands
+from ..runtime.run import Run
 from .errors import LspError, LspRequestError, NoServer, ServerUnavailable, UnreadableNotebook
 from .journal import SEVERITY_LEVELS, DiagnosticsJournal, FileDiagnostic
 from .positions import char_index

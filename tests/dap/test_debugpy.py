@@ -70,10 +70,15 @@ async def test_breakpoints_stop_inspect_step_output_terminate(runtime, python_pr
 
     # references die on resume
     stale = await debug(run, "variables", reference=locals_ref)
-    assert stale.code == "invalid_arguments" and "scopes" in stale.error["message"]
+    assert stale.code == "invalid_arguments" and stale.error["message"] == (
+        f"reference {locals_ref} is not from the current stop (references die when execution "
+        "resumes); call scopes or evaluate again for fresh ones.")
 
     out = await ok(run, "step_out")
     assert out.data["frame"]["name"] == "main" and out.data["frame"]["line"] == LINE_CALL_ADD
+    stale_frame = await debug(run, "scopes", frame_id=add_frame)  # `add` has returned
+    assert stale_frame.code == "invalid_arguments"
+    assert stale_frame.error["message"].endswith("; call stack again for fresh frame ids.")
 
     await ok(run, "breakpoints", file="app.py", lines=[])
     assert (await ok(run, "step_over")).data["frame"]["line"] == LINE_CALL_ADD - 1  # for loop

@@ -14,10 +14,16 @@ from ...dap.errors import (
     AdapterUnusable,
     DapError,
     NoSession,
+    NoStoppedThread,
+    NothingListening,
+    ProgramFinished,
+    ProgramRunning,
     RequestTimeout,
     SessionExists,
     SessionFailed,
+    StaleFrame,
     StaleReference,
+    StaleVariables,
     StartFailed,
 )
 from ...dap.protocol import StackFrame
@@ -78,13 +84,13 @@ async def perform(ctx: CallContext, args: DebugArgs) -> ToolResult:
     except StartFailed as exc:
         what = "the program path and arguments" if exc.command == "launch" else "the port"
         raise ToolError(ErrorCode.FAILED,
-                        f"Could not {exc.command} with {exc.adapter}: {exc.reason}. Check "
-                        f"{what}, then call {exc.command} again.",
+                        f"Could not {exc.command} with {exc.adapter}: {_failure(exc.cause)}. "
+                        f"Check {what}, then call {exc.command} again.",
                         text=exc.output or None) from None
     except StaleReference as exc:
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{exc}.") from None
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{_failure(exc)}.") from None
     except SessionFailed as exc:
-        raise ToolError(ErrorCode.FAILED, f"{_capital(str(exc))}.") from None
+        raise ToolError(ErrorCode.FAILED, f"{_capital(_failure(exc))}.") from None
     except AdapterGone as exc:
         await supervisor.fail(ctx.run, f"the debug adapter went away ({exc})")
         raise ToolError(ErrorCode.NO_SESSION,
@@ -104,6 +110,24 @@ async def perform(ctx: CallContext, args: DebugArgs) -> ToolResult:
         raise ToolError(ErrorCode.FAILED,
                         f"The debug adapter refused {exc.command}: {exc.message}. Check the "
                         "arguments (ids come from threads, stack and scopes).") from None
+
+
+def _failure(exc: Exception) -> str:
+    """What happened, and for the failures an agent can act on, what to do."""
+    match exc:
+        case NothingListening():
+            return f"{exc}; start the program with its debug server listening there first"
+        case NoStoppedThread():
+            return f"{exc}; pass thread_id (see threads)"
+        case ProgramFinished():
+            return f"{exc}. Read output, or terminate and launch again"
+        case ProgramRunning():
+            return f"{exc}. Call pause or set a breakpoint, then try again"
+        case StaleVariables():
+            return f"{exc}; call scopes or evaluate again for fresh ones"
+        case StaleFrame():
+            return f"{exc}; call stack again for fresh frame ids"
+    return str(exc)
 
 
 async def _dispatch(run: Run, supervisor: DebugSupervisor, action: DebugAction) -> ToolResult:
