@@ -250,6 +250,7 @@ class Run:
                             describe_validation_error(name, invalid, tool.json_schema()))
         ctx = CallContext(run=self, tool=tool, origin=origin, call_id=call_id)
         # A call that cannot succeed fails here, before a human is asked to approve it.
+        await tool.prepare(ctx, parsed)
         for path in tool.paths(parsed):
             self.resolve(path)
         tool.precheck(ctx, parsed)
