@@ -6,7 +6,8 @@ import asyncio
 from pathlib import Path
 
 from pydantic import Field, PrivateAttr
-from unidiff import PatchSet
+from typing_extensions import override
+from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
 from ..files import read_text_inside, write_files_atomically
@@ -52,6 +53,7 @@ class ApplyPatch(Tool):
     )
     Args = ApplyPatchArgs
 
+    @override
     async def prepare(self, ctx: CallContext, args: ApplyPatchArgs) -> None:
         # A 4 MB patch takes seconds to parse: never on the loop. An unparseable one is
         # refused here, before anyone is asked to approve it.
@@ -93,7 +95,7 @@ class ApplyPatch(Tool):
         return list(changes), created, summary
 
 
-def _apply_hunks(name: str, original: str, patched) -> str:
+def _apply_hunks(name: str, original: str, patched: PatchedFile) -> str:
     lines = original.splitlines(keepends=True)
     offset = 0
     for number, hunk in enumerate(patched, 1):
