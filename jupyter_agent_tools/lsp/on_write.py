@@ -5,18 +5,26 @@ diagnostics that are new for this run."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
 
-# A wrapper the runtime composes returns what the tool returned: the one use of the result
-# type in this package (its `ok`, `data`, and the notes the `notes` wrapper appends).
-from ..runtime.results import ToolResult
 from ..runtime.tiers import Tier
 from ..runtime.tool import CallContext, Resource
-from ..runtime.wrappers import CallNext
 from .session import FileDiagnostics, LspSession
 
 
-async def diagnostics_on_write(ctx: CallContext, _args: Any, call_next: CallNext) -> ToolResult:
+class _Result(Protocol):
+    """What these wrappers read of the tool's result, which they hand on as it came."""
+
+    ok: bool
+    data: dict[str, Any]
+
+
+ResultT = TypeVar("ResultT", bound=_Result)
+
+
+async def diagnostics_on_write(ctx: CallContext, _args: Any,
+                               call_next: Callable[[], Awaitable[ResultT]]) -> ResultT:
     """The wrapper the `lsp` resource contributes: reads `ctx.written` after the call."""
     result = await call_next()
     session: LspSession | None = ctx.run.resources.get(Resource.LSP)
@@ -45,7 +53,8 @@ async def diagnostics_on_write(ctx: CallContext, _args: Any, call_next: CallNext
     return result
 
 
-async def files_of_commands(ctx: CallContext, _args: Any, call_next: CallNext) -> ToolResult:
+async def files_of_commands(ctx: CallContext, _args: Any,
+                            call_next: Callable[[], Awaitable[ResultT]]) -> ResultT:
     """The other wrapper of the `lsp` resource: an exec-tier call (bash, a cell) may create or
     delete files; the servers' source files are listed before and after, and what changed is
     announced, as a file watcher would."""

@@ -23,7 +23,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..discovery import BinaryCheck, missing_binary, missing_marker
-from ..files import read_text_inside, resolve_inside
+from ..files import FilesError, read_text_inside, resolve_inside
 from ..files.walk import DEFAULT_SKIP_DIRS
 from ..notebooks import (
     NotebookError,
@@ -32,7 +32,7 @@ from ..notebooks import (
     is_notebook_path,
     read_notebook,
 )
-from ..runtime.results import ToolError  # what files/ raises today; FilesError once it lands
+from ..runtime.file_errors import file_error
 from ..runtime.run import Run
 from .errors import LspError, LspRequestError, NoServer, ServerUnavailable, UnreadableNotebook
 from .journal import SEVERITY_LEVELS, DiagnosticsJournal, FileDiagnostic
@@ -252,7 +252,7 @@ class LspSession:
         root = self.run.runtime.root_path
         try:
             return resolve_inside(root, root, path)
-        except ToolError:
+        except FilesError:
             return None
 
     def read_now(self, path: Path) -> str:
@@ -337,7 +337,7 @@ class LspSession:
             return None
         try:
             document = self.document_now(notebook)
-        except (ToolError, LspError):
+        except (FilesError, LspError):
             return None
         return document if document.served == served else None
 
@@ -442,8 +442,8 @@ class LspSession:
         for (report, servers), document in zip(served, read, strict=True):
             if isinstance(document, Exception):
                 report.available = False
-                report.problems.append(document.message if isinstance(document, ToolError)
-                                       else str(document))
+                report.problems.append(file_error(document).message
+                                       if isinstance(document, FilesError) else str(document))
                 continue
             documents[id(report)] = document
             work.extend((report, server, document) for server in servers)
@@ -516,7 +516,7 @@ class LspSession:
                 if real not in lines_of:
                     try:
                         lines_of[real] = self.read_now(real).splitlines()
-                    except ToolError:
+                    except FilesError:
                         lines_of[real] = []
                 lines = lines_of[real]
                 if range_.start.line < len(lines):
@@ -560,7 +560,7 @@ def _read_all(read: Any, paths: list[Path]) -> list[Any]:
     for path in paths:
         try:
             texts.append(read(path))
-        except (ToolError, LspError) as error:
+        except (FilesError, LspError) as error:  # said in the file's report
             texts.append(error)
     return texts
 

@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 from traitlets.config import Config
 
-from jupyter_agent_tools.files import resolve_inside
+from jupyter_agent_tools.files import FilesError, resolve_inside
 from jupyter_agent_tools.lsp.errors import (
     EditOutsideRoot,
     LineOutOfRange,
@@ -22,7 +22,6 @@ from jupyter_agent_tools.lsp.positions import locate_symbol, utf16_column
 from jupyter_agent_tools.lsp.specs import ENTRY_POINT_GROUP, find_executable, load_specs
 from jupyter_agent_tools.lsp.supervisor import LanguageServerSupervisor
 from jupyter_agent_tools.lsp.workspace_edit import plan_workspace_edit
-from jupyter_agent_tools.runtime import ToolError
 
 LOG = logging.getLogger("test")
 
@@ -129,7 +128,7 @@ def test_workspace_edit_changes_and_document_changes(tmp_path):
     def resolve(path: Path) -> Path | None:
         try:
             return resolve_inside(tmp_path, tmp_path, path)
-        except ToolError:
+        except FilesError:
             return None
 
     def edit(line: int, start: int, end: int) -> types.TextEdit:
@@ -161,7 +160,7 @@ def test_a_workspace_edit_through_a_symlinked_folder_is_refused_whole(tmp_path):
     def contained(path: Path) -> Path | None:
         try:
             return resolve_inside(root, root, path)
-        except ToolError:
+        except FilesError:
             return None
 
     rename = types.TextEdit(types.Range(types.Position(0, 0), types.Position(0, 1)), "y")

@@ -11,7 +11,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ...files import read_text_inside, write_files_atomically
+from ...files import FilesError, read_text_inside, write_files_atomically
 from ...lsp.errors import LspError, LspRequestError, ServerUnavailable
 from ...lsp.languages import LANGUAGES
 from ...lsp.positions import char_index
@@ -124,7 +124,7 @@ async def _open_every_notebook(session: LspSession, server: LanguageServer, args
     for path in paths:
         try:
             document = await asyncio.to_thread(session.document_now, path)
-        except (ToolError, LspError):  # not a notebook it can parse: nothing in it can be renamed
+        except (FilesError, LspError):  # not a notebook it can parse: nothing in it can be renamed
             unreadable.append(session.run.relpath(path))
             continue
         if server.spec.serves(document.served):
