@@ -73,6 +73,10 @@ class OccurrenceOutOfRange(LspError):
         self.count = count
 
 
+class ProjectCheckError(LspError):
+    """A project check could not run, finish or be read; the message says which."""
+
+
 class EditOutsideRoot(LspError):
     """A server's workspace edit reaches files outside the server root (named as shown)."""
 

@@ -11,16 +11,13 @@ from pathlib import Path
 
 from ..discovery import find_executable, missing_binary
 from ..runtime.processes import ManagedProcess
+from .errors import ProjectCheckError
 from .journal import FileDiagnostic
 from .specs import ServerSpec
 
 _PYRIGHT_SEVERITY = {"error": "error", "warning": "warning", "information": "info"}
 _TSC_LINE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+),(?P<col>\d+)\): (?P<sev>error|warning) "
                        r"(?P<code>TS\d+): (?P<message>.*)$")
-
-
-class ProjectCheckError(Exception):
-    """The checker could not run or its output could not be read."""
 
 
 def _pyright(output: str, relpath: Callable[[Path], str]) -> list[FileDiagnostic]:

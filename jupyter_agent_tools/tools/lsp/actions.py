@@ -11,11 +11,11 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ...lsp.errors import LspRequestError, ServerUnavailable
+from ...lsp.errors import LspRequestError, ProjectCheckError, ServerUnavailable
 from ...lsp.journal import FileDiagnostic
 from ...lsp.languages import LANGUAGES
 from ...lsp.positions import locate_symbol
-from ...lsp.project_check import ProjectCheckError, run_project_check
+from ...lsp.project_check import run_project_check
 from ...lsp.server import LanguageServer
 from ...lsp.session import OUTSIDE_ROOT, LspSession, SourceDocument, describe_location
 from ...lsp.specs import ServerSpec
