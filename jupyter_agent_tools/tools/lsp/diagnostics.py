@@ -1,0 +1,162 @@
+"""`lsp diagnostics`: a file's (or a notebook cell's) diagnostics from its servers, or each
+language's own project check over the run's cwd for "*"."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from typing import Any
+
+from ...lsp.errors import ProjectCheckError
+from ...lsp.journal import FileDiagnostic
+from ...lsp.project_check import run_project_check
+from ...lsp.session import OUTSIDE_ROOT, LspSession
+from ...lsp.specs import ServerSpec
+from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
+from .args import Diagnostics
+from .places import cell_span, check_cell
+
+
+async def diagnostics(session: LspSession, ctx: CallContext, args: Diagnostics) -> ToolResult:
+    """A file's diagnostics (waiting for publication, bounded), or the project check for '*'."""
+    if args.file == "*":
+        return await project_diagnostics(session, ctx)
+    path = session.run.resolve(args.file)
+    rel = session.run.relpath(path)
+    if not await asyncio.to_thread(path.is_file):
+        raise ToolError(ErrorCode.NOT_FOUND, f"{rel} is not a file. Check the path with glob.")
+    check_cell(session, path, args.cell, "diagnostics", needs_cell=False)
+    cell = args.cell
+    if cell is not None:
+        cell_span(session, await asyncio.to_thread(session.document_now, path), cell)
+    report = await session.diagnostics(path, save=False)
+    if not report.available:
+        raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for {rel}: "
+                        f"{'; '.join(report.problems)}. Call lsp with action=status for details.")
+    shown = rel
+    if cell is None:
+        session.journal.observe(rel, report.items)
+    else:  # the whole notebook is checked, one cell shown: the others are not "seen" yet
+        report.items = [d for d in report.items if d.cell == cell]
+        shown = f"{rel} [cell {cell}]"
+    limit = session.limits.max_diagnostics
+    status = "pending" if report.pending else "clean" if not report.items else "reported"
+    answered = ", ".join(report.answered)
+    failed = f" {', '.join(report.failed)} failed (below)." if report.failed else ""
+    if not report.answered and report.failed:
+        head = f"No diagnostics received for {shown}: {', '.join(report.failed)} failed."
+        status = "failed"
+    elif status == "pending":
+        head = (f"Diagnostics for {shown} are pending: {', '.join(report.pending)} did not report "
+                f"in time. What has arrived so far is below; call again shortly.{failed}")
+    elif status == "clean":
+        head = f"No diagnostics in {shown} from {answered}: clean.{failed}"
+    else:
+        head = f"Diagnostics in {shown} ({len(report.items)}) from {answered}:{failed}"
+    lines = [head, *(f"  {d.describe()}" for d in report.items[:limit])]
+    if len(report.items) > limit:
+        lines.append(f"  [cut: showing {limit} of {len(report.items)}]")
+    lines.extend(f"  {problem}" for problem in report.problems)
+    return ToolResult.success("\n".join(lines), {
+        **({"cell": cell} if cell is not None else {}), "path": rel, "status": status,
+        "diagnostics": [d.to_json() for d in report.items[:limit]],
+        "total": len(report.items), "truncated": len(report.items) > limit,
+        "pending": report.pending, "problems": report.problems, "servers": report.answered,
+        "failed": report.failed,
+    })
+
+
+async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResult:
+    """Each language's own checker over the run's cwd, summarized and bounded."""
+    run = session.run
+    marked = [spec for spec in session.pool.specs.values()
+              if spec.enabled and spec.find_root(run.cwd, run.cwd)]
+    checks = [spec for spec in marked if spec.project_check or spec.open_project_sources]
+    if not checks and marked:
+        raise ToolError(ErrorCode.UNAVAILABLE,
+                        f"No project check exists for {', '.join(s.name for s in marked)}: it has "
+                        "no whole-project checker here. Pass a file instead of '*' (diagnostics "
+                        "are per file).")
+    if not checks:
+        raise ToolError(ErrorCode.UNAVAILABLE,
+                        "No project check applies: the run's cwd has no root marker of a language "
+                        "with a checker (pyproject.toml, package.json, tsconfig.json, "
+                        "compile_flags.txt, ...). Pass a file instead of '*'.")
+    found: list[FileDiagnostic] = []
+    summary: dict[str, Any] = {}
+    for index, spec in enumerate(checks, 1):
+        name = spec.project_check[0] if spec.project_check else spec.name
+        run.events.publish("lsp_progress", run_id=run.id, call_id=ctx.call_id,
+                           check=name, step=index, of=len(checks), state="started")
+        started = time.perf_counter()
+        try:
+            if spec.project_check:
+                items = await run_project_check(spec, run.cwd, run.relpath,
+                                                session.limits.project_check_timeout_seconds)
+                items = await asyncio.to_thread(_without_outside_content, session, items)
+            else:
+                items = await _check_through_server(session, spec)
+        except ProjectCheckError as exc:
+            summary[name] = {"error": str(exc)}
+        else:
+            found.extend(items)
+            summary[name] = {
+                "errors": sum(d.severity == "error" for d in items),
+                "warnings": sum(d.severity == "warning" for d in items),
+                "seconds": round(time.perf_counter() - started, 2),
+            }
+        run.events.publish("lsp_progress", run_id=run.id, call_id=ctx.call_id,
+                           check=name, step=index, of=len(checks), state="done")
+    limit = session.limits.max_diagnostics
+    found.sort(key=lambda d: (d.severity != "error", d.path, d.line))
+    by_file: dict[str, int] = {}
+    for item in found:
+        by_file[item.path] = by_file.get(item.path, 0) + 1
+    head = ["Project check: " + "; ".join(
+        f"{name}: {s['error']}" if "error" in s else
+        f"{name}: {s['errors']} errors, {s['warnings']} warnings"
+        for name, s in summary.items())]
+    head += [f"  {d.describe()}" for d in found[:limit]]
+    if len(found) > limit:
+        head.append(f"  [cut: showing {limit} of {len(found)}; files with most: " + ", ".join(
+            f"{p} ({n})" for p, n in sorted(by_file.items(), key=lambda kv: -kv[1])[:10]) + "]")
+    return ToolResult.success("\n".join(head), {
+        "checks": summary, "diagnostics": [d.to_json() for d in found[:limit]],
+        "total": len(found), "by_file": by_file, "truncated": len(found) > limit,
+    })
+
+
+def _without_outside_content(session: LspSession, items: list[FileDiagnostic]
+                             ) -> list[FileDiagnostic]:
+    """A checker may follow a symlinked folder out of the root: such files keep their place in
+    the list, not their messages (which quote code)."""
+    inside: dict[str, bool] = {}
+    kept = []
+    for item in items:
+        if item.path not in inside:
+            inside[item.path] = session.contained(session.run.cwd / item.path) is not None
+        kept.append(item if inside[item.path] else dataclasses.replace(
+            item, code="", message=f"({OUTSIDE_ROOT}: not shown)"))
+    return kept
+
+
+async def _check_through_server(session: LspSession, spec: ServerSpec) -> list[FileDiagnostic]:
+    """A language without a checker of its own (C/C++): its server over every source under
+    the cwd, bounded in files by `project_sources_max` and in time by `diagnostics_timeout`."""
+    binary = await session.pool.binary(spec)
+    if binary is None:
+        raise ProjectCheckError(f"{spec.command[0]} not found on PATH or in the Python "
+                                "environment's bin folder")
+    server = session.server_at(spec, session.run.cwd, binary)
+    sources = await session.project_sources(server)
+    if sources is None:
+        raise ProjectCheckError(f"more than {session.limits.max_project_sources} source files "
+                                "to open; raise LanguageServerSupervisor.max_project_sources or "
+                                "pass files one at a time")
+    reports = await session.diagnostics_many(sources, save=False)
+    unread = [session.run.relpath(r.path) for r in reports if r.pending or r.problems]
+    if unread:
+        raise ProjectCheckError(f"{spec.name} did not finish {', '.join(unread[:10])} in time; "
+                                "call again shortly")
+    return [item for report in reports for item in report.items]
