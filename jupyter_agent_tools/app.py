@@ -6,15 +6,8 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Int, List, Unicode
 
 from .http.base import RequestLimits
-from .http.routes import load_routes
+from .http.routes import HANDLER_MODULES, load_routes
 from .runtime import Runtime
-
-HANDLER_MODULES = [
-    "jupyter_agent_tools.http.handlers",
-    "jupyter_agent_tools.http.structural",
-    "jupyter_agent_tools.http.questions",
-    "jupyter_agent_tools.mcp_endpoint.handlers",
-]
 
 
 class AgentToolsApp(ExtensionApp):

@@ -9,6 +9,14 @@ from typing import Any
 
 from .base import RouteNotFoundHandler
 
+#: The modules served by default (the app's `handler_modules`), and documented by openapi.py.
+HANDLER_MODULES = [
+    "jupyter_agent_tools.http.handlers",
+    "jupyter_agent_tools.http.structural",
+    "jupyter_agent_tools.http.questions",
+    "jupyter_agent_tools.mcp_endpoint.handlers",
+]
+
 #: Served last, so a path under agent-tools/ that no module serves is a JSON 404.
 FALLBACK_ROUTE: tuple[str, type] = (r"agent-tools(?:/.*)?", RouteNotFoundHandler)
 

@@ -21,7 +21,7 @@ from mcp.server.session import ServerSession
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
-from .. import __version__
+from .._version import __version__
 from ..questions import RunQuestions
 from ..runtime import Origin, Resource, Run
 from .elicitation import CardElicitor
