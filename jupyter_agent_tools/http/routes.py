@@ -31,7 +31,7 @@ def load_routes(module_names: Iterable[str], log: logging.Logger | None = None) 
     for name in module_names:
         try:
             module = importlib.import_module(name)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a plug-in's failure, whatever it is, is contained
             (log or logging.getLogger(__name__)).exception(
                 "agent-tools: could not load handlers from %s", name)
             continue

@@ -134,7 +134,7 @@ class McpSession:
                 if event["type"] == "tools_changed" and self._server_session is not None:
                     try:
                         await self._server_session.send_tool_list_changed()
-                    except Exception as exc:  # the client went away; the session ends anyway
+                    except Exception as exc:  # noqa: BLE001 - the client went away; the session ends anyway
                         self.endpoint.log.info("agent-tools mcp: session %s: list_changed not "
                                                "sent (%s)", self.id, exc)
 
@@ -168,8 +168,8 @@ class McpSession:
         assert self._server_session is not None
         return await self._server_session.elicit_form(message, schema)
 
-    async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
-                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any],  # noqa: ARG002 - the SDK's handler signature
+                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:  # noqa: ARG002
         return types.ListToolsResult(tools=mcp_tools(self.run.schemas(format="json")))
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any],
@@ -203,5 +203,5 @@ class McpSession:
                     message=f"{tool} still running ({elapsed:.0f} s)",
                     related_request_id=ctx.request_id,  # type: ignore[arg-type]
                 )
-            except Exception:  # the response stream is gone: the call's answer has nowhere to go
+            except Exception:  # noqa: BLE001 - the response stream is gone: the answer has nowhere to go
                 return
