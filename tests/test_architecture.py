@@ -45,7 +45,6 @@ ERROR_BASES = {
 KNOWN_VIOLATIONS: set[str] = {
     'cycle: kernels.factory, kernels.interpreters',
     'cycle: lsp.on_write, lsp.session, lsp.supervisor',
-    'cycle: mcp_endpoint.endpoint, mcp_endpoint.session',
     'cycle: runtime.approvals, runtime.registry, runtime.resources, runtime.run, runtime.runtime, runtime.schemas, runtime.tool, runtime.wrappers',
     'cycle: structural.provider, structural.session',
     'cycle: workers.pool, workers.worker',
