@@ -341,14 +341,6 @@ class LspSession:
             return None
         return document if document.served == served else None
 
-    async def read(self, path: Path) -> str:
-        """A file's text, read off the event loop."""
-        return await asyncio.to_thread(self.read_now, path)
-
-    async def start(self, server: LanguageServer) -> None:
-        """Start `server` unless it runs; `ServerUnavailable` with the reason when it cannot."""
-        await server.ensure_started()
-
     async def open(self, server: LanguageServer, path: Path) -> str:
         """Sync `path`'s disk content to `server`; returns the text the server sees."""
         return (await self.open_document(server, path)).text

@@ -193,7 +193,7 @@ async def _workspace_symbols(session: LspSession, query: str, file: str | None
             await session.open(server, session.run.resolve(file))
         elif not server.has_open_documents and (sample := await _project_file(session, server)):
             await session.open(server, sample)
-        await session.start(server)
+        await server.ensure_started()
         supports(server, "workspace_symbol_provider", "symbol search")
         result = await server.request(types.WORKSPACE_SYMBOL,
                                        types.WorkspaceSymbolParams(query=query))
