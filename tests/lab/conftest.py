@@ -12,6 +12,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,21 +44,27 @@ def jp_asyncio_loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop.close()
 
 
-@pytest.fixture(scope="module")
-def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServerProcess]:
-    root = tmp_path_factory.mktemp("lab-root")
-    lab_state = tmp_path_factory.mktemp("lab-state")
+def lab_server_process(root: Path, lab_state: Path, *extra_args: str) -> JupyterServerProcess:
+    """A JupyterLab server (not started) rooted at `root`, its settings and workspaces kept in
+    `lab_state`."""
     # No "get notified about Jupyter news?" toast over the panel (and no request for news).
     notification = lab_state / "settings" / "@jupyterlab" / "apputils-extension"
     notification.mkdir(parents=True)
     (notification / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    server = JupyterServerProcess(root, extra_args=[
+    return JupyterServerProcess(root, extra_args=[
         f"--LabApp.user_settings_dir={lab_state / 'settings'}",
         f"--LabApp.workspaces_dir={lab_state / 'workspaces'}",
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.expose_app_in_browser=True",
+        *extra_args,
     ])
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServerProcess]:
+    server = lab_server_process(tmp_path_factory.mktemp("lab-root"),
+                                tmp_path_factory.mktemp("lab-state"))
     with server:
         yield server
 
@@ -108,21 +115,40 @@ class Lab:
         raise AssertionError(f"the lab never joined space {space!r}")
 
 
-@pytest.fixture()
-def lab(browser: Any, lab_server: JupyterServerProcess) -> Iterator[Lab]:
+@contextmanager
+def open_lab(browser: Any, server: JupyterServerProcess) -> Iterator[Lab]:
+    """A new page of the lab, loaded, with the agent-tools extension active and joined."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     page.set_default_timeout(UI_TIMEOUT_MS)
-    page.goto(f"{lab_server.url}lab?token={lab_server.token}")
+    page.goto(f"{server.url}lab?token={server.token}")
     page.wait_for_selector("#jp-main-dock-panel", state="attached")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand("
                            "'agent-tools:open-panel')")
-    lab = Lab(page, lab_server)
+    lab = Lab(page, server)
     lab.wait_for_humans()
     try:
         yield lab
     finally:
         context.close()
+
+
+@pytest.fixture()
+def lab(browser: Any, lab_server: JupyterServerProcess) -> Iterator[Lab]:
+    with open_lab(browser, lab_server) as page:
+        yield page
+
+
+@pytest.fixture()
+def start_lab(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Lab]]:
+    """`start_lab(root, *server_args)`: a lab of its own rooted at `root`, and a page of it;
+    both end with the test (the page first)."""
+    with ExitStack() as stack:
+        def start(root: Path, *server_args: str) -> Lab:
+            server = lab_server_process(root, tmp_path_factory.mktemp("lab-state"), *server_args)
+            return stack.enter_context(open_lab(browser, stack.enter_context(server)))
+
+        yield start
 
 
 class Background:
@@ -137,7 +163,7 @@ class Background:
     def _run(self, call: Callable[[], Any]) -> None:
         try:
             self._value = call()
-        except BaseException as error:  # re-raised in the test's thread
+        except BaseException as error:  # noqa: BLE001 — re-raised in the test's thread
             self._error = error
 
     def result(self, timeout: float = 60.0) -> Any:
