@@ -57,6 +57,8 @@ def lab_server_process(root: Path, lab_state: Path, *extra_args: str) -> Jupyter
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.expose_app_in_browser=True",
+        # Real-time collaboration's store, else `.jupyter_ystore.db` in the current directory.
+        f"--SQLiteYStore.db_path={lab_state / 'ystore.db'}",
         *extra_args,
     ])
 
@@ -91,6 +93,13 @@ class Lab:
         # What the command returns (a widget, say) stays in the page.
         self.page.evaluate(
             "async ([id, args]) => { await window.jupyterapp.commands.execute(id, args); }",
+            [command, args or {}])
+
+    def start(self, command: str, args: dict[str, Any] | None = None) -> None:
+        """Start a command without waiting for it to finish (`notebook:run-all-cells` ends only
+        when every cell has run, and the test has cells to answer meanwhile)."""
+        self.page.evaluate(
+            "([id, args]) => { void window.jupyterapp.commands.execute(id, args); }",
             [command, args or {}])
 
     @property

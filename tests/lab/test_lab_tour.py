@@ -81,7 +81,7 @@ def test_the_tour_runs_all_in_jupyterlab_answered_in_the_side_panel(
     page.wait_for_function(f"(path) => ({PROGRESS})(path)?.kernel === 'idle'", arg=TOUR,
                            timeout=STEP_TIMEOUT_MS, polling=500)
     lab.execute("agent-tools:open-panel")
-    lab.execute("notebook:run-all-cells")
+    lab.start("notebook:run-all-cells")
 
     # The first cell creates the tour's run (space: the notebook's path) and shows the
     # notebook's own ipywidgets panel under it.
@@ -103,6 +103,7 @@ def test_the_tour_runs_all_in_jupyterlab_answered_in_the_side_panel(
     card = lab.panel.locator(".jp-AgentTools-card", has_text="Keep the flushed prints?")
     card.wait_for(timeout=STEP_TIMEOUT_MS)
     assert card.locator(".jp-AgentTools-cardSpace").inner_text() == TOUR
+    widget_panel.first.scroll_into_view_if_needed()  # the same card, in the notebook's panel
     page.screenshot(path=artifacts / "lab-tour.png")
     card.get_by_role("button", name="keep").click()
 
