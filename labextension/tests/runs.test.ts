@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import type { RunDescriptor } from '../src/api/types';
+import type { RunDescriptor, Worker } from '../src/api/types';
 import { describeRun, MAX_TRANSCRIPT_ENTRIES, RunBook } from '../src/state/runs';
 
 const run = (id: string, created_at: number): RunDescriptor => ({
@@ -79,6 +79,29 @@ describe('RunBook', () => {
     expect(book.workers('r')).toMatchObject([{ worker_id: 'w1', status: 'done', result: 'ok' }]);
     book.apply({ type: 'run_closed', run_id: 'r' });
     expect(book.run('r')).toBeUndefined();
+  });
+
+  it('lists the workers the route gives (a reloaded panel), then follows their events', () => {
+    const worker = (worker_id: string, status: Worker['status'], result: string | null = null): Worker => ({
+      worker_id,
+      label: worker_id,
+      tier: 'fast',
+      status,
+      elapsed_seconds: 1,
+      result,
+      restarts: 0,
+      child_run_id: `child-${worker_id}`
+    });
+    const book = new RunBook();
+    book.setRuns([run('r', 1)]);
+    book.setWorkers('r', [worker('w1', 'running'), worker('w2', 'done', 'counted 3 files')]);
+    book.apply({ type: 'worker_state', run_id: 'r', time: 2, ...worker('w1', 'failed', 'no such file') });
+    expect(book.workers('r').map(w => [w.worker_id, w.status, w.result])).toEqual([
+      ['w1', 'failed', 'no such file'],
+      ['w2', 'done', 'counted 3 files']
+    ]);
+    book.setRuns([]);
+    expect(book.workers('r')).toEqual([]);
   });
 
   it('describes a run by origin, surface and approvals', () => {

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from jupyter_agent_tools.testing.agents import SERVER_ARGS
 from jupyter_agent_tools.testing.server import JupyterServerProcess
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -65,8 +66,9 @@ def lab_server_process(root: Path, lab_state: Path, *extra_args: str) -> Jupyter
 
 @pytest.fixture(scope="module")
 def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServerProcess]:
+    # Workers run the scripted agent (no model), as on Binder.
     server = lab_server_process(tmp_path_factory.mktemp("lab-root"),
-                                tmp_path_factory.mktemp("lab-state"))
+                                tmp_path_factory.mktemp("lab-state"), *SERVER_ARGS)
     with server:
         yield server
 
