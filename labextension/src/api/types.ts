@@ -8,8 +8,6 @@ import type { components } from './schema';
 type Schemas = components['schemas'];
 
 export type ToolResult = Schemas['CallResult'];
-export type RunRequest = Schemas['RunRequest'];
-export type ApiError = Schemas['ErrorResponse'];
 
 /** A run descriptor (`GET runs`). */
 export type RunDescriptor = Schemas['RunDescriptor'];
@@ -17,8 +15,6 @@ export type RunDescriptor = Schemas['RunDescriptor'];
 /** A question or permission card as front ends receive it. */
 export type Card = Schemas['QuestionCard'];
 export type CardOption = Schemas['CardOption'];
-export type CardKind = Card['kind'];
-export type CardStatus = Card['status'];
 
 /** The body of `POST runs/{id}/questions/{qid}`: every field has a server default. */
 export type AnswerBody = Partial<Schemas['AnswerRequest']>;
@@ -38,7 +34,6 @@ export type TranscriptRow = Pick<
 
 /** A staged edit with its diff (`GET runs/{id}/edits[/{edit_id}]`). */
 export type StagedEdit = Schemas['StagedEdit'];
-export type EditStatus = StagedEdit['status'];
 
 /** A staged edit as the panel keeps it: its events carry no diff until it is fetched. */
 export type EditRow = Pick<StagedEdit, 'edit_id' | 'status' | 'replacements' | 'files' | 'created_at'> &
@@ -49,4 +44,3 @@ export type Worker = Schemas['WorkerDescriptor'];
 
 /** A frame of `spaces/{space}/events` or `runs/{id}/events`. */
 export type AgentEvent = Schemas['Event'];
-export type EditEvent = Schemas['EditStaged'] | Schemas['EditResolved'];
