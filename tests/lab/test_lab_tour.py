@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,8 @@ import pytest
 
 from jupyter_agent_tools.testing.agents import SERVER_ARGS
 
-expect = pytest.importorskip("playwright.sync_api").expect
+sync_api = pytest.importorskip("playwright.sync_api")
+expect = sync_api.expect
 
 REPO = Path(__file__).resolve().parents[2]
 TOUR = "notebooks/tour.ipynb"
@@ -71,6 +74,21 @@ def checkout(tmp_path: Path) -> Path:
     return clone
 
 
+def summary(progress: dict[str, Any]) -> dict[str, Any]:
+    """The progress without the outputs' text (long)."""
+    return {key: value for key, value in progress.items() if key != "text"}
+
+
+@contextmanager
+def notebook_shown_on_timeout(page: Any) -> Iterator[None]:
+    """A wait that times out says how far the tour got, and which cell failed if one did."""
+    try:
+        yield
+    except sync_api.TimeoutError as timeout:
+        progress = page.evaluate(PROGRESS, TOUR)
+        raise AssertionError(f"{timeout}\nthe tour: {summary(progress or {})}") from timeout
+
+
 @pytest.mark.timeout(1200)
 def test_the_tour_runs_all_in_jupyterlab_answered_in_the_side_panel(
         start_lab: Any, checkout: Path, artifacts: Path) -> None:
@@ -82,35 +100,35 @@ def test_the_tour_runs_all_in_jupyterlab_answered_in_the_side_panel(
                            timeout=STEP_TIMEOUT_MS, polling=500)
     lab.execute("agent-tools:open-panel")
     lab.start("notebook:run-all-cells")
+    with notebook_shown_on_timeout(page):
+        # The first cell creates the tour's run (space: the notebook's path) and shows the
+        # notebook's own ipywidgets panel under it.
+        widget_panel = page.locator(".jp-NotebookPanel .jp-OutputArea-output .jupyter-widgets",
+                                    has_text=f"space {TOUR}")
+        expect(widget_panel.first).to_be_visible(timeout=STEP_TIMEOUT_MS)
+        tour_run = lab.panel.locator(".jp-AgentTools-run", has=page.locator(
+            ".jp-AgentTools-badge", has_text=TOUR)).first
+        tour_run.click(timeout=STEP_TIMEOUT_MS)
 
-    # The first cell creates the tour's run (space: the notebook's path) and shows the
-    # notebook's own ipywidgets panel under it.
-    widget_panel = page.locator(".jp-NotebookPanel .jp-OutputArea-output .jupyter-widgets",
-                                has_text=f"space {TOUR}")
-    expect(widget_panel.first).to_be_visible(timeout=STEP_TIMEOUT_MS)
-    tour_run = lab.panel.locator(".jp-AgentTools-run", has=page.locator(
-        ".jp-AgentTools-badge", has_text=TOUR)).first
-    tour_run.click(timeout=STEP_TIMEOUT_MS)
+        # The ast_edit cell stages a rewrite; the next cell waits for it to be resolved.
+        edit = lab.panel.locator(".jp-AgentTools-edit[data-status='staged']")
+        edit.locator(".jp-AgentTools-diff-add", has_text="flush=True").first.wait_for(
+            timeout=STEP_TIMEOUT_MS)
+        edit.get_by_role("button", name="Accept").click()
+        lab.panel.locator(".jp-AgentTools-edit[data-status='accepted']").wait_for()
 
-    # The ast_edit cell stages a rewrite; the next cell waits for it to be resolved.
-    edit = lab.panel.locator(".jp-AgentTools-edit[data-status='staged']")
-    edit.locator(".jp-AgentTools-diff-add", has_text="flush=True").first.wait_for(
-        timeout=STEP_TIMEOUT_MS)
-    edit.get_by_role("button", name="Accept").click()
-    lab.panel.locator(".jp-AgentTools-edit[data-status='accepted']").wait_for()
+        # The ask_user cell's card, while the next cell waits for its answer.
+        card = lab.panel.locator(".jp-AgentTools-card", has_text="Keep the flushed prints?")
+        card.wait_for(timeout=STEP_TIMEOUT_MS)
+        assert card.locator(".jp-AgentTools-cardSpace").inner_text() == TOUR
+        widget_panel.first.scroll_into_view_if_needed()  # the same card, in the notebook's panel
+        page.screenshot(path=artifacts / "lab-tour.png")
+        card.get_by_role("button", name="keep").click()
 
-    # The ask_user cell's card, while the next cell waits for its answer.
-    card = lab.panel.locator(".jp-AgentTools-card", has_text="Keep the flushed prints?")
-    card.wait_for(timeout=STEP_TIMEOUT_MS)
-    assert card.locator(".jp-AgentTools-cardSpace").inner_text() == TOUR
-    widget_panel.first.scroll_into_view_if_needed()  # the same card, in the notebook's panel
-    page.screenshot(path=artifacts / "lab-tour.png")
-    card.get_by_role("button", name="keep").click()
-
-    page.wait_for_function(FINISHED, arg=TOUR, timeout=STEP_TIMEOUT_MS * 2, polling=1000)
+        page.wait_for_function(FINISHED, arg=TOUR, timeout=STEP_TIMEOUT_MS * 2, polling=1000)
     progress = page.evaluate(PROGRESS, TOUR)
     assert progress["errors"] == [], progress["errors"]
-    assert progress["ran"] == progress["code"], progress
+    assert progress["ran"] == progress["code"], summary(progress)
     # The edit was accepted and the card answered in the side panel, not by the tour's fallback.
     assert "edit_1 is accepted" in progress["text"]
     assert "Not resolved in the panel" not in progress["text"]
