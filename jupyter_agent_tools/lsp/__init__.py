@@ -1,4 +1,4 @@
-"""Language servers: specs as data, the supervisor, the per-run journal, diagnostics on write."""
+"""Language servers: specs as data, the supervisor, the per-run sessions and their journal."""
 
 from .errors import LspError
 from .journal import DiagnosticsJournal, FileDiagnostic

@@ -12,6 +12,56 @@ class LspError(Exception):
 class ServerUnavailable(LspError):
     """The server cannot serve: it failed to start, crashed too often, or was stopped."""
 
+    def __init__(self, message: str, server: str) -> None:
+        super().__init__(message)
+        self.server = server
+
+
+class ServerStopped(ServerUnavailable):
+    """The server failed earlier and stays stopped until it is reloaded."""
+
+    def __init__(self, server: str, last_error: str) -> None:
+        super().__init__(f"{server} is stopped after an error ({last_error})", server)
+        self.last_error = last_error
+
+
+class ServerCrashed(ServerUnavailable):
+    """The server crashed more often than its restarts allow; it stays stopped."""
+
+    def __init__(self, server: str, restarts: int, last_error: str) -> None:
+        super().__init__(f"{server} crashed {restarts} times (last: {last_error})", server)
+        self.restarts = restarts
+        self.last_error = last_error
+
+
+class ServerNotLaunched(ServerUnavailable):
+    """The server's binary could not be run."""
+
+    def __init__(self, server: str, problem: str) -> None:
+        super().__init__(problem, server)
+
+
+class ServerNotInitialized(ServerUnavailable):
+    """The server ran but did not answer `initialize`."""
+
+    def __init__(self, server: str, reason: str) -> None:
+        super().__init__(f"{server} did not start ({reason})", server)
+        self.reason = reason
+
+
+class ServerNotRunning(ServerUnavailable):
+    """The server is not running (stopped or exited) when a document was to be sent."""
+
+    def __init__(self, server: str) -> None:
+        super().__init__(f"{server} is not running", server)
+
+
+class ServerExited(ServerUnavailable):
+    """The server exited while computing diagnostics."""
+
+    def __init__(self, server: str, description: str) -> None:
+        super().__init__(f"{description} while computing diagnostics", server)
+
 
 class LspRequestError(LspError):
     """A request failed: timeout, server exit, protocol error. The message says what happened."""

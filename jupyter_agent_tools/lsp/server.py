@@ -18,7 +18,15 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from .client import ServerConnection
-from .errors import LspRequestError, ServerUnavailable
+from .errors import (
+    LspRequestError,
+    ServerCrashed,
+    ServerExited,
+    ServerNotInitialized,
+    ServerNotLaunched,
+    ServerNotRunning,
+    ServerStopped,
+)
 from .specs import ServerSpec
 from .tsserver import tsserver_diagnostics, tsserver_requests
 
@@ -148,20 +156,14 @@ class LanguageServer:
             if self.running:
                 return
             if self.failed:
-                raise ServerUnavailable(
-                    f"{self.spec.name} is stopped after an error ({self.last_error}). Fix the "
-                    "cause, then call lsp with action=reload."
-                )
+                raise ServerStopped(self.spec.name, str(self.last_error))
             if self.connection is not None:  # it was running and exited: a crash
                 self.last_error = self.connection.exit_description()
                 await self._discard()
                 self.restarts += 1
                 if self.restarts > self.limits.max_restarts:
                     self.failed = True
-                    raise ServerUnavailable(
-                        f"{self.spec.name} crashed {self.restarts} times (last: "
-                        f"{self.last_error}). Call lsp with action=reload to try again."
-                    )
+                    raise ServerCrashed(self.spec.name, self.restarts, self.last_error)
             await self._start()
 
     async def _start(self) -> None:
@@ -174,8 +176,7 @@ class LanguageServer:
         except OSError as exc:
             self.failed = True
             self.last_error = f"could not start {self.binary}: {exc.strerror or exc}"
-            raise ServerUnavailable(f"{self.last_error}. Check the binary, then call lsp with "
-                                    "action=reload.") from None
+            raise ServerNotLaunched(self.spec.name, self.last_error) from None
         self.connection = connection
         root_uri = from_fs_path(str(self.root))
         params = types.InitializeParams(
@@ -193,10 +194,7 @@ class LanguageServer:
             self.failed = True
             self.last_error = f"initialize failed: {exc}"
             await self._discard()
-            raise ServerUnavailable(
-                f"{self.spec.name} did not start ({exc}). Check it runs on this machine, then "
-                "call lsp with action=reload."
-            ) from None
+            raise ServerNotInitialized(self.spec.name, str(exc)) from None
         self.capabilities = result.capabilities
         connection.notify(types.INITIALIZED, types.InitializedParams())
         if self._settings:
@@ -350,8 +348,7 @@ class LanguageServer:
         analyses any of them, so cross-file diagnostics are not computed half-way.
         """
         if self.connection is None:
-            raise ServerUnavailable(f"{self.spec.name} is not running. Call lsp with "
-                                    "action=reload.")
+            raise ServerNotRunning(self.spec.name)
         uri = from_fs_path(str(path))
         document = self._documents.get(uri)
         changed = True
@@ -444,8 +441,7 @@ class LanguageServer:
         gone = exited.done() or waiter.cancelled()  # cancelled: the server was stopped
         self._drop_waiter(waiter)
         if gone:
-            raise ServerUnavailable(f"{self.connection.exit_description()} while computing "
-                                    "diagnostics. Call lsp again to restart it, or action=status.")
+            raise ServerExited(self.spec.name, self.connection.exit_description())
         known = self.published(uri, version)
         return DiagnosticsSnapshot(items=known or [], pending=True)
 

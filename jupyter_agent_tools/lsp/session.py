@@ -126,15 +126,21 @@ class FileDiagnostics:
     items: list[FileDiagnostic] = field(default_factory=list)
     available: bool = True
     pending: list[str] = field(default_factory=list)
+    # Why no server serves it, or why it could not be read (then `available` is False).
     problems: list[str] = field(default_factory=list)
-    # Servers by name: those that answered (maybe `pending`), those that failed (`problems`).
+    # Servers by name: those that answered (maybe `pending`), those that failed (`failures`).
     answered: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    failures: list[Exception] = field(default_factory=list)
 
-
-    def fail(self, server: LanguageServer, error: BaseException) -> None:
+    def fail(self, server: LanguageServer, error: Exception) -> None:
         self.failed.append(server.spec.name)
-        self.problems.append(str(error))
+        self.failures.append(error)
+
+    @property
+    def complete(self) -> bool:
+        """Every server serving the file answered in time."""
+        return not (self.pending or self.problems or self.failures)
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ server's binary — both, or no server and a reason.
 from __future__ import annotations
 
 import asyncio
+import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from traitlets import Dict, Enum, Float, Int
+from traitlets import Dict, Enum, Float, Int, List, Unicode
 from typing_extensions import override
 
 from ..discovery import BinaryCheck, BinaryFinder
@@ -20,7 +21,6 @@ from ..runtime.config import RenamedConfig, renamed_to
 from ..runtime.resources import ResourceProvider
 from ..runtime.tool import Resource
 from ..runtime.wrappers import Wrapper
-from .on_write import diagnostics_on_write, files_of_commands
 from .server import LanguageServer, ServerLimits
 from .session import LspSession, SessionLimits
 from .specs import ServerSpec, load_specs
@@ -88,6 +88,14 @@ class LanguageServerSupervisor(RenamedConfig, ResourceProvider):
         300.0, help="Seconds the whole-project check (`lsp diagnostics` with '*') may run."
     ).tag(config=True)
 
+    call_wrappers = List(
+        Unicode(), default_value=["jupyter_agent_tools.tools.lsp.on_write:diagnostics_on_write",
+                                  "jupyter_agent_tools.tools.lsp.on_write:files_of_commands"],
+        help="Call wrappers this resource adds around every call, as 'module:function': by "
+        "default the new diagnostics after a write, and telling the servers of files a command "
+        "created or deleted. Named, not imported: they speak the lsp tools' words.",
+    ).tag(config=True)
+
     # The names before the `..._seconds` / `max_...` pattern, read for one more release.
     request_timeout = renamed_to("request_timeout_seconds", Float)
     initialize_timeout = renamed_to("initialize_timeout_seconds", Float)
@@ -108,6 +116,7 @@ class LanguageServerSupervisor(RenamedConfig, ResourceProvider):
         self._servers: dict[tuple[Path, str], LanguageServer] = {}
         self._roots: dict[tuple[tuple[str, ...], Path, Path], tuple[Path, str]] = {}
         self._binaries = BinaryFinder(self.binary_probe_timeout_seconds)
+        self._wrappers: list[Wrapper] | None = None
 
     @property
     def limits(self) -> ServerLimits:
@@ -207,5 +216,17 @@ class LanguageServerSupervisor(RenamedConfig, ResourceProvider):
         ]
         return {"servers": languages, "running": running, "spec_errors": self.spec_errors}
 
+    @override
     def wrappers(self) -> list[Wrapper]:
-        return [diagnostics_on_write, files_of_commands]
+        """`call_wrappers`, loaded on first use; a name that does not load is logged and
+        left out (the calls still run, without it)."""
+        if self._wrappers is None:
+            self._wrappers = []
+            for spec in self.call_wrappers:
+                module_name, _, attr = spec.partition(":")
+                try:
+                    self._wrappers.append(getattr(importlib.import_module(module_name), attr))
+                except (ImportError, AttributeError) as exc:
+                    self.log.error("LanguageServerSupervisor.call_wrappers: %s does not load "
+                                   "(%s); left out", spec, exc)
+        return self._wrappers

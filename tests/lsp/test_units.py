@@ -199,3 +199,16 @@ def test_an_old_config_name_still_sets_the_new_one_and_says_what_to_write(caplog
     assert supervisor.limits.request == 2.5
     assert "LanguageServerSupervisor.references_max is deprecated" in caplog.text
     assert "use LanguageServerSupervisor.request_timeout_seconds" in caplog.text
+
+
+def test_call_wrappers_are_named_and_one_that_does_not_load_is_left_out(caplog):
+    from jupyter_agent_tools.tools.lsp.on_write import diagnostics_on_write, files_of_commands
+
+    assert LanguageServerSupervisor(log=LOG).wrappers() == [diagnostics_on_write,
+                                                            files_of_commands]
+    config = Config({"LanguageServerSupervisor": {"call_wrappers": [
+        "jupyter_agent_tools.tools.lsp.on_write:files_of_commands", "no_such_module:wrap"]}})
+    with caplog.at_level(logging.ERROR):
+        supervisor = LanguageServerSupervisor(config=config, log=LOG)
+        assert supervisor.wrappers() == [files_of_commands]
+    assert "no_such_module:wrap does not load" in caplog.text

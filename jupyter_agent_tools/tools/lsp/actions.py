@@ -28,6 +28,7 @@ from .args import (
     Symbols,
 )
 from .diagnostics import diagnostics
+from .errors import failure_text
 from .places import (
     check_cell,
     describe_place,
@@ -261,7 +262,7 @@ async def code_actions(session: LspSession, args: CodeActions) -> ToolResult:
             snapshot = await server.diagnostics(uri, version, changed,
                                                 session.limits.diagnostics_timeout_seconds)
         except (ServerUnavailable, LspRequestError) as exc:
-            problems.append(str(exc))
+            problems.append(failure_text(exc))
             return []
         if not server.capabilities or not server.capabilities.code_action_provider:
             return []
@@ -370,6 +371,6 @@ async def reload(session: LspSession, args: Reload) -> ToolResult:
             await server.reload()
             lines.append(f"{server.spec.name}: restarted (pid {server.connection.pid if server.connection else '?'})")
         except ServerUnavailable as exc:
-            lines.append(f"{server.spec.name}: failed to start: {exc}")
+            lines.append(f"{server.spec.name}: failed to start: {failure_text(exc)}")
         entries.append({k: v for k, v in server.status().items() if k != "binary"})
     return ToolResult.success("Reloaded:\n" + "\n".join(lines), {"servers": entries})

@@ -15,6 +15,7 @@ from ...lsp.session import OUTSIDE_ROOT, LspSession
 from ...lsp.specs import ServerSpec
 from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
 from .args import Diagnostics
+from .errors import problems_of
 from .places import cell_span, check_cell
 
 
@@ -33,7 +34,8 @@ async def diagnostics(session: LspSession, ctx: CallContext, args: Diagnostics) 
     report = await session.diagnostics(path, save=False)
     if not report.available:
         raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for {rel}: "
-                        f"{'; '.join(report.problems)}. Call lsp with action=status for details.")
+                        f"{'; '.join(problems_of(report))}. Call lsp with action=status for "
+                        "details.")
     shown = rel
     if cell is None:
         session.journal.observe(rel, report.items)
@@ -57,12 +59,13 @@ async def diagnostics(session: LspSession, ctx: CallContext, args: Diagnostics) 
     lines = [head, *(f"  {d.describe()}" for d in report.items[:limit])]
     if len(report.items) > limit:
         lines.append(f"  [cut: showing {limit} of {len(report.items)}]")
-    lines.extend(f"  {problem}" for problem in report.problems)
+    problems = problems_of(report)
+    lines.extend(f"  {problem}" for problem in problems)
     return ToolResult.success("\n".join(lines), {
         **({"cell": cell} if cell is not None else {}), "path": rel, "status": status,
         "diagnostics": [d.to_json() for d in report.items[:limit]],
         "total": len(report.items), "truncated": len(report.items) > limit,
-        "pending": report.pending, "problems": report.problems, "servers": report.answered,
+        "pending": report.pending, "problems": problems, "servers": report.answered,
         "failed": report.failed,
     })
 
@@ -155,7 +158,7 @@ async def _check_through_server(session: LspSession, spec: ServerSpec) -> list[F
                                 "to open; raise LanguageServerSupervisor.max_project_sources or "
                                 "pass files one at a time")
     reports = await session.diagnostics_many(sources, save=False)
-    unread = [session.run.relpath(r.path) for r in reports if r.pending or r.problems]
+    unread = [session.run.relpath(r.path) for r in reports if not r.complete]
     if unread:
         raise ProjectCheckError(f"{spec.name} did not finish {', '.join(unread[:10])} in time; "
                                 "call again shortly")

@@ -10,10 +10,17 @@ from ...lsp.errors import (
     LspRequestError,
     NoServer,
     OccurrenceOutOfRange,
+    ServerCrashed,
+    ServerExited,
+    ServerNotInitialized,
+    ServerNotLaunched,
+    ServerNotRunning,
+    ServerStopped,
     ServerUnavailable,
     SymbolNotOnLine,
     UnreadableNotebook,
 )
+from ...lsp.session import FileDiagnostics
 from ...runtime import ErrorCode, ToolError
 
 
@@ -25,7 +32,7 @@ def tool_error(exc: LspError) -> ToolError:
                              f"No language server for {exc.shown}: {exc.reason}. Call lsp with "
                              "action=status for details; use grep or ast_grep meanwhile.")
         case ServerUnavailable():
-            return ToolError(ErrorCode.UNAVAILABLE, str(exc))
+            return ToolError(ErrorCode.UNAVAILABLE, failure_text(exc))
         case LspRequestError():
             return request_failure(exc)
         case UnreadableNotebook():
@@ -58,6 +65,29 @@ def tool_error(exc: LspError) -> ToolError:
                              f"The server's edit changes {exc.path.name} after deleting it; no "
                              "file was changed. Try the rename again.")
     return ToolError(ErrorCode.FAILED, f"{exc}.")
+
+
+def failure_text(exc: Exception) -> str:
+    """A server's failure as results show it: what happened, and how to get it back."""
+    match exc:
+        case ServerStopped():
+            return f"{exc}. Fix the cause, then call lsp with action=reload."
+        case ServerCrashed():
+            return f"{exc}. Call lsp with action=reload to try again."
+        case ServerNotLaunched():
+            return f"{exc}. Check the binary, then call lsp with action=reload."
+        case ServerNotInitialized():
+            return f"{exc}. Check it runs on this machine, then call lsp with action=reload."
+        case ServerNotRunning():
+            return f"{exc}. Call lsp with action=reload."
+        case ServerExited():
+            return f"{exc}. Call lsp again to restart it, or action=status."
+    return str(exc)
+
+
+def problems_of(report: FileDiagnostics) -> list[str]:
+    """Why a file's diagnostics are missing or partial, one line each."""
+    return report.problems + [failure_text(error) for error in report.failures]
 
 
 def request_failure(exc: LspRequestError) -> ToolError:

@@ -143,7 +143,7 @@ async def read_every_source(session: LspSession, server: LanguageServer) -> str 
                 "(CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; make: bear -- make) and raise "
                 "LanguageServerSupervisor.max_project_sources")
     reports = await session.diagnostics_many(sources, save=False)
-    unread = sorted({session.run.relpath(r.path) for r in reports if r.pending or r.problems})
+    unread = sorted({session.run.relpath(r.path) for r in reports if not r.complete})
     if unread:
         return (f"{server.spec.name} had not finished reading {', '.join(unread[:10])}; try "
                 "again in a moment")

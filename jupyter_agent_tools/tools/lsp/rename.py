@@ -21,7 +21,7 @@ from ...lsp.workspace_edit import PlannedEdit, plan_workspace_edit
 from ...notebooks import DocumentEdit, NotebookError, check_unchanged
 from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
 from .args import LspRenameArgs
-from .errors import request_failure
+from .errors import failure_text, request_failure
 from .places import (
     check_cell,
     navigation_request,
@@ -218,7 +218,7 @@ async def _ask_rename(server: LanguageServer, method: str, params: Any, args: Ls
     try:
         return await server.request(method, params)
     except ServerUnavailable as exc:
-        raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
+        raise ToolError(ErrorCode.UNAVAILABLE, failure_text(exc)) from None
     except LspRequestError as exc:
         if exc.timed_out or not (server.connection and server.connection.alive):
             raise request_failure(exc) from None

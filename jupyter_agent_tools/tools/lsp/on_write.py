@@ -1,30 +1,23 @@
 """Diagnostics on write: after a tool changed files, sync + save them through their servers
 (created and deleted ones are announced as a file watcher would) and attach only the
-diagnostics that are new for this run."""
+diagnostics that are new for this run.
+
+The `lsp` resource contributes these wrappers by name (`LanguageServerSupervisor.
+call_wrappers`), as the runtime names its tools: what they add to a result is tool wording."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
-from ..runtime.tiers import Tier
-from ..runtime.tool import CallContext, Resource
-from .session import FileDiagnostics, LspSession
-
-
-class _Result(Protocol):
-    """What these wrappers read of the tool's result, which they hand on as it came."""
-
-    ok: bool
-    data: dict[str, Any]
+from ...lsp.journal import FileDiagnostic
+from ...lsp.session import FileDiagnostics, LspSession
+from ...runtime import CallContext, Resource, Tier, ToolResult
+from ...runtime.wrappers import CallNext
+from .errors import problems_of
 
 
-ResultT = TypeVar("ResultT", bound=_Result)
-
-
-async def diagnostics_on_write(ctx: CallContext, _args: Any,
-                               call_next: Callable[[], Awaitable[ResultT]]) -> ResultT:
+async def diagnostics_on_write(ctx: CallContext, _args: Any, call_next: CallNext) -> ToolResult:
     """The wrapper the `lsp` resource contributes: reads `ctx.written` after the call."""
     result = await call_next()
     session: LspSession | None = ctx.run.resources.get(Resource.LSP)
@@ -53,8 +46,7 @@ async def diagnostics_on_write(ctx: CallContext, _args: Any,
     return result
 
 
-async def files_of_commands(ctx: CallContext, _args: Any,
-                            call_next: Callable[[], Awaitable[ResultT]]) -> ResultT:
+async def files_of_commands(ctx: CallContext, _args: Any, call_next: CallNext) -> ToolResult:
     """The other wrapper of the `lsp` resource: an exec-tier call (bash, a cell) may create or
     delete files; the servers' source files are listed before and after, and what changed is
     announced, as a file watcher would."""
@@ -70,19 +62,19 @@ async def files_of_commands(ctx: CallContext, _args: Any,
 
 def _file_summary(report: FileDiagnostics, new: int) -> dict[str, Any]:
     if not report.available:
-        return {"status": "unavailable", "reason": "; ".join(report.problems)}
+        return {"status": "unavailable", "reason": "; ".join(problems_of(report))}
     status = "pending" if report.pending else "ok"
     summary: dict[str, Any] = {"status": status, "total": len(report.items), "new": new}
     if report.pending:
         summary["pending"] = report.pending
-    if report.problems:
-        summary["problems"] = report.problems
+    if problems := problems_of(report):
+        summary["problems"] = problems
     return summary
 
 
-def _describe(rel: str, report: FileDiagnostics, new: list, limit: int) -> str:
+def _describe(rel: str, report: FileDiagnostics, new: list[FileDiagnostic], limit: int) -> str:
     if not report.available:
-        return f"No diagnostics for {rel}: {'; '.join(report.problems)}."
+        return f"No diagnostics for {rel}: {'; '.join(problems_of(report))}."
     parts = []
     if new:
         parts.append(f"New diagnostics in {rel} ({len(new)} new, {len(report.items)} total):")
@@ -95,6 +87,5 @@ def _describe(rel: str, report: FileDiagnostics, new: list, limit: int) -> str:
     if report.pending:
         parts.append(f"  pending: {', '.join(report.pending)} did not report in time; call lsp "
                      f"diagnostics on {rel} later.")
-    for problem in report.problems:
-        parts.append(f"  {problem}")
+    parts.extend(f"  {problem}" for problem in problems_of(report))
     return "\n".join(parts)
