@@ -32,7 +32,6 @@ from ..notebooks import (
     is_notebook_path,
     read_notebook,
 )
-from ..runtime.file_errors import file_error
 from ..runtime.run import Run
 from .errors import LspError, LspRequestError, NoServer, ServerUnavailable, UnreadableNotebook
 from .journal import SEVERITY_LEVELS, DiagnosticsJournal, FileDiagnostic
@@ -128,6 +127,7 @@ class FileDiagnostics:
     pending: list[str] = field(default_factory=list)
     # Why no server serves it, or why it could not be read (then `available` is False).
     problems: list[str] = field(default_factory=list)
+    unreadable: FilesError | LspError | None = None
     # Servers by name: those that answered (maybe `pending`), those that failed (`failures`).
     answered: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
@@ -140,7 +140,7 @@ class FileDiagnostics:
     @property
     def complete(self) -> bool:
         """Every server serving the file answered in time."""
-        return not (self.pending or self.problems or self.failures)
+        return not (self.pending or self.problems or self.unreadable or self.failures)
 
 
 @dataclass(frozen=True)
@@ -438,10 +438,9 @@ class LspSession:
         read = await asyncio.to_thread(_read_all, self.document_now, [r.path for r, _ in served])
         documents: dict[int, SourceDocument] = {}
         for (report, servers), document in zip(served, read, strict=True):
-            if isinstance(document, Exception):
+            if isinstance(document, (FilesError, LspError)):
                 report.available = False
-                report.problems.append(file_error(document).message
-                                       if isinstance(document, FilesError) else str(document))
+                report.unreadable = document
                 continue
             documents[id(report)] = document
             work.extend((report, server, document) for server in servers)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...files import FilesError
 from ...lsp.errors import (
     EditAfterDelete,
     EditOutsideRoot,
@@ -22,6 +23,7 @@ from ...lsp.errors import (
 )
 from ...lsp.session import FileDiagnostics
 from ...runtime import ErrorCode, ToolError
+from ...runtime.file_errors import file_error
 
 
 def tool_error(exc: LspError) -> ToolError:
@@ -87,7 +89,10 @@ def failure_text(exc: Exception) -> str:
 
 def problems_of(report: FileDiagnostics) -> list[str]:
     """Why a file's diagnostics are missing or partial, one line each."""
-    return report.problems + [failure_text(error) for error in report.failures]
+    unreadable = report.unreadable
+    read = [] if unreadable is None else [
+        file_error(unreadable).message if isinstance(unreadable, FilesError) else str(unreadable)]
+    return report.problems + read + [failure_text(error) for error in report.failures]
 
 
 def request_failure(exc: LspRequestError) -> ToolError:
