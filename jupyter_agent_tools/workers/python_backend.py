@@ -15,11 +15,16 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traitlets import Any as AnyTrait
 
-from ..runtime import Origin, Run, ToolResult
+from ..runtime.run import Run
+from ..runtime.tool import Origin
+
+if TYPE_CHECKING:
+    # A worker's agent reads the results of its calls, as any client of Run.call does.
+    from ..runtime.results import ToolResult
 from .backends import WorkerBackend, WorkerFailed, WorkerJob, tail
 
 
@@ -37,7 +42,7 @@ class WorkerRun:
         self._stopped = False
         self.id = job.run.id
         self.cwd = job.run.cwd
-        self.tier = job.tier
+        self.tier = job.grade  # the user's word for it
         self.worker_id = job.worker_id
 
     async def call(self, name: str, args: dict[str, Any] | None = None) -> ToolResult:
@@ -86,7 +91,7 @@ class PythonBackend(WorkerBackend):
             agent = getattr(importlib.import_module(module_name), attr)
         return agent
 
-    def unavailable(self, tier: str) -> str | None:
+    def unavailable(self, grade: str) -> str | None:  # noqa: ARG002 - every grade alike
         try:
             agent = self._agent()
         except (ImportError, AttributeError, ValueError) as exc:
@@ -109,7 +114,7 @@ class PythonBackend(WorkerBackend):
                 result = await asyncio.to_thread(agent, job.brief, run)
         except (WorkerFailed, asyncio.CancelledError):
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the user's agent may raise anything
             raise WorkerFailed(f"The agent raised {type(exc).__name__}: {exc}") from None
         finally:
             run.stop()
