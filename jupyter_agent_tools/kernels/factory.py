@@ -23,18 +23,35 @@ from tornado.web import HTTPError
 from traitlets import Bool, Dict, Enum, Float, Int
 from traitlets.config import Config
 
-from ..runtime import ErrorCode, Resource, ToolError
 from ..runtime.resources import ResourceProvider
+from ..runtime.results import ErrorCode, ToolError
+from ..runtime.tool import Resource
 from .channels import GatewayChannels, ZmqChannels
 from .deno_spec import KERNEL_NAME as DENO_KERNEL_NAME
-from .interpreters import RunInterpreters
+from .errors import (
+    GatewayUnreachable,
+    KernelBorrowed,
+    KernelDidNotStart,
+    KernelError,
+    KernelNotInstalled,
+    KernelsNeedServer,
+    NotAPythonKernel,
+    NotebookHasNoKernel,
+    TooManyKernels,
+    UnknownKernel,
+    UnknownLanguage,
+    UserKernelNotRunning,
+    UserKernelSilent,
+    status_reason,
+)
+from .interpreters import InterpreterLimits, RunInterpreters
 from .session import KernelHandle, KernelSession
 from .user_kernels import UserKernel, find_user_kernel
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..runtime import Run, RunOptions
+    from ..runtime.run import Run, RunOptions
 
 LANGUAGES = ("python", "javascript")
 # How often a borrowed kernel found dead is checked for the server's restart of it.
@@ -114,9 +131,14 @@ class KernelFactory(ResourceProvider):
         if options.kernel_id is not None:  # checked by find_user_kernel just before
             user_kernel = UserKernel(options.kernel_id, options.notebook)
             self._borrowed[options.kernel_id] = run
-        return RunInterpreters(self, run, user_kernel)
+        limits = InterpreterLimits(
+            max_output_chars=self.runtime.max_output_chars, max_images=self.max_images,
+            idle_timeout_seconds=self.idle_timeout_seconds,
+            syntax_check_timeout_seconds=self.syntax_check_timeout_seconds,
+        )
+        return RunInterpreters(self, limits, run, user_kernel)
 
-    async def release(self, run: Run, handle: RunInterpreters) -> None:
+    async def release(self, run: Run, handle: RunInterpreters) -> None:  # noqa: ARG002
         await handle.close()
         if handle.user_kernel is not None:
             self._borrowed.pop(handle.user_kernel.kernel_id, None)
@@ -142,8 +164,8 @@ class KernelFactory(ResourceProvider):
             try:
                 name, where = await self._placement(language)
                 languages[language] = {"available": True, "kernel_name": name, "where": where}
-            except ToolError as exc:
-                languages[language] = {"available": False, "reason": exc.message}
+            except KernelError as exc:
+                languages[language] = {"available": False, "reason": status_reason(exc)}
         return {
             "hosted": self.runtime.kernel_manager is not None,
             "languages": languages,
@@ -164,14 +186,15 @@ class KernelFactory(ResourceProvider):
         """Check a run's `kernel_id` / `notebook` (an absolute path) before it is created.
 
         Synchronous after its last await, so no other run can borrow the kernel before the
-        run being created attaches it.
+        run being created attaches it. Raises the ToolError `create_run` answers with.
         """
-        found = await find_user_kernel(self.runtime, kernel_id=kernel_id, notebook=notebook)
+        try:
+            found = await find_user_kernel(self.runtime, kernel_id=kernel_id, notebook=notebook)
+        except KernelError as exc:
+            raise _run_option_error(exc) from None
         holder = self._borrowed.get(found.kernel_id)
         if holder is not None and not holder.closed:
-            raise ToolError(ErrorCode.SESSION_EXISTS,
-                            f"Run {holder.id} already works in kernel {found.kernel_id}; one run "
-                            "at a time may. Use that run, or close it first.")
+            raise _run_option_error(KernelBorrowed(found.kernel_id, holder.id))
         return found
 
     async def borrow(self, user_kernel: UserKernel, run: Run) -> KernelSession:
@@ -180,11 +203,7 @@ class KernelFactory(ResourceProvider):
         manager = self.runtime.kernel_manager
         kernel_id = user_kernel.kernel_id
         if not await self._running(manager, kernel_id):
-            raise ToolError(ErrorCode.KERNEL_DIED,
-                            f"The user's kernel {kernel_id} is not running (shut down, or dead and "
-                            f"not restarted within {self.start_timeout_seconds:g}s). A run never "
-                            "starts a replacement: ask the user to restart the notebook's kernel, "
-                            "then call eval again.")
+            raise UserKernelNotRunning(kernel_id, self.start_timeout_seconds)
         kernel = manager.get_kernel(kernel_id)
         handle = KernelHandle(manager, user_kernel.kernel_id, kernel.kernel_name, "python",
                               "gateway" if self._remote(manager) else "host", owned=False,
@@ -200,11 +219,9 @@ class KernelFactory(ResourceProvider):
             await session.start("", max(self.start_timeout_seconds, self.idle_timeout_seconds))
         except BaseException as exc:
             await self.stop(session)
-            if isinstance(exc, ToolError | asyncio.CancelledError):
+            if isinstance(exc, KernelError | asyncio.CancelledError):
                 raise
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"The user's kernel {user_kernel.kernel_id} did not answer: {exc}. "
-                            "Check it in JupyterLab (restart it if it hangs).") from None
+            raise UserKernelSilent(user_kernel.kernel_id, str(exc)) from None
         return session
 
     # -- kernels for runs -----------------------------------------------------------------
@@ -269,9 +286,7 @@ class KernelFactory(ResourceProvider):
 
     async def _start(self, language: str, cwd: Any) -> KernelSession:
         if len(self._sessions) >= self.max_kernels:
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"{self.max_kernels} kernels are running already. Close runs you no "
-                            "longer need, then call eval again.")
+            raise TooManyKernels(self.max_kernels)
         kernel_name, where = await self._placement(language)
         manager = self._manager(language)
         kwargs: dict[str, Any] = {"kernel_name": kernel_name}
@@ -283,9 +298,8 @@ class KernelFactory(ResourceProvider):
             kernel_id = await asyncio.wait_for(ensure_async(manager.start_kernel(**kwargs)),
                                                self.start_timeout_seconds)
         except (asyncio.TimeoutError, OSError, RuntimeError, NoSuchKernel, HTTPError) as exc:
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"The {language} kernel ({kernel_name}) did not start: {exc}. "
-                            f"{self._hint(language, manager)}") from None
+            raise KernelDidNotStart(language, kernel_name, str(exc),
+                                    self._hint(language, manager), started=False) from None
         kernel = manager.get_kernel(kernel_id)
         ready = getattr(kernel, "ready", None)
         if (getattr(manager, "use_pending_kernels", False) and isinstance(ready, asyncio.Future)
@@ -297,9 +311,8 @@ class KernelFactory(ResourceProvider):
                     await ensure_async(manager.shutdown_kernel(kernel_id, now=True))
                 if isinstance(exc, asyncio.CancelledError):
                     raise
-                raise ToolError(ErrorCode.UNAVAILABLE,
-                                f"The {language} kernel ({kernel_name}) did not start: {exc!r}. "
-                                f"{self._hint(language, manager)}") from None
+                raise KernelDidNotStart(language, kernel_name, repr(exc),
+                                        self._hint(language, manager), started=False) from None
         handle = KernelHandle(manager, kernel_id, kernel_name, language, where)
         channels = (GatewayChannels(kernel_id, self.log) if self._remote(manager)
                     else ZmqChannels(kernel.client(), self.log))
@@ -310,18 +323,16 @@ class KernelFactory(ResourceProvider):
             await session.start(str(cwd), self.start_timeout_seconds)
         except BaseException as exc:
             await self.stop(session)
-            if isinstance(exc, ToolError | asyncio.CancelledError):
+            if isinstance(exc, KernelError | asyncio.CancelledError):
                 raise
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"The {language} kernel ({kernel_name}) started but did not answer: "
-                            f"{exc}. {self._hint(language, manager)}") from None
+            raise KernelDidNotStart(language, kernel_name, str(exc),
+                                    self._hint(language, manager), started=True) from None
         return session
 
     async def _placement(self, language: str) -> tuple[str, str]:
         """(kernelspec name, where it runs) for `language`; `unavailable` when none fits."""
         if language not in LANGUAGES:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"eval has no language {language!r}; use one of {LANGUAGES}.")
+            raise UnknownLanguage(language, LANGUAGES)
         specs = self._kernel_spec_manager()
         remote = self._remote(self.runtime.kernel_manager)
         sandbox = self.sandbox_kernel_names.get(language)
@@ -329,9 +340,8 @@ class KernelFactory(ResourceProvider):
             return sandbox, "gateway" if remote else "sandbox"
         name = self.kernel_names.get(language, "")
         if not name or not await _has_spec(specs, name):
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"No {language} kernel is installed (kernelspec {name!r} not found). "
-                            f"{self._hint(language, self.runtime.kernel_manager)}")
+            raise KernelNotInstalled(language, name,
+                                     self._hint(language, self.runtime.kernel_manager))
         return name, "gateway" if remote else "host"
 
     def _manager(self, language: str) -> Any:
@@ -375,7 +385,39 @@ async def _has_spec(specs: Any, name: str) -> bool:
     except (NoSuchKernel, KeyError):
         return False
     except HTTPError as exc:  # only a gateway's spec manager asks over HTTP
-        raise ToolError(ErrorCode.UNAVAILABLE,
-                        f"The kernel gateway did not answer ({exc.log_message or exc}). Check "
-                        "that it is up at c.GatewayClient.url, then call eval again.") from None
+        raise GatewayUnreachable(str(exc.log_message or exc)) from None
     return spec is not None
+
+
+def _run_option_error(exc: KernelError) -> ToolError:
+    """What a refused `kernel_id` / `notebook` means to whoever creates the run.
+
+    Here, not in the runtime: the runtime may not know the kernels' errors. (The one place
+    this package builds a ToolError; it goes once runs take a typed user-kernel finder.)
+    """
+    match exc:
+        case KernelsNeedServer():
+            return ToolError(ErrorCode.UNAVAILABLE,
+                             "kernel_id and notebook need a Jupyter server's kernels, and this "
+                             "runtime is embedded (no server kernel manager). Run the agent in "
+                             "the server (jupyter lab / jupyter server), or create the run "
+                             "without them.")
+        case UnknownKernel(kernel_id=kernel_id):
+            return ToolError(ErrorCode.NOT_FOUND,
+                             f"The server has no kernel {kernel_id!r}. List the running kernels "
+                             "(GET api/kernels) and pass one of their ids, or pass notebook "
+                             "instead.")
+        case NotAPythonKernel(kernel_id=kernel_id, language=language):
+            return ToolError(ErrorCode.INVALID_ARGUMENTS,
+                             f"Kernel {kernel_id} is a {language or 'non-Python'} kernel; eval "
+                             "can borrow only a Python kernel. Create the run without "
+                             "kernel_id/notebook.")
+        case NotebookHasNoKernel(notebook=notebook):
+            return ToolError(ErrorCode.NOT_FOUND,
+                             f"No kernel is running for notebook {notebook!r}. Open it in "
+                             "JupyterLab (or start its kernel), then create the run again.")
+        case KernelBorrowed(kernel_id=kernel_id, run_id=run_id):
+            return ToolError(ErrorCode.SESSION_EXISTS,
+                             f"Run {run_id} already works in kernel {kernel_id}; one run at a "
+                             "time may. Use that run, or close it first.")
+    return ToolError(ErrorCode.UNAVAILABLE, f"The user's kernel cannot be used: {exc}.")

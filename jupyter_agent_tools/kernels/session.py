@@ -19,14 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 from jupyter_core.utils import ensure_async
 
-from ..runtime import ErrorCode, Origin, ToolError
+# The in-kernel bridge is a transport into Run.call: it answers a cell with a result.
+from ..runtime.results import ErrorCode, ToolError, ToolResult
+from ..runtime.tool import Origin
 from .channels import KernelChannels
+from .errors import KernelError, SetupFailed, UserKernelBusy
 from .inkernel import source
 from .outputs import CellOutput
-from .protocol import STDIN_PREFIX, BridgeReply, BridgeRequest
+from .protocol import STDIN_PREFIX, BridgeError, BridgeReply, BridgeRequest
 
 if TYPE_CHECKING:
-    from ..runtime import Run
+    from ..runtime.run import Run
 
 # How often a waiting cell checks that its kernel process is still alive.
 _ALIVE_POLL_SECONDS = 0.5
@@ -186,7 +189,7 @@ class KernelSession:
             await asyncio.wait_for(
                 ensure_async(manager.shutdown_kernel(self.kernel_id, now=not polite)), 10
             )
-        except Exception:
+        except Exception:  # noqa: BLE001 - any failure of the polite way: the forceful one
             try:
                 await ensure_async(manager.shutdown_kernel(self.kernel_id, now=True))
             except Exception:  # already gone
@@ -197,7 +200,7 @@ class KernelSession:
         try:
             await self.run_internal("import agent_tools\nagent_tools.uninstall()\ndel agent_tools",
                                     _UNINSTALL_SECONDS)
-        except ToolError:  # busy with the user's cell: the bridge stays, inert without us
+        except KernelError:  # busy with the user's cell: the bridge stays, inert without us
             self.log.info("kernel %s: left the bridge installed (the kernel was busy)",
                           self.kernel_id)
 
@@ -342,23 +345,18 @@ class KernelSession:
             await ensure_async(self.handle.manager.interrupt_kernel(self.kernel_id))
             await asyncio.wait_for(asyncio.gather(cell.idle.wait(), reply),
                                    _INTERRUPT_GRACE_SECONDS)
-        except Exception:  # it did not stop: a stuck interpreter is as good as dead
+        except Exception:  # noqa: BLE001 - it did not stop: a stuck interpreter is as good as dead
             self._mark_dead("it did not stop when interrupted")
 
     async def run_internal(self, code: str, timeout: float) -> None:
-        """Run set-up code silently; raise `unavailable` when it fails."""
+        """Run set-up code silently; UserKernelBusy or SetupFailed when it does not run."""
         output = CellOutput()
         end = await self.execute(code, output, timeout, silent=True)
         if end is CellEnd.BUSY:
-            raise ToolError(ErrorCode.TIMEOUT,
-                            f"The user's kernel {self.kernel_id} was busy running another cell "
-                            f"for {timeout:g}s, so nothing ran. Call eval again once it is done, "
-                            "or ask the user to interrupt it.")
+            raise UserKernelBusy(self.kernel_id, timeout)
         if end is not CellEnd.OK:
             text, _, _ = output.render()
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"Setting up the {self.language} kernel failed ({end.value}): "
-                            f"{text[-500:]} Check the kernel's installation (status shows it).")
+            raise SetupFailed(self.language, end.value, text[-500:])
 
     # -- channels -------------------------------------------------------------------------
 
@@ -452,12 +450,14 @@ class KernelSession:
             timer.cancel()
             self._calls_in_flight -= 1
             self._calls_touched = time.monotonic()
+        error = (BridgeError(code=result.error["code"], message=result.error["message"])
+                 if result.error else None)
         reply: BridgeReply = {"id": request.get("id"), "ok": result.ok, "text": result.text,
-                              "data": result.data, "error": result.error}
+                              "data": result.data, "error": error}
         if not self.dead:
             self._answer_input(json.dumps(reply, default=str))
 
-    async def _dispatch(self, name: Any, args: Any):
+    async def _dispatch(self, name: Any, args: Any) -> ToolResult:
         run = self.run
         if run is None or not isinstance(name, str):
             return ToolError(ErrorCode.UNAVAILABLE,

@@ -26,9 +26,35 @@ class PermissionAsker(Protocol):
     async def request_permission(self, run: Run, tool: Tool, args: dict[str, Any]) -> Permission:
         """Show a permission card in the run's space and wait for the human's choice.
 
-        Raises ToolError(no_human) when nobody is connected to the space.
+        Raises a PermissionUnanswered when the card gets no answer.
         """
         ...
+
+
+class PermissionUnanswered(Exception):
+    """Raised by a PermissionAsker (as plain facts) when a card gets no answer."""
+
+
+class NobodyToAsk(PermissionUnanswered):
+    def __init__(self, space: str) -> None:
+        super().__init__(f"nobody is connected to space {space!r}")
+        self.space = space
+
+
+class TooManyOpen(PermissionUnanswered):
+    def __init__(self, open_cards: int) -> None:
+        super().__init__(f"{open_cards} cards of this run are still open")
+        self.open_cards = open_cards
+
+
+class NoAnswerInTime(PermissionUnanswered):
+    def __init__(self, card_number: int, card_id: str, status: str,
+                 timeout_seconds: float) -> None:
+        super().__init__(f"nobody answered card {card_number} within {timeout_seconds:g} s")
+        self.card_number = card_number
+        self.card_id = card_id
+        self.status = status
+        self.timeout_seconds = timeout_seconds
 
 
 class ApprovalGate:
@@ -59,7 +85,10 @@ class ApprovalGate:
                 "question port with a target space to ask in. Create the run with a `space` "
                 "where a human is connected, or with approvals 'auto'.",
             )
-        answer = await asker.request_permission(run, tool, args)
+        try:
+            answer = await asker.request_permission(run, tool, args)
+        except PermissionUnanswered as exc:
+            raise _unanswered(exc, tool.name) from None
         if answer is Permission.ALLOW_RUN:
             self.allowed_for_run.add(tool.name)
         elif answer is not Permission.ALLOW_ONCE:
@@ -68,3 +97,29 @@ class ApprovalGate:
                 f"The user denied this {tool.name} call. Do not retry it as is; ask the user "
                 "what they want instead, or continue without it.",
             )
+
+
+def _unanswered(exc: PermissionUnanswered, tool: str) -> ToolError:
+    """What a permission card that got no answer means to the agent."""
+    match exc:
+        case NobodyToAsk(space=space):
+            return ToolError(
+                ErrorCode.NO_HUMAN,
+                f"Nobody is connected to space {space!r} to approve {tool}, so the call did not "
+                "run. Tell the user to open the agent panel there (notebook: "
+                "jupyter_agent_tools.notebook.open_panel()), then call it again.",
+            )
+        case TooManyOpen(open_cards=open_cards):
+            return ToolError(ErrorCode.UNAVAILABLE,
+                             f"{open_cards} cards of this run are still open; wait for their "
+                             "answers before asking more.")
+        case NoAnswerInTime(card_number=number, card_id=card_id, status=status,
+                            timeout_seconds=timeout):
+            return ToolError(
+                ErrorCode.TIMEOUT,
+                f"Nobody answered card {number} within {timeout:g} s. The {tool} call did not "
+                "run; continue without it or ask the user in the conversation.",
+                data={"card": number, "card_id": card_id, "status": status},
+            )
+    return ToolError(ErrorCode.NO_HUMAN, f"The permission card got no answer ({exc}), so the "
+                     f"{tool} call did not run.")

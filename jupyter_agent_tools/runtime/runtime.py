@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from traitlets import Any as AnyTrait
 from traitlets import Bool, Enum, Float, Int, List, Unicode, default
@@ -330,10 +331,32 @@ class Runtime(LoggingConfigurable):
             "runs": len(self.runs),
         }
 
-    async def connect_human(self, space: str):
+    async def connect_human(self, space: str) -> Human:
         """Connect a human front end to `space` (see the questions resource)."""
         port = self.providers.get(Resource.QUESTIONS)
-        if port is None:
+        if not isinstance(port, HumanChannel):
             raise ToolError(ErrorCode.UNAVAILABLE,
                             "This runtime has no question port; enable the 'questions' resource.")
         return await port.connect_human(space)
+
+
+class Human(Protocol):
+    """A human front end connected to a space: sees its cards, answers or skips them."""
+
+    async def next_card(self, timeout: float | None = None) -> Mapping[str, Any]: ...
+
+    def pending(self) -> Sequence[Mapping[str, Any]]: ...
+
+    async def answer(self, card_id: str, answer: Any = None,
+                     text: str | None = None) -> Mapping[str, Any]: ...
+
+    async def skip(self, card_id: str) -> Mapping[str, Any]: ...
+
+    async def close(self) -> None: ...
+
+
+@runtime_checkable
+class HumanChannel(Protocol):
+    """A resource provider humans connect to (the questions resource's QuestionPort)."""
+
+    async def connect_human(self, space: str) -> Human: ...
