@@ -65,7 +65,7 @@ class NotebookClient:
     async def running(self, code: str) -> asyncio.Future[dict[str, Any]]:
         """Send a cell and return once the kernel is running it."""
         future = self.execute(code)
-        started = [msg_id for msg_id, f in self._replies.items() if f is future][0]
+        started = next(msg_id for msg_id, f in self._replies.items() if f is future)
         await asyncio.wait_for(self._started[started].wait(), WAIT)
         return future
 
