@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..files import read_text_inside, resolve_inside
+from ..files import FilesError, read_text_inside, resolve_inside
 from ..runtime import CallContext, ErrorCode, Resource, Run, ToolError, ToolResult
 from ..runtime.limits import bound_text
 from .adapters import AdapterSpec
@@ -321,7 +321,7 @@ def _frame_row(run: Run, frame: StackFrame) -> dict[str, Any]:
         return row
     try:  # the adapter may name a file outside the root (through a symlinked folder)
         real = resolve_inside(run.runtime.root_path, run.runtime.root_path, path)
-    except ToolError:
+    except FilesError:
         row["outside_root"] = True
         return row
     if frame.line > 0:
@@ -338,7 +338,7 @@ def _source_line(run: Run, path: Path, line: int) -> str | None:
     try:
         lines = read_text_inside(run.runtime.root_path, path,
                                  run.runtime.read_max_bytes).splitlines()
-    except ToolError:
+    except FilesError:
         return None  # binary or missing: the location alone must do
     return lines[line - 1].strip()[:200] if 0 < line <= len(lines) else None
 

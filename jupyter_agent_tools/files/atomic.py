@@ -8,9 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..runtime.results import ErrorCode, ToolError
 from .contained import FileIdentity, OpenedFolder, open_file_in, open_folder, shown_name
-from .errors import os_error
+from .errors import OsRefused, StaleFile
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
@@ -45,9 +44,9 @@ def write_files_atomically(
     Each target is re-resolved at the moment of writing: its folders are opened one by
     one from `root` (default: the file system's root) without following symbolic links,
     and every write, rename and delete goes through the folder's descriptor. A folder or
-    file that became a link since the path was checked answers path_outside_root and
-    nothing is written anywhere. With `expected`, a file whose identity (device, inode,
-    folder) is no longer the one given answers stale_edit.
+    file that became a link since the path was checked raises LinkSwapped and nothing is
+    written anywhere. With `expected`, a file whose identity (device, inode, folder) is no
+    longer the one given raises StaleFile. An OS failure raises OsRefused (action "write").
 
     New content goes first to a temporary file beside its target (new files get mode
     0o666 less the umask, existing ones keep theirs); then the targets are replaced one
@@ -77,7 +76,7 @@ def write_files_atomically(
     except OSError as exc:
         _undo(targets, done)
         name = current.shown if current is not None else "a file"
-        raise os_error(exc, name, action="write") from None
+        raise OsRefused(name, exc, "write") from None
     except BaseException:
         _undo(targets, done)
         raise
@@ -101,10 +100,7 @@ def _prepare(root: Path, target: _Target, identity: object, *, keep_backup: bool
         if now != identity:
             if fd is not None:
                 os.close(fd)
-            raise ToolError(ErrorCode.STALE_EDIT,
-                            f"{target.shown} is not the file it was when the change was "
-                            "prepared (it was replaced, moved or deleted); nothing was written. "
-                            "Prepare the change again on the current file.")
+            raise StaleFile(target.shown)
     if fd is not None:
         with os.fdopen(fd, "rb") as handle:
             target.mode = os.fstat(fd).st_mode & 0o7777

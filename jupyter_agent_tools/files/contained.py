@@ -15,8 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..runtime.results import ErrorCode, ToolError
-from .errors import Action, os_error
+from .errors import (
+    Action,
+    FileMissing,
+    FilesError,
+    LinkSwapped,
+    NotAFile,
+    NotText,
+    OsRefused,
+    OutsideRoot,
+    TooLarge,
+)
 from .paths import real_root
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -35,15 +44,14 @@ def shown_name(root: Path, path: Path) -> str:
 
 
 def parts_under_root(root: Path, path: Path) -> tuple[str, ...]:
-    """The names leading from the root to `path`; path_outside_root when it is not under it.
+    """The names leading from the root to `path`; OutsideRoot when it is not under it.
 
     `path` is what `resolve_inside` returned: absolute and free of links when checked, so
     the test is lexical; the descent then proves no name has become a link since.
     """
     top = real_root(root)
     if path != top and top not in path.parents:
-        raise ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
-                        f"{path} is outside the server root ({top}). Use a path inside it.")
+        raise OutsideRoot(path.as_posix(), top)
     return path.relative_to(top).parts
 
 
@@ -81,8 +89,8 @@ def open_folder(root: Path, folder: Path, *, create: bool = False,
     """Open `folder` (under `root`) one name at a time from the root, following no link.
 
     With `create`, missing folders are made (mode 0o777 less the umask). A name that is
-    now a symbolic link answers path_outside_root; other OS errors are mapped, naming
-    `shown` (the file the caller is after, as the user knows it) or the folder.
+    now a symbolic link raises LinkSwapped; an OS error OsRefused, naming `shown` (the
+    file the caller is after, as the user knows it) or the folder.
     """
     shown = shown or shown_name(root, folder)
     names = parts_under_root(root, folder)
@@ -104,7 +112,7 @@ def open_folder(root: Path, folder: Path, *, create: bool = False,
             except NotADirectoryError:
                 # A link now, or a folder again: either way it was swapped during the call.
                 if _is_link(fd, name) or _is_folder(fd, name):
-                    raise link_swapped(shown, action) from None
+                    raise LinkSwapped(shown, action) from None
                 raise
             os.close(fd)
             fd = next_fd
@@ -113,7 +121,7 @@ def open_folder(root: Path, folder: Path, *, create: bool = False,
         _remove_all(created)
         _close_all(created)
         if isinstance(exc, OSError):
-            raise os_error(exc, shown, action=action) from None
+            raise OsRefused(shown, exc, action) from None
         raise
     return OpenedFolder(fd, created)
 
@@ -133,19 +141,10 @@ def _kind(folder_fd: int, name: str, test: Callable[[int], bool]) -> bool:
         return False
 
 
-def link_swapped(shown: str, action: Action) -> ToolError:
-    """The refusal when a name checked as a file or folder is now a symbolic link."""
-    done = "written" if action == "write" else "read"
-    return ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
-                     f"{shown} now goes through a symbolic link (it changed after the path was "
-                     f"checked); files are opened without following links, so nothing was "
-                     f"{done}. Use the real path inside the server root.")
-
-
 def open_file_in(folder_fd: int, name: str, shown: str, *, action: Action = "read") -> int | None:
     """A read descriptor of the regular file `name` in a folder, None if it does not exist.
 
-    A link answers path_outside_root; a folder, pipe or device invalid_arguments.
+    A link raises LinkSwapped; a folder, pipe or device NotAFile.
     """
     try:
         fd = os.open(name, READ_FLAGS, dir_fd=folder_fd)
@@ -153,14 +152,12 @@ def open_file_in(folder_fd: int, name: str, shown: str, *, action: Action = "rea
         return None
     except OSError as exc:
         if exc.errno == errno.ELOOP or _is_link(folder_fd, name):
-            raise link_swapped(shown, action) from None
-        raise os_error(exc, shown, action=action) from None
+            raise LinkSwapped(shown, action) from None
+        raise OsRefused(shown, exc, action) from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a pipe, socket or device)"
-        hint = "glob lists what a folder holds" if stat.S_ISDIR(mode) else "use bash to look at it"
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{shown} is {kind}. Name a file; {hint}.")
+        raise NotAFile(shown, is_folder=stat.S_ISDIR(mode))
     return fd
 
 
@@ -168,34 +165,29 @@ def read_bytes_inside(root: Path, path: Path, max_bytes: int | None = None, *,
                       shown: str | None = None) -> bytes:
     """The bytes of the regular file `path` under `root`, opened without following links.
 
-    not_found when it does not exist; failed when it is over `max_bytes`. Errors name the
-    file as `shown` (default: relative to the root).
+    FileMissing when it does not exist; TooLarge when it is over `max_bytes`. Errors name
+    the file as `shown` (default: relative to the root).
     """
     shown = shown or shown_name(root, path)
     if path == real_root(root):
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                        f"{shown} is a folder. Name a file; glob lists what a folder holds.")
+        raise NotAFile(shown, is_folder=True)
     folder = open_folder(root, path.parent, shown=shown)
     try:
         fd = open_file_in(folder.fd, path.name, shown)
     finally:
         folder.close()
     if fd is None:
-        raise ToolError(ErrorCode.NOT_FOUND, f"{shown} does not exist. Check the path with glob.")
+        raise FileMissing(shown)
     with os.fdopen(fd, "rb") as handle:
         size = os.fstat(fd).st_size
         if max_bytes is not None and size > max_bytes:
-            raise ToolError(ErrorCode.FAILED,
-                            f"{shown} is {size} bytes, over the {max_bytes}-byte limit. Use "
-                            "grep, or bash with head/sed, to look at part of it.")
+            raise TooLarge(shown, size, max_bytes)
         try:
             data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
         except OSError as exc:
-            raise os_error(exc, shown) from None
+            raise OsRefused(shown, exc, "read") from None
     if max_bytes is not None and len(data) > max_bytes:  # grew since fstat
-        raise ToolError(ErrorCode.FAILED,
-                        f"{shown} is over the {max_bytes}-byte limit. Use grep, or bash with "
-                        "head/sed, to look at part of it.")
+        raise TooLarge(shown, None, max_bytes)
     return data
 
 
@@ -205,9 +197,7 @@ def read_text_inside(root: Path, path: Path, max_bytes: int, *,
     shown = shown or shown_name(root, path)
     data = read_bytes_inside(root, path, max_bytes, shown=shown)
     if b"\x00" in data[:_SNIFF_BYTES]:
-        raise ToolError(ErrorCode.FAILED,
-                        f"{shown} is a binary file; read shows text only. Use "
-                        "bash (e.g. `file`, `xxd | head`) to inspect it.")
+        raise NotText(shown)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -246,7 +236,7 @@ def identity_inside(root: Path, path: Path) -> FileIdentity | None:
     """The identity of `path` reached from the root without links; None if unreachable."""
     try:
         folder = open_folder(root, path.parent)
-    except ToolError:
+    except FilesError:
         return None
     try:
         fd = open_file_in(folder.fd, path.name, shown_name(root, path))
@@ -256,7 +246,7 @@ def identity_inside(root: Path, path: Path) -> FileIdentity | None:
             return FileIdentity.of_descriptors(fd, folder.fd)
         finally:
             os.close(fd)
-    except ToolError:
+    except FilesError:
         return None
     finally:
         folder.close()

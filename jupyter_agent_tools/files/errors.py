@@ -1,84 +1,104 @@
-"""What an operating-system error means to an agent: a contract code and what to do next.
+"""What can go wrong with a file under the root, as facts: the files package's exceptions.
 
-The one place OSError becomes a ToolError. File tools call it with the file they were
-working on; `Run.call` uses it as the fallback for an OSError no tool caught, so a path
-the OS refuses never reads as "a bug in the tool".
+Every exception names the file as the user knows it (`shown`, root-relative, never a
+temporary file's name). What the agent should do about it is the runtime's business
+(`runtime/file_errors.py` maps these to the contract's codes and messages).
 """
 
 from __future__ import annotations
 
-import errno
+from pathlib import Path
 from typing import Literal
 
-from ..runtime.results import ErrorCode, ToolError
-
-# What the caller was doing; "open" when it is not known (Run.call's fallback).
+# What the caller was doing; "open" when it is not known.
 Action = Literal["read", "write", "open"]
-_DONE = {"read": "read", "write": "written", "open": "opened"}
-
-# Past this, a name in a message is cut: a 4,000-character path helps nobody.
-_MAX_NAME_CHARS = 120
-
-_WRITE_FAILURES = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO}
 
 
-def os_error(exc: OSError, name: str | None = None, *, action: Action = "read") -> ToolError:
-    """The ToolError for `exc`, raised while trying to `action` the file `name`.
+class FilesError(Exception):
+    """Base of the files package's exceptions."""
 
-    `name` is how the user knows the file (root-relative); without it, the error's own
-    filename is used. A write's message says that no file was changed: the callers that
-    pass action="write" are the atomic writer, which guarantees it.
-    """
-    shown = _clip(name if name is not None else _filename(exc))
-    reason = exc.strerror or type(exc).__name__
-    stop = "; no file was changed." if action == "write" else "."
-    number = exc.errno
-    if number == errno.ENAMETOOLONG:
-        return ToolError(ErrorCode.INVALID_ARGUMENTS,
-                         f"The path {shown} is too long for the operating system (a name may "
-                         f"have at most 255 bytes, a path 4,096){stop} Use shorter names.")
-    if number == errno.ENOENT:
-        return ToolError(ErrorCode.NOT_FOUND,
-                         f"{shown} does not exist{stop} Check the path with glob.")
-    if number == errno.ENOTDIR:
-        return ToolError(ErrorCode.NOT_FOUND,
-                         f"{shown} does not exist: a part of its path is a file, not a "
-                         f"folder{stop} Check the path with glob.")
-    if number == errno.EISDIR:
-        return ToolError(ErrorCode.INVALID_ARGUMENTS,
-                         f"{shown} is a folder, not a file{stop} Name a file; glob "
-                         "lists what a folder holds.")
-    if number == errno.ELOOP:
-        return ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
-                         f"{shown} goes through a symbolic link that changed after the path was "
-                         "checked (or loops); files are opened without following links, so "
-                         f"nothing was {_DONE[action]}. Use the real "
-                         "path inside the "
-                         "server root.")
-    if number in (errno.EACCES, errno.EPERM):
-        return ToolError(ErrorCode.PERMISSION_DENIED,
-                         f"The operating system does not let the server's user {action} {shown} "
-                         f"({reason}){stop} Pick another file, or change its "
-                         "permissions with bash.")
-    if number in (errno.EMFILE, errno.ENFILE):
-        return ToolError(ErrorCode.FAILED,
-                         f"The server has too many open files to {action} {shown} now"
-                         f"{stop} Try again in a moment.")
-    if action == "write" or number in _WRITE_FAILURES:
-        return ToolError(ErrorCode.FAILED,
-                         f"Writing {shown} failed ({reason}){stop} Check free space "
-                         "and that the file system is writable, then try again.")
-    return ToolError(ErrorCode.FAILED,
-                     f"{'Opening' if action == 'open' else 'Reading'} {shown} failed ({reason}). "
-                     "Try again; if it keeps failing, look at the file with bash (ls -l, file).")
+    def __init__(self, shown: str, fact: str) -> None:
+        super().__init__(f"{shown}: {fact}")
+        self.shown = shown
 
 
-def _filename(exc: OSError) -> str:
-    filename = exc.filename
-    if filename is None:
-        return "the file"
-    return filename.decode(errors="replace") if isinstance(filename, bytes) else str(filename)
+class OutsideRoot(FilesError):
+    """The path resolves outside the server root."""
+
+    def __init__(self, shown: str, root: Path) -> None:
+        super().__init__(shown, f"resolves outside the server root {root}")
+        self.root = root
 
 
-def _clip(name: str) -> str:
-    return name if len(name) <= _MAX_NAME_CHARS else name[:_MAX_NAME_CHARS] + "…"
+class NulInPath(FilesError):
+    """The path holds a NUL byte, which no file system takes."""
+
+    def __init__(self, shown: str) -> None:
+        super().__init__(shown, "contains a NUL byte")
+
+
+class PathTooLong(FilesError):
+    """The path (or one of its names) is longer than the operating system allows."""
+
+    def __init__(self, shown: str, path_bytes: int, longest_name: int, max_path: int,
+                 max_name: int) -> None:
+        super().__init__(shown, f"{path_bytes} bytes, longest name {longest_name}")
+        self.path_bytes = path_bytes
+        self.longest_name = longest_name
+        self.max_path = max_path
+        self.max_name = max_name
+
+
+class LinkSwapped(FilesError):
+    """A name checked as a file or folder became a symbolic link before it was used."""
+
+    def __init__(self, shown: str, action: Action) -> None:
+        super().__init__(shown, "now goes through a symbolic link")
+        self.action = action
+
+
+class NotAFile(FilesError):
+    """The path names a folder, pipe, socket or device, not a regular file."""
+
+    def __init__(self, shown: str, *, is_folder: bool) -> None:
+        super().__init__(shown, "is a folder" if is_folder else "is not a regular file")
+        self.is_folder = is_folder
+
+
+class FileMissing(FilesError):
+    """The file does not exist."""
+
+    def __init__(self, shown: str) -> None:
+        super().__init__(shown, "does not exist")
+
+
+class TooLarge(FilesError):
+    """The file is over the byte limit it was read with (`size` None: it grew past it)."""
+
+    def __init__(self, shown: str, size: int | None, limit: int) -> None:
+        super().__init__(shown, f"over the {limit}-byte limit")
+        self.size = size
+        self.limit = limit
+
+
+class NotText(FilesError):
+    """The file is binary (a NUL byte near its start)."""
+
+    def __init__(self, shown: str) -> None:
+        super().__init__(shown, "is a binary file")
+
+
+class StaleFile(FilesError):
+    """The file is not the one a change was prepared on (replaced, moved or deleted)."""
+
+    def __init__(self, shown: str) -> None:
+        super().__init__(shown, "changed identity since the change was prepared")
+
+
+class OsRefused(FilesError):
+    """The operating system refused to `action` the file: `error` says why."""
+
+    def __init__(self, shown: str, error: OSError, action: Action) -> None:
+        super().__init__(shown, f"{action} failed: {error.strerror or type(error).__name__}")
+        self.error = error
+        self.action = action

@@ -6,7 +6,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from ..runtime.results import ErrorCode, ToolError
+from .errors import NulInPath, OutsideRoot, PathTooLong
 
 
 def resolve_inside(root: Path, base: Path, path: str | os.PathLike[str]) -> Path:
@@ -18,8 +18,7 @@ def resolve_inside(root: Path, base: Path, path: str | os.PathLike[str]) -> Path
     """
     raw = os.fspath(path)
     if "\x00" in raw:
-        raise ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
-                        "The path contains a NUL byte. Use a plain relative path.")
+        raise NulInPath(raw.replace("\x00", "\\0"))
     _check_length(raw)
     top = real_root(root)
     candidate = Path(raw).expanduser() if raw.startswith("~") else Path(raw)
@@ -27,11 +26,7 @@ def resolve_inside(root: Path, base: Path, path: str | os.PathLike[str]) -> Path
         candidate = base / candidate
     resolved = Path(os.path.realpath(candidate))
     if resolved != top and top not in resolved.parents:
-        raise ToolError(
-            ErrorCode.PATH_OUTSIDE_ROOT,
-            f"{raw!r} resolves outside the server root ({top}). Use a path inside it, "
-            "relative to the run's working directory.",
-        )
+        raise OutsideRoot(raw, top)
     return resolved
 
 
@@ -40,13 +35,7 @@ def _check_length(raw: str) -> None:
     encoded = os.fsencode(raw)
     longest = max((len(part) for part in encoded.split(b"/")), default=0)
     if len(encoded) >= _PATH_MAX or longest > _NAME_MAX:
-        shown = raw if len(raw) <= 80 else raw[:80] + "…"
-        raise ToolError(
-            ErrorCode.INVALID_ARGUMENTS,
-            f"The path {shown!r} is too long for the operating system ({len(encoded)} bytes, "
-            f"longest name {longest}; the limits are {_PATH_MAX - 1} and {_NAME_MAX}). Use "
-            "shorter names.",
-        )
+        raise PathTooLong(raw, len(encoded), longest, _PATH_MAX - 1, _NAME_MAX)
 
 
 # POSIX limits of Linux and macOS file systems; pathconf would ask each mount, but a

@@ -38,10 +38,10 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..runtime import ToolError
 from ..runtime.processes import signal_process_group
 from .atomic import SCRATCH_GLOBS
 from .contained import read_bytes_inside
+from .errors import FilesError
 from .walk import is_binary
 
 # rg --debug names each entry it leaves out; counting those lines keeps the `skipped` counts
@@ -273,7 +273,7 @@ def _cell_sources(query: RipgrepQuery, notebook: Path) -> list[str] | None:
         cells = json.loads(read_bytes_inside(query.root, notebook, query.max_file_bytes))["cells"]
         return ["".join(source) if isinstance(source, list) else str(source)
                 for source in (cell.get("source", "") for cell in cells)]
-    except (ToolError, ValueError, TypeError, KeyError, AttributeError):
+    except (FilesError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
 

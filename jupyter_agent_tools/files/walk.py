@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
-from pathspec.patterns.gitwildmatch import GitWildMatchPattern
 
 DEFAULT_SKIP_DIRS = (".git", ".hg", ".svn", "__pycache__", "node_modules", ".ipynb_checkpoints")
 DEFAULT_MAX_ENTRIES = 200_000
 DEFAULT_TIMEOUT_SECONDS = 30.0
 _SNIFF_BYTES = 8192
 
-# The folder a .gitignore sits in, and its patterns in file order.
-IgnoreRules = tuple[Path, list[GitWildMatchPattern]]
+# The folder a .gitignore sits in, and its patterns in file order as (regex, ignores) pairs.
+IgnoreRules = tuple[Path, list[tuple[re.Pattern[str], bool]]]
 
 
 @dataclass
@@ -94,9 +94,10 @@ class FileWalker:
             return None
         try:
             patterns = pathspec.GitIgnoreSpec.from_lines(lines).patterns
-        except Exception:  # a malformed .gitignore ignores nothing rather than failing the walk
+        except ValueError:  # malformed (GitIgnorePatternError): ignore nothing, keep walking
             return None
-        return directory, [p for p in patterns if p.include is not None and p.regex is not None]
+        return directory, [(p.regex, bool(p.include)) for p in patterns
+                           if p.include is not None and p.regex is not None]
 
     def _inherited_rules(self, start: Path) -> list[IgnoreRules]:
         """.gitignore files of the directories between the root and `start` (excluded)."""
@@ -117,9 +118,9 @@ class FileWalker:
         decision = False
         for base, patterns in rules:
             rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
-            for pattern in patterns:
-                if pattern.regex.fullmatch(rel):
-                    decision = bool(pattern.include)
+            for regex, include in patterns:
+                if regex.fullmatch(rel):
+                    decision = include
         return decision
 
     async def list_files(self, start: Path) -> list[Path]:

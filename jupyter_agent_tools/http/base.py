@@ -18,7 +18,9 @@ from pydantic import TypeAdapter, ValidationError
 from tornado import httputil, web
 
 from ..auth import RunTokenAuth
+from ..files.errors import FilesError
 from ..runtime import ErrorCode, Run, Runtime, ToolError
+from ..runtime.file_errors import file_error
 from .models import ErrorDetail, ErrorResponse, RequestModel
 
 RUNS_RESOURCE = "agent_tools:runs"
@@ -114,6 +116,8 @@ class JsonErrors:
 
     def write_error(self: Any, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, FilesError):  # a file refusal outside a tool call reads the same
+            exc = file_error(exc)
         if isinstance(exc, ToolError):
             status, code, message = STATUS_BY_CODE.get(exc.code, CONFLICT), exc.code, exc.message
         elif isinstance(exc, ApiError):
@@ -143,8 +147,8 @@ class JsonErrors:
                 if getattr(type(self), method.lower()) is not getattr(web.RequestHandler, method.lower())]
 
     def log_exception(self: Any, typ: Any, value: Any, tb: Any) -> None:
-        if isinstance(value, ToolError | ApiError):  # an expected answer, not a server fault
-            self.log.info("%s %s: %s", self.request.method, self.request.path, value.code.value)
+        if isinstance(value, ToolError | ApiError | FilesError):  # an expected answer, not a server fault
+            self.log.info("%s %s: %s", self.request.method, self.request.path, value)
             return
         super().log_exception(typ, value, tb)  # type: ignore[misc]
 

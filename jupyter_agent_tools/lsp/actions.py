@@ -12,7 +12,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..files import read_text_inside, write_files_atomically
+from ..files import FilesError, read_text_inside, write_files_atomically
 from ..notebooks import DocumentEdit, NotebookError, check_unchanged, is_notebook_path
 from ..runtime import CallContext, ErrorCode, ToolError, ToolResult
 from .client import LspRequestError
@@ -706,7 +706,7 @@ async def _open_every_notebook(session: LspSession, server: LanguageServer, args
     for path in paths:
         try:
             document = await asyncio.to_thread(session.document_now, path)
-        except ToolError:  # not a notebook it can parse: nothing in it can be renamed
+        except (ToolError, FilesError):  # not a notebook it can parse: nothing in it can be renamed
             unreadable.append(session.run.relpath(path))
             continue
         if server.spec.serves(document.served):

@@ -23,7 +23,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..discovery import missing_binary, missing_marker
-from ..files import read_text_inside, resolve_inside
+from ..files import FilesError, read_text_inside, resolve_inside
 from ..files.walk import DEFAULT_SKIP_DIRS
 from ..notebooks import (
     NotebookError,
@@ -33,6 +33,7 @@ from ..notebooks import (
     read_notebook,
 )
 from ..runtime import ErrorCode, Run, ToolError
+from ..runtime.file_errors import file_error
 from .client import LspRequestError
 from .journal import SEVERITY_LEVELS, DiagnosticsJournal, FileDiagnostic
 from .positions import char_index
@@ -220,7 +221,7 @@ class LspSession:
         root = self.run.runtime.root_path
         try:
             return resolve_inside(root, root, path)
-        except ToolError:
+        except FilesError:
             return None
 
     def read_now(self, path: Path) -> str:
@@ -305,7 +306,7 @@ class LspSession:
             return None
         try:
             document = self.document_now(notebook)
-        except ToolError:
+        except (ToolError, FilesError):
             return None
         return document if document.served == served else None
 
@@ -498,7 +499,7 @@ class LspSession:
                 if real not in lines_of:
                     try:
                         lines_of[real] = self.read_now(real).splitlines()
-                    except ToolError:
+                    except FilesError:
                         lines_of[real] = []
                 lines = lines_of[real]
                 if range_.start.line < len(lines):
@@ -544,6 +545,8 @@ def _read_all(read: Any, paths: list[Path]) -> list[Any]:
             texts.append(read(path))
         except ToolError as error:
             texts.append(error)
+        except FilesError as error:
+            texts.append(file_error(error))
     return texts
 
 

@@ -37,7 +37,7 @@ def read_notebook(root: Path, path: Path, max_bytes: int | None = None, *,
                   shown: str | None = None) -> NotebookFile:
     """Read and parse the notebook `path` under `root` (InvalidNotebook if it is not one).
 
-    A file that cannot be read at all fails as the files package says (ToolError).
+    A file that cannot be read at all fails as the files package says (a FilesError).
     """
     shown = shown or path.name
     identity = identity_inside(root, path)

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from ..files.errors import os_error
+from ..files.errors import FilesError
 from ..files.paths import relative_to_root, resolve_inside
 from ..files.walk import FileWalker
 from .approvals import ApprovalGate
 from .events import EventBus
+from .file_errors import file_error, os_error
 from .results import ErrorCode, ToolError, ToolResult
 from .schemas import tool_schemas
 from .tiers import Approvals, Surface
@@ -179,6 +180,8 @@ class Run:
             result = await self._dispatch(tool, name, args, parsed, invalid, origin, call_id)
         except ToolError as error:
             result = error.to_result()
+        except FilesError as exc:
+            result = file_error(exc).to_result()
         except asyncio.CancelledError:
             result = ToolError(ErrorCode.TIMEOUT, "The call was cancelled before it finished. "
                                "Call again if you still need its result.").to_result()
@@ -247,6 +250,7 @@ class Run:
                             describe_validation_error(name, invalid, tool.json_schema()))
         ctx = CallContext(run=self, tool=tool, origin=origin, call_id=call_id)
         # A call that cannot succeed fails here, before a human is asked to approve it.
+        await tool.prepare(ctx, parsed)
         for path in tool.paths(parsed):
             self.resolve(path)
         tool.precheck(ctx, parsed)
@@ -264,6 +268,8 @@ class Run:
                 return await ctx.tool.call(ctx, args)
             except ToolError as error:
                 return error.to_result()
+            except FilesError as exc:  # what a tool let through reads as the files contract
+                return file_error(exc).to_result()
 
         call_next = innermost
         for wrapper in reversed(self.runtime.wrappers()):

@@ -14,9 +14,11 @@ from traitlets import Any as AnyTrait
 from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 from traitlets.config import LoggingConfigurable
 
+from ..files.errors import FilesError
 from ..files.paths import resolve_inside
 from ..files.walk import DEFAULT_SKIP_DIRS
 from .events import EventBus
+from .file_errors import file_error
 from .registry import ToolRegistry
 from .resources import ResourceProvider
 from .results import ErrorCode, ToolError
@@ -234,7 +236,8 @@ class Runtime(LoggingConfigurable):
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             f"cwd {str(cwd)[:200]!r} cannot be used ({reason}); pass a "
                             "directory under the server root.") from None
-        except ToolError as error:  # containment's own refusal: say which argument it was
+        except FilesError as exc:  # containment's own refusal: say which argument it was
+            error = file_error(exc)
             raise ToolError(error.code, f"cwd: {error.message}") from None
         if not is_dir:
             raise ToolError(ErrorCode.NOT_FOUND,
@@ -275,10 +278,13 @@ class Runtime(LoggingConfigurable):
             raise ToolError(ErrorCode.UNAVAILABLE,
                             "kernel_id/notebook need the kernels resource, which this run would "
                             "not have; enable it, or create the run without them.")
+        try:
+            notebook_path = resolve_inside(self.root_path, cwd, notebook) if notebook else None
+        except FilesError as exc:
+            error = file_error(exc)
+            raise ToolError(error.code, f"notebook: {error.message}") from None
         found = await kernels.find_user_kernel(  # type: ignore[attr-defined]
-            kernel_id=kernel_id or None,
-            notebook=resolve_inside(self.root_path, cwd, notebook) if notebook else None,
-        )
+            kernel_id=kernel_id or None, notebook=notebook_path)
         return replace(options, kernel_id=found.kernel_id, notebook=found.notebook)
 
     def get_run(self, run_id: str) -> Run:

@@ -100,6 +100,11 @@ class Tool:
     # the run refuses a call whose path leaves the root, so no human approves what must fail.
     path_fields: ClassVar[tuple[str, ...]] = ()
 
+    async def prepare(self, ctx: CallContext, args: Any) -> None:
+        """Work the checks below need from a big argument (parsing a patch, say), done off
+        the event loop; raise ToolError when it shows the call cannot run. First step of a
+        call, before `paths`, `precheck` and the approval gate. Most tools need none."""
+
     def paths(self, args: Any) -> list[str]:
         """The paths a call names, as given; by default the values of `path_fields`."""
         values = (getattr(args, name, None) for name in self.path_fields)

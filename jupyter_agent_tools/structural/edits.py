@@ -18,8 +18,13 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from ..files import FileIdentity, identity_inside, read_bytes_inside, write_files_atomically
-from ..runtime import ToolError
+from ..files import (
+    FileIdentity,
+    FilesError,
+    identity_inside,
+    read_bytes_inside,
+    write_files_atomically,
+)
 
 
 class EditStatus(str, Enum):
@@ -59,7 +64,7 @@ class FileChange:
             return True
         try:
             return content_hash(read_bytes_inside(root, self.path)) != self.snapshot
-        except ToolError:  # gone, or now behind a link: certainly not the snapshot
+        except FilesError:  # gone, or now behind a link: certainly not the snapshot
             return True
 
 

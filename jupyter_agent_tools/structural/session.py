@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..files import identity_inside, read_bytes_inside
+from ..files import FilesError, identity_inside, read_bytes_inside
 from ..notebooks import (
     DocumentEdit,
     NotebookError,
@@ -325,5 +325,5 @@ def _add_vanished(skipped: dict[str, int], count: int) -> dict[str, int]:
 def _read(root: Path, path: Path) -> bytes | None:
     try:  # contained where the bytes are read: a folder swapped for a link is not followed
         return read_bytes_inside(root, path)
-    except ToolError:  # gone, unreadable or behind a link since the search: the edit is stale
+    except FilesError:  # gone, unreadable or behind a link since the search: the edit is stale
         return None

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from pydantic import Field
-from unidiff import PatchSet
+from pydantic import Field, PrivateAttr
+from typing_extensions import override
+from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
 from ..files import read_text_inside, write_files_atomically
@@ -18,6 +19,28 @@ _MAX_DRIFT = 200
 
 class ApplyPatchArgs(ToolArgs):
     patch: str = Field(min_length=1, description="A unified diff (git diff or diff -u format).")
+    # The parsed patch (ApplyPatch.prepare): parsed once, off the event loop.
+    _parsed: PatchSet | None = PrivateAttr(None)
+
+    @property
+    def parsed(self) -> PatchSet:
+        if self._parsed is None:
+            raise RuntimeError("apply_patch arguments used before ApplyPatch.prepare")
+        return self._parsed
+
+
+def parse_patch(text: str) -> PatchSet:
+    """`text` as a patch set; invalid_arguments when it is not a unified diff or changes nothing."""
+    try:
+        patch = PatchSet(text if text.endswith("\n") else text + "\n")
+    except UnidiffParseError as exc:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"patch is not a unified diff ({exc}). Use `--- a/file`, "
+                        "`+++ b/file` headers and `@@ -l,n +l,n @@` hunks.") from None
+    if not patch:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        "patch holds no file changes. Include ---/+++ headers and hunks.")
+    return patch
 
 
 class ApplyPatch(Tool):
@@ -30,13 +53,15 @@ class ApplyPatch(Tool):
     )
     Args = ApplyPatchArgs
 
+    @override
+    async def prepare(self, ctx: CallContext, args: ApplyPatchArgs) -> None:
+        # A 4 MB patch takes seconds to parse: never on the loop. An unparseable one is
+        # refused here, before anyone is asked to approve it.
+        args._parsed = await asyncio.to_thread(parse_patch, args.patch)
+
     def paths(self, args: ApplyPatchArgs) -> list[str]:
-        """The files the patch names (an unparseable patch is explained by call)."""
-        try:
-            text = args.patch if args.patch.endswith("\n") else args.patch + "\n"
-            return [patched.path for patched in PatchSet(text)]
-        except UnidiffParseError:
-            return []
+        """The files the patch names."""
+        return [patched.path for patched in args.parsed]
 
     async def call(self, ctx: CallContext, args: ApplyPatchArgs) -> ToolResult:
         # Parsing, matching hunks and the disk work stay off the server's event loop.
@@ -51,15 +76,7 @@ class ApplyPatch(Tool):
     def _apply(ctx: CallContext,
                args: ApplyPatchArgs) -> tuple[list[Path], list[Path], list[str]]:
         root = ctx.runtime.root_path
-        try:
-            patch = PatchSet(args.patch if args.patch.endswith("\n") else args.patch + "\n")
-        except UnidiffParseError as exc:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"patch is not a unified diff ({exc}). Use `--- a/file`, "
-                            "`+++ b/file` headers and `@@ -l,n +l,n @@` hunks.") from None
-        if not patch:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            "patch holds no file changes. Include ---/+++ headers and hunks.")
+        patch = args.parsed
         changes: dict[Path, str | None] = {}
         summary = []
         for patched in patch:
@@ -78,7 +95,7 @@ class ApplyPatch(Tool):
         return list(changes), created, summary
 
 
-def _apply_hunks(name: str, original: str, patched) -> str:
+def _apply_hunks(name: str, original: str, patched: PatchedFile) -> str:
     lines = original.splitlines(keepends=True)
     offset = 0
     for number, hunk in enumerate(patched, 1):

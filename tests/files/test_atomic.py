@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from jupyter_agent_tools import ToolError
-from jupyter_agent_tools.files import atomic, write_files_atomically
+from jupyter_agent_tools.files import FilesError, atomic, write_files_atomically
+from jupyter_agent_tools.runtime.file_errors import file_error
 
 
 def test_writes_creates_and_deletes_together(tmp_path):
@@ -40,9 +40,9 @@ def test_a_failure_on_the_third_of_four_files_restores_every_file(tmp_path, monk
         real_replace(src, dst, **folder_fds)
 
     monkeypatch.setattr(atomic.os, "replace", flaky_replace)
-    with pytest.raises(ToolError) as failure:
+    with pytest.raises(FilesError) as failure:
         write_files_atomically({path: f"changed {i}" for i, path in enumerate(files)})
-    assert failure.value.code.value == "failed" and "no file was changed" in failure.value.message
+    assert file_error(failure.value).code.value == "failed" and "no file was changed" in file_error(failure.value).message
     assert [p.read_text() for p in files[:3]] == ["original 0", "original 1", "original 2"]
     assert not files[3].exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f0.txt", "f1.txt", "f2.txt"]

@@ -10,13 +10,14 @@ import sys
 
 import pytest
 
-from jupyter_agent_tools import ToolError
 from jupyter_agent_tools.files import (
     FileIdentity,
+    FilesError,
     read_text_inside,
     resolve_inside,
     write_files_atomically,
 )
+from jupyter_agent_tools.runtime.file_errors import file_error
 
 
 @pytest.fixture
@@ -38,10 +39,10 @@ def test_a_folder_swapped_for_a_link_after_the_check_is_refused(tree):
     root, outside = tree
     checked = resolve_inside(root, root, "pkg/f.py")
     swap_folder_for_link(root, outside)
-    with pytest.raises(ToolError) as refused:
+    with pytest.raises(FilesError) as refused:
         write_files_atomically({checked: "x = 2\n"}, root=root)
-    assert refused.value.code.value == "path_outside_root"
-    assert "pkg/f.py" in refused.value.message and "symbolic link" in refused.value.message
+    assert file_error(refused.value).code.value == "path_outside_root"
+    assert "pkg/f.py" in file_error(refused.value).message and "symbolic link" in file_error(refused.value).message
     assert (outside / "pkg" / "f.py").read_text() == "x = 1\n"
     assert (root / "pkg.real" / "f.py").read_text() == "x = 1\n"
     assert sorted(os.listdir(outside / "pkg")) == ["f.py"]
@@ -52,13 +53,13 @@ def test_a_file_swapped_for_a_link_is_neither_read_nor_written(tree):
     checked = resolve_inside(root, root, "pkg/f.py")
     os.unlink(checked)
     os.symlink(outside / "pkg" / "f.py", checked)
-    with pytest.raises(ToolError) as read:
+    with pytest.raises(FilesError) as read:
         read_text_inside(root, checked, 1000)
-    assert read.value.code.value == "path_outside_root"
-    with pytest.raises(ToolError) as written:
+    assert file_error(read.value).code.value == "path_outside_root"
+    with pytest.raises(FilesError) as written:
         write_files_atomically({checked: "x = 2\n"}, root=root,
                                expected={checked: FileIdentity.of_path(outside / "pkg" / "f.py")})
-    assert written.value.code.value == "path_outside_root"
+    assert file_error(written.value).code.value == "path_outside_root"
     assert (outside / "pkg" / "f.py").read_text() == "x = 1\n"
 
 
@@ -69,7 +70,7 @@ def test_one_refused_target_writes_no_other(tree):
                resolve_inside(root, root, "new/b.py"): "b = 1\n",
                resolve_inside(root, root, "pkg/f.py"): "x = 2\n"}
     swap_folder_for_link(root, outside)
-    with pytest.raises(ToolError):
+    with pytest.raises(FilesError):
         write_files_atomically(targets, root=root)
     assert (root / "a.py").read_text() == "a = 1\n"
     assert not (root / "new").exists()  # the folder it created is gone again
@@ -104,8 +105,8 @@ def test_a_writer_racing_a_folder_swap_never_writes_outside(tree):
             try:
                 write_files_atomically({checked: f"x = {attempt}\n"}, root=root)
                 outcome = "written"
-            except ToolError as error:
-                outcome = error.code.value
+            except FilesError as error:
+                outcome = file_error(error).code.value
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
             if attempt >= 200 and len(outcomes) >= 2:
                 break
@@ -145,14 +146,14 @@ def test_a_real_write_failure_names_the_file_not_its_temporary(tmp_path):
     previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (1024, hard))
     try:
-        with pytest.raises(ToolError) as failed:
+        with pytest.raises(FilesError) as failed:
             write_files_atomically({**{p: "new\n" for p in files[:3]}, files[3]: "y" * 4096},
                                    root=tmp_path)
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
         signal.signal(signal.SIGXFSZ, previous)
-    message = failed.value.message
-    assert failed.value.code.value == "failed"
+    message = file_error(failed.value).message
+    assert file_error(failed.value).code.value == "failed"
     assert message.startswith("Writing f4.py failed (File too large); no file was changed.")
     assert ".tmp" not in message
     assert [p.read_text() for p in files[:3]] == ["old\n"] * 3
@@ -165,14 +166,14 @@ def test_reads_refuse_folders_pipes_and_missing_files_by_name(tmp_path):
     cases = {"dir": "invalid_arguments", "pipe": "invalid_arguments",
              "gone.py": "not_found", "dir/gone/x.py": "not_found"}
     for name, code in cases.items():
-        with pytest.raises(ToolError) as refused:
+        with pytest.raises(FilesError) as refused:
             read_text_inside(tmp_path, tmp_path / name, 1000)
-        assert refused.value.code.value == code and name in refused.value.message
+        assert file_error(refused.value).code.value == code and name in file_error(refused.value).message
 
 
 def test_a_path_too_long_for_the_os_is_invalid_arguments(tmp_path):
     for path in ("x" * 300, "/".join(["abcdefgh"] * 600)):
-        with pytest.raises(ToolError) as refused:
+        with pytest.raises(FilesError) as refused:
             resolve_inside(tmp_path, tmp_path, path)
-        assert refused.value.code.value == "invalid_arguments"
-        assert "too long" in refused.value.message
+        assert file_error(refused.value).code.value == "invalid_arguments"
+        assert "too long" in file_error(refused.value).message

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from jupyter_agent_tools.files import resolve_inside
+from jupyter_agent_tools.files import FilesError, resolve_inside
 from jupyter_agent_tools.lsp.journal import DiagnosticsJournal, FileDiagnostic
 from jupyter_agent_tools.lsp.languages import LANGUAGES
 from jupyter_agent_tools.lsp.positions import locate_symbol, utf16_column
@@ -118,7 +118,7 @@ def test_workspace_edit_changes_and_document_changes(tmp_path):
     def resolve(path: Path) -> Path | None:
         try:
             return resolve_inside(tmp_path, tmp_path, path)
-        except ToolError:
+        except FilesError:
             return None
 
     def edit(line: int, start: int, end: int) -> types.TextEdit:
@@ -150,7 +150,7 @@ def test_a_workspace_edit_through_a_symlinked_folder_is_refused_whole(tmp_path):
     def contained(path: Path) -> Path | None:
         try:
             return resolve_inside(root, root, path)
-        except ToolError:
+        except FilesError:
             return None
 
     rename = types.TextEdit(types.Range(types.Position(0, 0), types.Position(0, 1)), "y")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import nbformat
 import pytest
 
+from jupyter_agent_tools.files import FilesError
 from jupyter_agent_tools.notebooks import StaleNotebook, read_notebook, write_sources
-from jupyter_agent_tools.runtime import ToolError
+from jupyter_agent_tools.runtime.file_errors import file_error
 
 
 def test_write_back_changes_the_cell_and_nothing_else(root, analysis):
@@ -40,6 +41,6 @@ def test_a_link_out_of_the_root_is_not_followed(root, tmp_path):
     outside = tmp_path / "outside.ipynb"
     nbformat.write(nbformat.v4.new_notebook(), outside)
     (root / "linked.ipynb").symlink_to(outside)
-    with pytest.raises(ToolError) as caught:
+    with pytest.raises(FilesError) as caught:
         read_notebook(root, root / "linked.ipynb")
-    assert caught.value.code.value == "path_outside_root"
+    assert file_error(caught.value).code.value == "path_outside_root"

@@ -22,6 +22,8 @@ DOOMED_CALLS = [
     ("edit", {"path": "/etc/hostname", "old_string": "a", "new_string": "b"}, "path_outside_root"),
     ("write", {"path": "escape/inside.txt", "content": "x"}, "path_outside_root"),  # a symlink
     ("apply_patch", {"patch": PATCH_OUTSIDE}, "path_outside_root"),
+    ("apply_patch", {"patch": "@@ -1 +1 @@\n-a\n+b\n"}, "invalid_arguments"),  # unparseable
+    ("apply_patch", {"patch": "just some words\n"}, "invalid_arguments"),  # changes nothing
     ("ast_edit", {"pattern": "print($A)", "rewrite": "log($A)", "path": "../.."}, "path_outside_root"),
     ("lsp_rename", {"file": "../../a.py", "line": 1, "symbol": "a", "new_name": "b"},
      "path_outside_root"),

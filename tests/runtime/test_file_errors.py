@@ -8,8 +8,8 @@ import os
 import pytest
 from pydantic import Field
 
-from jupyter_agent_tools.files import os_error
 from jupyter_agent_tools.runtime import Resource, Tier, Tool, ToolArgs, ToolResult
+from jupyter_agent_tools.runtime.file_errors import os_error
 
 EXPECTED = [
     (errno.ENAMETOOLONG, "invalid_arguments", "too long"),
