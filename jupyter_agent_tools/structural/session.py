@@ -22,7 +22,6 @@ from ..notebooks import (
     notebook_language,
     read_notebook,
 )
-from ..runtime import ToolError
 from . import errors
 from .edits import EditStatus, EditStore, FileChange, StagedEdit, content_hash, unified_diff
 from .languages import GRAMMAR_IDS, close_ids, extensions_for, language_for_path
@@ -229,7 +228,7 @@ class StructuralSession:
         relpath = self.run.relpath(target)
         try:
             file = read_notebook(root, target, shown=relpath)
-        except (NotebookError, ToolError):
+        except (NotebookError, FilesError, OSError):
             file = None
         if file is None or file.snapshot != snapshot:
             raise errors.ChangedWhileComputing(relpath, notebook=True)
@@ -325,5 +324,5 @@ def _add_vanished(skipped: dict[str, int], count: int) -> dict[str, int]:
 def _read(root: Path, path: Path) -> bytes | None:
     try:  # contained where the bytes are read: a folder swapped for a link is not followed
         return read_bytes_inside(root, path)
-    except FilesError:  # gone, unreadable or behind a link since the search: the edit is stale
+    except (FilesError, OSError):  # gone, unreadable or behind a link since the search: stale
         return None
