@@ -6,44 +6,43 @@ returns it as a `CellRun`, with what the cell produced.
 
 from __future__ import annotations
 
+from ..runtime.user_kernels import (
+    KernelInUse,
+    NoServerKernels,
+    NoSuchUserKernel,
+    NotebookWithoutKernel,
+    NotPythonKernel,
+)
+
 
 class KernelError(Exception):
     """Base class of the kernels resource's errors."""
 
 
-class KernelsNeedServer(KernelError):
+# -- a run created on a user's kernel that it cannot have (the runtime words these) --------
+
+
+class KernelsNeedServer(KernelError, NoServerKernels):
     """A user's kernel was asked for, and this runtime is embedded (no server kernels)."""
 
-    def __init__(self) -> None:
-        super().__init__("no server kernel manager to find a user's kernel in")
+
+class UnknownKernel(KernelError, NoSuchUserKernel):
+    """The server runs no kernel of that id."""
 
 
-class UnknownKernel(KernelError):
-    def __init__(self, kernel_id: str) -> None:
-        super().__init__(f"the server has no kernel {kernel_id!r}")
-        self.kernel_id = kernel_id
+class NotebookHasNoKernel(KernelError, NotebookWithoutKernel):
+    """No session of the server names a kernel for the notebook."""
 
 
-class NotebookHasNoKernel(KernelError):
-    def __init__(self, notebook: str) -> None:
-        super().__init__(f"no kernel is running for notebook {notebook!r}")
-        self.notebook = notebook
+class NotAPythonKernel(KernelError, NotPythonKernel):
+    """The kernel runs another language; eval borrows only Python kernels."""
 
 
-class NotAPythonKernel(KernelError):
-    def __init__(self, kernel_id: str, language: str) -> None:
-        super().__init__(f"kernel {kernel_id} is a {language or 'non-Python'} kernel")
-        self.kernel_id = kernel_id
-        self.language = language
-
-
-class KernelBorrowed(KernelError):
+class KernelBorrowed(KernelError, KernelInUse):
     """Another open run already works in this user's kernel."""
 
-    def __init__(self, kernel_id: str, run_id: str) -> None:
-        super().__init__(f"run {run_id} already works in kernel {kernel_id}")
-        self.kernel_id = kernel_id
-        self.run_id = run_id
+
+# -- eval's kernels ----------------------------------------------------------------------
 
 
 class UserKernelNotRunning(KernelError):

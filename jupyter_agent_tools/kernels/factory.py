@@ -24,7 +24,6 @@ from traitlets import Bool, Dict, Enum, Float, Int
 from traitlets.config import Config
 
 from ..runtime.resources import ResourceProvider
-from ..runtime.results import ErrorCode, ToolError
 from ..runtime.tool import Resource
 from .channels import GatewayChannels, ZmqChannels
 from .deno_spec import KERNEL_NAME as DENO_KERNEL_NAME
@@ -34,11 +33,7 @@ from .errors import (
     KernelDidNotStart,
     KernelError,
     KernelNotInstalled,
-    KernelsNeedServer,
-    NotAPythonKernel,
-    NotebookHasNoKernel,
     TooManyKernels,
-    UnknownKernel,
     UnknownLanguage,
     UserKernelNotRunning,
     UserKernelSilent,
@@ -186,15 +181,12 @@ class KernelFactory(ResourceProvider):
         """Check a run's `kernel_id` / `notebook` (an absolute path) before it is created.
 
         Synchronous after its last await, so no other run can borrow the kernel before the
-        run being created attaches it. Raises the ToolError `create_run` answers with.
+        run being created attaches it. Its refusals are the runtime's UserKernelRefused.
         """
-        try:
-            found = await find_user_kernel(self.runtime, kernel_id=kernel_id, notebook=notebook)
-        except KernelError as exc:
-            raise _run_option_error(exc) from None
+        found = await find_user_kernel(self.runtime, kernel_id=kernel_id, notebook=notebook)
         holder = self._borrowed.get(found.kernel_id)
         if holder is not None and not holder.closed:
-            raise _run_option_error(KernelBorrowed(found.kernel_id, holder.id))
+            raise KernelBorrowed(found.kernel_id, holder.id)
         return found
 
     async def borrow(self, user_kernel: UserKernel, run: Run) -> KernelSession:
@@ -388,36 +380,3 @@ async def _has_spec(specs: Any, name: str) -> bool:
         raise GatewayUnreachable(str(exc.log_message or exc)) from None
     return spec is not None
 
-
-def _run_option_error(exc: KernelError) -> ToolError:
-    """What a refused `kernel_id` / `notebook` means to whoever creates the run.
-
-    Here, not in the runtime: the runtime may not know the kernels' errors. (The one place
-    this package builds a ToolError; it goes once runs take a typed user-kernel finder.)
-    """
-    match exc:
-        case KernelsNeedServer():
-            return ToolError(ErrorCode.UNAVAILABLE,
-                             "kernel_id and notebook need a Jupyter server's kernels, and this "
-                             "runtime is embedded (no server kernel manager). Run the agent in "
-                             "the server (jupyter lab / jupyter server), or create the run "
-                             "without them.")
-        case UnknownKernel(kernel_id=kernel_id):
-            return ToolError(ErrorCode.NOT_FOUND,
-                             f"The server has no kernel {kernel_id!r}. List the running kernels "
-                             "(GET api/kernels) and pass one of their ids, or pass notebook "
-                             "instead.")
-        case NotAPythonKernel(kernel_id=kernel_id, language=language):
-            return ToolError(ErrorCode.INVALID_ARGUMENTS,
-                             f"Kernel {kernel_id} is a {language or 'non-Python'} kernel; eval "
-                             "can borrow only a Python kernel. Create the run without "
-                             "kernel_id/notebook.")
-        case NotebookHasNoKernel(notebook=notebook):
-            return ToolError(ErrorCode.NOT_FOUND,
-                             f"No kernel is running for notebook {notebook!r}. Open it in "
-                             "JupyterLab (or start its kernel), then create the run again.")
-        case KernelBorrowed(kernel_id=kernel_id, run_id=run_id):
-            return ToolError(ErrorCode.SESSION_EXISTS,
-                             f"Run {run_id} already works in kernel {kernel_id}; one run at a "
-                             "time may. Use that run, or close it first.")
-    return ToolError(ErrorCode.UNAVAILABLE, f"The user's kernel cannot be used: {exc}.")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .errors import ResetRefused
 from .javascript_syntax import SyntaxProblem, find_syntax_error
 from .outputs import CellOutput
+from .protocol import ToolCaller
 from .session import CellEnd, KernelSession
 
 if TYPE_CHECKING:
@@ -94,12 +95,15 @@ class RunInterpreters:
         notebook = self.user_kernel.notebook
         return f"kernel {self.user_kernel.kernel_id}" + (f" of {notebook}" if notebook else "")
 
-    async def execute(self, language: str, code: str, *, reset: bool = False) -> CellRun:
-        """Run a cell in the run's interpreter for `language`. A cell that fails, times out
-        or loses its kernel is a CellRun too; a KernelError when no interpreter can run it."""
+    async def execute(self, language: str, code: str, *, reset: bool = False,
+                      caller: ToolCaller | None = None) -> CellRun:
+        """Run a cell in the run's interpreter for `language`; `caller` answers its tool()
+        calls. A cell that fails, times out or loses its kernel is a CellRun too; a
+        KernelError when no interpreter can run it."""
         if reset:
             self.refuse_reset(language)
         session, lost_reason = await self._interpreter(language, reset)
+        session.caller = caller
         output = CellOutput(max_chars=self.limits.max_output_chars,
                             max_images=self.limits.max_images)
         idle_timeout = self.limits.idle_timeout_seconds
@@ -108,6 +112,7 @@ class RunInterpreters:
             end = await session.execute(code, output, idle_timeout)
             if end is CellEnd.RESTARTED:  # the user restarted their kernel: reconnect, then run
                 session, lost_reason = await self._interpreter(language, reset=False)
+                session.caller = caller
                 end = await session.execute(code, output, idle_timeout)
         finally:
             self.running.discard(language)

@@ -19,14 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from jupyter_core.utils import ensure_async
 
-# The in-kernel bridge is a transport into Run.call: it answers a cell with a result.
-from ..runtime.results import ErrorCode, ToolError, ToolResult
-from ..runtime.tool import Origin
 from .channels import KernelChannels
 from .errors import KernelError, SetupFailed, UserKernelBusy
 from .inkernel import source
 from .outputs import CellOutput
-from .protocol import STDIN_PREFIX, BridgeError, BridgeReply, BridgeRequest
+from .protocol import STDIN_PREFIX, BridgeRequest, ToolCaller, no_caller_reply
 
 if TYPE_CHECKING:
     from ..runtime.run import Run
@@ -86,6 +83,8 @@ class KernelSession:
         self.bridge_timeout = bridge_timeout
         self.log = log
         self.run: Run | None = None
+        # Answers the tool() calls of the run's cells; handed in with each cell.
+        self.caller: ToolCaller | None = None
         self.dead = False
         self.death_reason = ""
         self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -171,6 +170,7 @@ class KernelSession:
             await self._uninstall_bridge()
         self.dead = True
         self.run = None
+        self.caller = None
         for task in self._calls:
             task.cancel()
         await asyncio.gather(*self._calls, return_exceptions=True)
@@ -421,7 +421,8 @@ class KernelSession:
     # -- the bridge -----------------------------------------------------------------------
 
     async def _call(self, request: BridgeRequest | dict[str, Any]) -> None:
-        name = request.get("name")
+        name = str(request.get("name"))
+        caller = self.caller
         # The bridge's timeout cancels this task itself: wait_for would add a task and a
         # loop turn to every call.
         task = asyncio.current_task()
@@ -435,32 +436,19 @@ class KernelSession:
 
         timer = asyncio.get_running_loop().call_later(self.bridge_timeout, expire)
         try:
-            result = await self._dispatch(name, request.get("args"))
+            reply = (no_caller_reply() if caller is None
+                     else await caller.call(name, request.get("args")))
         except asyncio.CancelledError:
-            if not expired:
+            if not expired or caller is None:
                 raise
-            result = ToolError(ErrorCode.TIMEOUT,
-                               f"tool({name!r}) took longer than the bridge's "
-                               f"{self.bridge_timeout:.0f}s. Ask for less work per call.",
-                               ).to_result()
-        except Exception as exc:  # the cell must get an answer whatever happens here
+            reply = caller.timed_out(name, self.bridge_timeout)
+        except Exception as exc:
             self.log.exception("kernel %s: bridge call failed", self.kernel_id)
-            result = ToolError(ErrorCode.FAILED, f"The bridge failed ({exc}); call again.").to_result()
+            reply = no_caller_reply() if caller is None else caller.failed(name, exc)
         finally:
             timer.cancel()
             self._calls_in_flight -= 1
             self._calls_touched = time.monotonic()
-        error = (BridgeError(code=result.error["code"], message=result.error["message"])
-                 if result.error else None)
-        reply: BridgeReply = {"id": request.get("id"), "ok": result.ok, "text": result.text,
-                              "data": result.data, "error": error}
+        reply["id"] = request.get("id")
         if not self.dead:
             self._answer_input(json.dumps(reply, default=str))
-
-    async def _dispatch(self, name: Any, args: Any) -> ToolResult:
-        run = self.run
-        if run is None or not isinstance(name, str):
-            return ToolError(ErrorCode.UNAVAILABLE,
-                             "This kernel is not serving a run; call tools from an eval cell.",
-                             ).to_result()
-        return await run.call(name, args, origin=Origin.CELL)

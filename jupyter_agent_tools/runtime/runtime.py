@@ -26,6 +26,7 @@ from .run import Run, RunOptions
 from .tiers import Approvals, Surface
 from .tokens import RunTokens
 from .tool import Origin, Resource
+from .user_kernels import UserKernelLender, UserKernelRefused, refusal_error
 from .wrappers import Wrapper, notes, output_limit
 
 BUILTIN_TOOLS = [
@@ -274,7 +275,8 @@ class Runtime(LoggingConfigurable):
                             "Give kernel_id or notebook, not both: notebook names its session's "
                             "kernel.")
         kernels = self.providers.get(Resource.KERNELS)
-        if kernels is None or (wanted is not None and Resource.KERNELS not in wanted):
+        if not isinstance(kernels, UserKernelLender) or (
+                wanted is not None and Resource.KERNELS not in wanted):
             raise ToolError(ErrorCode.UNAVAILABLE,
                             "kernel_id/notebook need the kernels resource, which this run would "
                             "not have; enable it, or create the run without them.")
@@ -283,8 +285,11 @@ class Runtime(LoggingConfigurable):
         except FilesError as exc:
             error = file_error(exc)
             raise ToolError(error.code, f"notebook: {error.message}") from None
-        found = await kernels.find_user_kernel(  # type: ignore[attr-defined]
-            kernel_id=kernel_id or None, notebook=notebook_path)
+        try:
+            found = await kernels.find_user_kernel(kernel_id=kernel_id or None,
+                                                   notebook=notebook_path)
+        except UserKernelRefused as exc:
+            raise refusal_error(exc) from None
         return replace(options, kernel_id=found.kernel_id, notebook=found.notebook)
 
     def get_run(self, run_id: str) -> Run:

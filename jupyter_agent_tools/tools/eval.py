@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
 from ..kernels import errors
 from ..kernels.interpreters import CellRun, RunInterpreters
+from ..kernels.protocol import BridgeError, BridgeReply
 from ..kernels.session import CellEnd
 from ..runtime import (
     CallContext,
@@ -97,10 +98,36 @@ class Eval(Tool):
     async def call(self, ctx: CallContext, args: EvalArgs) -> ToolResult:
         interpreters: RunInterpreters = ctx.run.resources[Resource.KERNELS]
         try:
-            cell = await interpreters.execute(args.language, args.code, reset=args.reset)
+            cell = await interpreters.execute(args.language, args.code, reset=args.reset,
+                                              caller=CellToolCalls(ctx.run))
         except errors.KernelError as exc:
             raise _tool_error(exc) from None
         return _result(cell, interpreters.limits.idle_timeout_seconds)
+
+
+class CellToolCalls:
+    """Answers the tool() calls of this run's cells: through Run.call, as origin "cell"."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    async def call(self, name: str, args: Any) -> BridgeReply:
+        return _reply(await self.run.call(name, args, origin=Origin.CELL))
+
+    def timed_out(self, name: str, seconds: float) -> BridgeReply:
+        return _reply(ToolError(ErrorCode.TIMEOUT, f"tool({name!r}) took longer than the "
+                                f"bridge's {seconds:.0f}s. Ask for less work per call.",
+                                ).to_result())
+
+    def failed(self, name: str, exc: Exception) -> BridgeReply:  # noqa: ARG002 - the protocol's
+        return _reply(ToolError(ErrorCode.FAILED,
+                                f"The bridge failed ({exc}); call again.").to_result())
+
+
+def _reply(result: ToolResult) -> BridgeReply:
+    error = result.error
+    return {"id": None, "ok": result.ok, "text": result.text, "data": result.data,
+            "error": BridgeError(code=error["code"], message=error["message"]) if error else None}
 
 
 def _notes(cell: CellRun) -> list[str]:
