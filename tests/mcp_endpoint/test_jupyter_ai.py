@@ -39,8 +39,10 @@ async def test_an_acp_agent_gets_a_run_of_its_own(mcp_url, auth_headers, runtime
         "def area(side: float) -> float:\n    return side * side\n")
     client = PanelClient()
     panel = await runtime_of.connect_human("lab")
+    # As jupyter-ai hands it over: the README's entry plus the persona's identity headers.
+    headers = {**auth_headers, "X-Jupyter-Chat-Id": "chat.chat", "X-JupyterAI-Persona-Id": "claude"}
     server = HttpMcpServer(type="http", name="jupyter-agent-tools", url=mcp_url(cwd="proj"),
-                           headers=[HttpHeader(name=k, value=v) for k, v in auth_headers.items()])
+                           headers=[HttpHeader(name=k, value=v) for k, v in headers.items()])
     script = [
         {"tool": "grep", "args": {"pattern": "return side"}},
         {"tool": "ast_grep", "args": {"pattern": "def $F($$$ARGS) -> float: $$$BODY",
