@@ -15,17 +15,38 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from traitlets import Any as AnyTrait
 
 from ..runtime.run import Run
 from ..runtime.tool import Origin
-
-if TYPE_CHECKING:
-    # A worker's agent reads the results of its calls, as any client of Run.call does.
-    from ..runtime.results import ToolResult
 from .backends import WorkerBackend, WorkerFailed, WorkerJob, tail
+
+
+class CallResult(Protocol):
+    """What a tool call answers a worker's agent (the runtime's result of `Run.call`)."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def text(self) -> str:
+        """What an agent reads."""
+        ...
+
+    @property
+    def data(self) -> dict[str, Any]: ...
+
+    @property
+    def error(self) -> dict[str, str] | None:
+        """None, or the error's `code` and `message` (what to do next)."""
+        ...
+
+    @property
+    def code(self) -> str | None:
+        """The error code, or None when the call succeeded."""
+        ...
 
 
 class WorkerStopped(RuntimeError):
@@ -45,13 +66,13 @@ class WorkerRun:
         self.tier = job.grade  # the user's word for it
         self.worker_id = job.worker_id
 
-    async def call(self, name: str, args: dict[str, Any] | None = None) -> ToolResult:
+    async def call(self, name: str, args: dict[str, Any] | None = None) -> CallResult:
         """Call a tool through the child run (its surface, gate and wrappers)."""
         if self._stopped:
             raise WorkerStopped(f"Worker {self.worker_id} was stopped; its calls are refused.")
         return await self._run.call(name, args or {}, origin=Origin.WORKER)
 
-    def call_sync(self, name: str, args: dict[str, Any] | None = None) -> ToolResult:
+    def call_sync(self, name: str, args: dict[str, Any] | None = None) -> CallResult:
         """`call` for a sync agent, which runs in a thread."""
         return asyncio.run_coroutine_threadsafe(self.call(name, args), self._loop).result()
 
