@@ -365,6 +365,10 @@ class Human(Protocol):
 
     async def close(self) -> None: ...
 
+    async def __aenter__(self) -> Human: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
 
 @runtime_checkable
 class HumanChannel(Protocol):
