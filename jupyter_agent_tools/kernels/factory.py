@@ -189,9 +189,9 @@ class KernelFactory(ResourceProvider):
             raise KernelBorrowed(found.kernel_id, holder.id)
         return found
 
-    async def borrow(self, user_kernel: UserKernel, run: Run) -> KernelSession:
-        """A session on a user's kernel for `run`, with the bridge installed (no chdir: the
-        user's relative paths keep working)."""
+    async def borrow(self, user_kernel: UserKernel) -> KernelSession:
+        """A session on a user's kernel, with the bridge installed (no chdir: the user's
+        relative paths keep working)."""
         manager = self.runtime.kernel_manager
         kernel_id = user_kernel.kernel_id
         if not await self._running(manager, kernel_id):
@@ -204,7 +204,6 @@ class KernelFactory(ResourceProvider):
                     else ZmqChannels(kernel.client(), self.log))
         session = KernelSession(handle, channels, bridge_timeout=self.bridge_timeout_seconds,
                                 log=self.log)
-        session.run = run
         self._borrowed_sessions.add(session)
         try:
             # Installing the bridge queues behind a cell the user is running: same budget.
@@ -233,7 +232,6 @@ class KernelFactory(ResourceProvider):
             session = None
         if session is None:
             session = await self._start(language, run.cwd)
-            session.run = run
         else:
             try:
                 await session.bind(run, self.start_timeout_seconds)

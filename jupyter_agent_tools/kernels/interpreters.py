@@ -35,7 +35,7 @@ class KernelSource(Protocol):
 
     async def acquire(self, language: str, run: Run) -> KernelSession: ...
 
-    async def borrow(self, user_kernel: UserKernel, run: Run) -> KernelSession: ...
+    async def borrow(self, user_kernel: UserKernel) -> KernelSession: ...
 
     async def stop(self, session: KernelSession) -> None: ...
 
@@ -162,7 +162,7 @@ class RunInterpreters:
             return session, None
         if self.borrows(language):
             assert self.user_kernel is not None
-            session = await self.kernels.borrow(self.user_kernel, self.run)
+            session = await self.kernels.borrow(self.user_kernel)
         else:
             session = await self.kernels.acquire(language, self.run)
         self.sessions[language] = session

@@ -82,7 +82,6 @@ class KernelSession:
         self.channels = channels
         self.bridge_timeout = bridge_timeout
         self.log = log
-        self.run: Run | None = None
         # Answers the tool() calls of the run's cells; handed in with each cell.
         self.caller: ToolCaller | None = None
         self.dead = False
@@ -152,9 +151,8 @@ class KernelSession:
         await self.run_internal(code, timeout)
 
     async def bind(self, run: Run, timeout: float) -> None:
-        """Serve `run`'s bridge calls from now on, in the run's working directory (where the
-        kernel sees it: a gateway's kernel may not share this disk)."""
-        self.run = run
+        """Work for `run` from now on: move to its working directory (where the kernel sees
+        it: a gateway's kernel may not share this disk)."""
         cwd = json.dumps(str(run.cwd))
         if self.language == "python":
             await self.run_internal(f"import os as _os\n_os.path.isdir({cwd}) and _os.chdir({cwd})\n"
@@ -169,7 +167,6 @@ class KernelSession:
         if not self.owned and polite:
             await self._uninstall_bridge()
         self.dead = True
-        self.run = None
         self.caller = None
         for task in self._calls:
             task.cancel()
