@@ -14,7 +14,7 @@ for info in sorted(pkgutil.iter_modules(benchmarks.__path__), key=lambda m: m.na
     sys.argv = [info.name]
     try:
         importlib.import_module(f"benchmarks.{info.name}").main()
-    except Exception as exc:  # report and go on: one broken benchmark must not hide the rest
+    except Exception as exc:  # noqa: BLE001 - report and go on: one broken benchmark must not hide the rest
         failed.append(info.name)
         print(f"{info.name} failed: {type(exc).__name__}: {exc}")
 sys.exit(1 if failed else 0)

@@ -69,7 +69,7 @@ def write_corpus(root: Path, count: int) -> dict[str, list[int]]:
 
 async def search(root: Path, folder: str, repeat: int) -> dict:
     runtime = Runtime(root_dir=str(root), resource_providers=[
-        "jupyter_agent_tools.structural.provider:ParserProvider"], read_max_bytes=100_000_000)
+        "jupyter_agent_tools.structural.provider:ParserProvider"], max_read_bytes=100_000_000)
     figures: dict = {"cold": 0.0, "warm": float("inf"), "matches": {}}
     try:
         started = time.perf_counter()
@@ -93,7 +93,7 @@ async def search(root: Path, folder: str, repeat: int) -> dict:
 
 async def grep(root: Path, folder: str, repeat: int) -> tuple[float, int]:
     """grep's best time over `folder`, and how many lines it found."""
-    runtime = Runtime(root_dir=str(root), read_max_bytes=100_000_000)
+    runtime = Runtime(root_dir=str(root), max_read_bytes=100_000_000)
     try:
         run = await runtime.create_run()
         best = float("inf")

@@ -131,7 +131,7 @@ async def run_ours(folder: Path, pattern: str, language: str) -> dict:
     config.ParserProvider.max_tree_cache_mb = CACHE_MB
     runtime = Runtime(root_dir=str(folder), resource_providers=[
         "jupyter_agent_tools.structural.provider:ParserProvider"], config=config,
-        read_max_bytes=100_000_000)  # ast-grep has no size limit: search the same files
+        max_read_bytes=100_000_000)  # ast-grep has no size limit: search the same files
     started, cpu = time.perf_counter(), time.process_time()
     run = await runtime.create_run()
     session = run.resources[Resource.PARSER]

@@ -100,7 +100,7 @@ def _server_benchmarks(root: Path, calls: int, trials: int) -> dict[str, dict[st
 
 
 async def _embedded(root: Path, trials: int) -> dict[str, dict[str, float]]:
-    async def agent(brief: str, run) -> str:
+    async def agent(_brief: str, run) -> str:
         return (await run.call("read", {"path": "small.py"})).text[:20]
 
     runtime = Runtime(root_dir=str(root), config=Config(

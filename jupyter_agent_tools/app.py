@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
+from jupyter_server.serverapp import ServerApp
 from traitlets import Int, List, Unicode
 
 from .http.base import RequestLimits
-from .http.routes import load_routes
+from .http.routes import HANDLER_MODULES, load_routes
 from .runtime import Runtime
-
-HANDLER_MODULES = [
-    "jupyter_agent_tools.http.handlers",
-    "jupyter_agent_tools.http.structural",
-    "jupyter_agent_tools.http.questions",
-    "jupyter_agent_tools.mcp_endpoint.handlers",
-]
 
 
 class AgentToolsApp(ExtensionApp):
@@ -35,7 +29,7 @@ class AgentToolsApp(ExtensionApp):
     ).tag(config=True)
 
     def initialize_settings(self) -> None:
-        server = self.serverapp
+        server = self._server()
         self.runtime = Runtime(
             parent=server,
             root_dir=str(server.root_dir),
@@ -47,7 +41,7 @@ class AgentToolsApp(ExtensionApp):
         self.settings["agent_tools_request_limits"] = RequestLimits(
             max_request_bytes=self.max_request_bytes)
 
-    async def _start_jupyter_server_extension(self, serverapp) -> None:
+    async def _start_jupyter_server_extension(self, serverapp: ServerApp) -> None:
         # With port 0 the server learns its port only when it binds, after initialize_settings;
         # workers reach the server through this URL.
         self.runtime.server_url = serverapp.connection_url
@@ -56,7 +50,13 @@ class AgentToolsApp(ExtensionApp):
         # The last route answers a JSON 404 for any other path under agent-tools/.
         self.handlers.extend(load_routes(self.handler_modules, self.log))
         # The OpenAPI document is generated from this same table.
-        self.serverapp.web_app.settings["agent_tools_handlers"] = list(self.handlers)
+        self._server().web_app.settings["agent_tools_handlers"] = list(self.handlers)
+
+    def _server(self) -> ServerApp:
+        # jupyter_server sets it before it calls initialize_settings and initialize_handlers.
+        if self.serverapp is None:
+            raise RuntimeError("AgentToolsApp needs a ServerApp; load it as a server extension.")
+        return self.serverapp
 
     async def stop_extension(self) -> None:
         await self.runtime.shutdown()

@@ -33,7 +33,7 @@ class RunScopeAuthorizer(Authorizer):
         super().__init__()
         self._resource = resource
 
-    def is_authorized(self, handler: Any, user: User, action: str, resource: str) -> bool:
+    def is_authorized(self, handler: Any, user: User, action: str, resource: str) -> bool:  # noqa: ARG002 - Authorizer's signature
         return resource == self._resource
 
 
@@ -48,6 +48,8 @@ class RunTokenAuth:
     run_token_methods: frozenset[str] = frozenset({"GET", "POST"})
     #: The run authenticated by a run token for this request, else None.
     run_token_run_id: str | None = None
+    #: jupyter_server's (declared there as None): the user tornado's logging reads.
+    _jupyter_current_user: Any
 
     def authenticate_run_token(self: Any) -> bool:
         """True when the request carries a run token valid for this route (now authenticated).

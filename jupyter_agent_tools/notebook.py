@@ -64,7 +64,7 @@ class AgentSession:
                 return
             try:
                 future.set_result(fn(*args, **kwargs))
-            except BaseException as exc:  # handed to whoever reads the future
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever reads the future
                 future.set_exception(exc)
 
         threading.Thread(target=target, name="agent-loop", daemon=True).start()

@@ -337,7 +337,7 @@ def _where(row: dict[str, Any]) -> str:
 def _source_line(run: Run, path: Path, line: int) -> str | None:
     try:
         lines = read_text_inside(run.runtime.root_path, path,
-                                 run.runtime.read_max_bytes).splitlines()
+                                 run.runtime.max_read_bytes).splitlines()
     except FilesError:
         return None  # binary or missing: the location alone must do
     return lines[line - 1].strip()[:200] if 0 < line <= len(lines) else None

@@ -113,7 +113,7 @@ STEPS: list[Step] = [
 def _indent(text: str, max_lines: int = 25) -> str:
     lines = text.splitlines() or [""]
     if len(lines) > max_lines:
-        lines = lines[:max_lines] + [f"... ({len(lines) - max_lines} more lines)"]
+        lines = [*lines[:max_lines], f"... ({len(lines) - max_lines} more lines)"]
     return textwrap.indent("\n".join(lines), "    ")
 
 

@@ -178,7 +178,7 @@ class _Handle:
 @lru_cache(maxsize=1)
 def _shared_executor() -> ThreadPoolExecutor:
     # Apart from asyncio's default pool: a slow search must not starve the other tools'
-    # threads. Callers bound how many searches they run at once (Runtime.grep_max_concurrent).
+    # threads. Callers bound how many searches they run at once (Runtime.max_concurrent_greps).
     return ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-tools-rg")
 
 

@@ -232,7 +232,7 @@ class AgentToolsHandler(JsonErrors, RunTokenAuth, APIHandler):
 
     def respond(self, payload: Any, status: int = 200) -> None:
         """Answer with `payload` as the operation's model for `status` (None: no body)."""
-        operation = self.operations[self.request.method.lower()]  # type: ignore[union-attr]
+        operation = self.operations[self.request.method.lower()]
         annotation = operation.responses[status]
         self.set_status(status)
         if annotation is None:
@@ -245,7 +245,7 @@ class AgentToolsHandler(JsonErrors, RunTokenAuth, APIHandler):
 class RouteNotFoundHandler(JsonErrors, APIHandler):
     """Any path under agent-tools/ that no route serves: a JSON 404 for every verb."""
 
-    def _not_found(self, *args: Any, **kwargs: Any) -> None:
+    def _not_found(self, *_args: Any, **_kwargs: Any) -> None:
         raise ApiError(404, ErrorCode.NOT_FOUND,
                        f"No route {self.request.path!r}. GET agent-tools/api/openapi.json lists "
                        "every route.")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from jupyter_core.utils import ensure_async
+from jupyter_server.auth import User
 from jupyter_server.auth.decorator import authorized, ws_authenticated
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
@@ -46,7 +47,7 @@ RUN_ID = r"(?P<run_id>[0-9a-f]{32})"
 
 class StatusHandler(AgentToolsHandler):
     auth_resource = STATUS_RESOURCE
-    operations = {"get": Operation("Languages, debug adapters, kernels: available or why not",
+    operations: ClassVar[dict[str, Operation]] = {"get": Operation("Languages, debug adapters, kernels: available or why not",
                                    {200: ServerStatus})}
 
     @web.authenticated
@@ -57,7 +58,7 @@ class StatusHandler(AgentToolsHandler):
 
 class OpenAPIHandler(AgentToolsHandler):
     auth_resource = STATUS_RESOURCE
-    operations = {"get": Operation("This document (OpenAPI 3.1)", {200: dict[str, Any]})}
+    operations: ClassVar[dict[str, Operation]] = {"get": Operation("This document (OpenAPI 3.1)", {200: dict[str, Any]})}
 
     @web.authenticated
     @authorized
@@ -66,7 +67,7 @@ class OpenAPIHandler(AgentToolsHandler):
 
 
 class RunsHandler(AgentToolsHandler):
-    operations = {
+    operations: ClassVar[dict[str, Operation]] = {
         "get": Operation("List runs", {200: list[RunDescriptor]}),
         # 404: cwd is no directory; 409: the server's run limit is reached.
         "post": Operation("Create a run", {201: RunDescriptor}, body=RunRequest,
@@ -88,7 +89,7 @@ class RunsHandler(AgentToolsHandler):
 
 class RunHandler(AgentToolsHandler):
     run_token_methods = frozenset({"GET"})  # a worker may not close its own run
-    operations = {
+    operations: ClassVar[dict[str, Operation]] = {
         "get": Operation("Describe a run", {200: RunDescriptor}),
         "delete": Operation("Close a run, releasing everything it holds", {204: None}),
     }
@@ -107,7 +108,7 @@ class RunHandler(AgentToolsHandler):
 
 
 class ToolsHandler(AgentToolsHandler):
-    operations = {"get": Operation("Schemas of the tools visible to the run, in a format",
+    operations: ClassVar[dict[str, Operation]] = {"get": Operation("Schemas of the tools visible to the run, in a format",
                                    {200: list[dict[str, Any]]}, query=ToolsQuery)}
 
     @web.authenticated
@@ -118,7 +119,7 @@ class ToolsHandler(AgentToolsHandler):
 
 
 class CallsHandler(AgentToolsHandler):
-    operations = {"post": Operation("Call a tool (tool failures are ok: false, not HTTP errors)",
+    operations: ClassVar[dict[str, Operation]] = {"post": Operation("Call a tool (tool failures are ok: false, not HTTP errors)",
                                     {200: CallResult}, body=CallRequest)}
 
     @web.authenticated
@@ -132,7 +133,7 @@ class CallsHandler(AgentToolsHandler):
 
 
 class TranscriptHandler(AgentToolsHandler):
-    operations = {"get": Operation("Every call of the run: tool, label, args, ok, duration",
+    operations: ClassVar[dict[str, Operation]] = {"get": Operation("Every call of the run: tool, label, args, ok, duration",
                                    {200: list[TranscriptEntry]})}
 
     @web.authenticated
@@ -150,7 +151,7 @@ class EventStreamHandler(JsonErrors, RunTokenAuth, WebSocketMixin, WebSocketHand
     run_token_methods = frozenset({"GET"})
     operations: ClassVar[dict[str, Operation]] = {}
 
-    async def prepare(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    async def prepare(self, *args: Any, **kwargs: Any) -> None:
         if not self.authenticate_run_token():
             await super().prepare(*args, **kwargs)
 
@@ -167,7 +168,9 @@ class EventStreamHandler(JsonErrors, RunTokenAuth, WebSocketMixin, WebSocketHand
 
     async def authorize(self) -> None:
         allowed = await ensure_async(
-            self.authorizer.is_authorized(self, self.current_user, "read", self.auth_resource)
+            # ws_authenticated has set a User (jupyter_server declares the attribute as None)
+            self.authorizer.is_authorized(self, cast(User, self.current_user), "read",
+                                          self.auth_resource)
         )
         if not allowed:
             raise web.HTTPError(403)
@@ -184,7 +187,7 @@ class EventStreamHandler(JsonErrors, RunTokenAuth, WebSocketMixin, WebSocketHand
         self._bus = self.event_bus(**kwargs)
         await super().get(**kwargs)
 
-    async def open(self, **kwargs: str) -> None:  # type: ignore[override]
+    async def open(self, **kwargs: str) -> None:
         super().open()
         self._pump = asyncio.ensure_future(self._forward())
         await self.on_opened(**kwargs)
@@ -225,7 +228,7 @@ class EventStreamHandler(JsonErrors, RunTokenAuth, WebSocketMixin, WebSocketHand
 
 
 class RunEventsHandler(EventStreamHandler):
-    operations = {"get": Operation("WebSocket: calls, questions, staged/resolved edits, workers",
+    operations: ClassVar[dict[str, Operation]] = {"get": Operation("WebSocket: calls, questions, staged/resolved edits, workers",
                                    {101: None}, websocket=True)}
 
     def event_bus(self, run_id: str) -> EventBus:  # type: ignore[override]

@@ -15,10 +15,11 @@ from typing import Any
 from pydantic import TypeAdapter
 from tornado import web
 
-from .. import __version__
+from .._version import __version__
 from .base import Operation
 from .events import EVENT_ADAPTER, EVENT_MODELS, AnyEvent
 from .models import ErrorResponse
+from .routes import HANDLER_MODULES, load_routes
 
 REF_TEMPLATE = "#/components/schemas/{model}"
 _GROUP = re.compile(r"\(\?P<(\w+)>([^)]*)\)")
@@ -147,9 +148,6 @@ def openapi_document(base_url: str = "/",
     response and WebSocket event models.
     """
     if handlers is None:
-        from ..app import HANDLER_MODULES
-        from .routes import load_routes
-
         handlers = load_routes(HANDLER_MODULES)
     routes = _documented_routes(handlers)
     schemas, definitions = _schemas(routes)

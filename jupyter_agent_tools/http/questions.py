@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import ClassVar
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
@@ -24,7 +25,7 @@ def _questions(run: Run) -> RunQuestions | None:
 class QuestionsHandler(AgentToolsHandler):
     """GET the pending cards of a run (none when it has no space)."""
 
-    operations = {"get": Operation("Pending question cards", {200: list[QuestionCard]})}
+    operations: ClassVar[dict[str, Operation]] = {"get": Operation("Pending question cards", {200: list[QuestionCard]})}
 
     @web.authenticated
     @authorized
@@ -40,7 +41,7 @@ class QuestionHandler(AgentToolsHandler):
     # A worker's run token may read its cards but never answer them: no self-approval.
     run_token_methods = frozenset({"GET"})
     # 409: the card is closed already (answered, skipped, timed out or cancelled).
-    operations = {"post": Operation("Answer or skip a card (by id or number)", {200: QuestionCard},
+    operations: ClassVar[dict[str, Operation]] = {"post": Operation("Answer or skip a card (by id or number)", {200: QuestionCard},
                                     body=AnswerRequest, errors=frozenset({409}))}
 
     @web.authenticated
@@ -84,7 +85,7 @@ class SpaceEventsHandler(EventStreamHandler):
     the questions route.
     """
 
-    operations = {"get": Operation(
+    operations: ClassVar[dict[str, Operation]] = {"get": Operation(
         "WebSocket for a human front end: the cards of every run targeting the space",
         {101: None}, websocket=True)}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
@@ -27,7 +29,7 @@ class _EditsBase(AgentToolsHandler):
 class EditsHandler(_EditsBase):
     """Every edit this run staged (accepted and discarded ones included), with diffs."""
 
-    operations = {"get": Operation("Staged edits and their diffs", {200: list[StagedEdit]})}
+    operations: ClassVar[dict[str, Operation]] = {"get": Operation("Staged edits and their diffs", {200: list[StagedEdit]})}
 
     @web.authenticated
     @authorized
@@ -38,7 +40,7 @@ class EditsHandler(_EditsBase):
 class EditHandler(_EditsBase):
     """One staged edit of this run and its diff."""
 
-    operations = {"get": Operation("One staged edit and its diff", {200: StagedEdit})}
+    operations: ClassVar[dict[str, Operation]] = {"get": Operation("One staged edit and its diff", {200: StagedEdit})}
 
     @web.authenticated
     @authorized

@@ -654,7 +654,7 @@ async def rename(session: LspSession, ctx: CallContext, args: Any) -> ToolResult
         runtime = session.run.runtime
         plan = plan_workspace_edit(
             files_edit, session.contained, session.run.relpath,
-            lambda path: read_text_inside(runtime.root_path, path, runtime.read_max_bytes,
+            lambda path: read_text_inside(runtime.root_path, path, runtime.max_read_bytes,
                                           shown=session.run.relpath(path)))
         diff = plan.diff(session.run.relpath)
         for document, edits in cells:

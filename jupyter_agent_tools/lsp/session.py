@@ -230,7 +230,7 @@ class LspSession:
         runtime = self.run.runtime
 
         def read() -> str:  # contained where the bytes are read, not only where checked
-            return read_text_inside(runtime.root_path, path, runtime.read_max_bytes,
+            return read_text_inside(runtime.root_path, path, runtime.max_read_bytes,
                                     shown=self.run.relpath(path))
 
         text = self._cached(path, read)
@@ -247,7 +247,7 @@ class LspSession:
 
         def read() -> SourceDocument:
             try:
-                file = read_notebook(runtime.root_path, path, runtime.read_max_bytes,
+                file = read_notebook(runtime.root_path, path, runtime.max_read_bytes,
                                      shown=self.run.relpath(path))
             except NotebookError as exc:
                 raise ToolError(ErrorCode.INVALID_ARGUMENTS, str(exc)) from None

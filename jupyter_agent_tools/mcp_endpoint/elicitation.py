@@ -101,7 +101,7 @@ class CardElicitor:
             return
         try:
             result = request.result()
-        except Exception as exc:  # the card stays open: the panel may answer, or it times out
+        except Exception as exc:  # noqa: BLE001 - the card stays open: the panel may answer, or it times out
             self.log.info("agent-tools mcp: elicitation for card %s failed: %s", card["id"], exc)
             return
         await self._apply(card, result)
@@ -110,8 +110,9 @@ class CardElicitor:
         content = result.content or {}
         try:
             if result.action == "accept":
+                text = content.get("text")  # the form's schema makes it a string
                 await self.human.answer(card["id"], answer=content.get("answer"),
-                                        text=content.get("text") or None)
+                                        text=text if isinstance(text, str) and text else None)
             else:  # decline or cancel: the user chose not to answer
                 await self.human.skip(card["id"])
         except QuestionError as error:

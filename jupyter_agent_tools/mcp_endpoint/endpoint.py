@@ -7,7 +7,7 @@ from traitlets.config import LoggingConfigurable
 
 from ..http.models import RunRequest
 from ..runtime import ErrorCode, Run, Runtime, ToolError
-from .session import McpSession
+from .session import McpSession, McpSessionSettings
 
 
 class McpEndpoint(LoggingConfigurable):
@@ -72,7 +72,10 @@ class McpEndpoint(LoggingConfigurable):
                             "(HTTP DELETE) or wait for an idle one to time out.")
 
     async def _open(self, run: Run, *, owns_run: bool) -> McpSession:
-        session = McpSession(self, run, owns_run=owns_run)
+        settings = McpSessionSettings(
+            idle_timeout_seconds=self.idle_timeout_seconds, use_elicitation=self.use_elicitation,
+            progress_interval_seconds=self.progress_interval_seconds)
+        session = McpSession(run, settings, owns_run=owns_run, log=self.log, on_end=self.forget)
         self.sessions[session.id] = session
         await session.start()
         return session

@@ -96,7 +96,7 @@ class McpHandler(AgentToolsHandler):
 
         await self._serve(end_then_answer)
 
-    async def _open(self, run_id: str | None) -> McpSession:
+    async def _open(self, run_id: str | None) -> McpSession:  # noqa: ARG002 - a hook
         options = run_request_from_query(self.request.query_arguments)
         return await self.endpoint.open_new_run(options)
 

@@ -9,8 +9,11 @@ every other origin. It follows its run's events: `tools_changed` becomes
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -21,7 +24,7 @@ from mcp.server.session import ServerSession
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
-from .. import __version__
+from .._version import __version__
 from ..questions import RunQuestions
 from ..runtime import Origin, Resource, Run
 from .elicitation import CardElicitor
@@ -31,21 +34,35 @@ if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from starlette.types import Receive, Scope, Send
 
-    from .endpoint import McpEndpoint
+
+
+@dataclass(frozen=True)
+class McpSessionSettings:
+    """What a session needs of its endpoint's configuration, fixed when it opens."""
+
+    idle_timeout_seconds: float
+    use_elicitation: bool
+    progress_interval_seconds: float
 
 
 class McpSession:
-    """An MCP session serving one run. Start with `start()`; it ends when the transport does."""
+    """An MCP session serving one run. Start with `start()`; it ends when the transport does.
 
-    def __init__(self, endpoint: McpEndpoint, run: Run, *, owns_run: bool) -> None:
-        self.endpoint = endpoint
+    `on_end` is called once the session has ended (the endpoint forgets it).
+    """
+
+    def __init__(self, run: Run, settings: McpSessionSettings, *, owns_run: bool,
+                 log: logging.Logger, on_end: Callable[[McpSession], None]) -> None:
+        self.settings = settings
+        self.log = log
+        self._on_end = on_end
         self.run = run
         #: A session opened on `agent-tools/mcp` created its run and closes it when it ends;
         #: one opened on `runs/{id}/mcp` leaves the run as it found it.
         self.owns_run = owns_run
         self.id = uuid.uuid4().hex
         self.transport = StreamableHTTPServerTransport(
-            mcp_session_id=self.id, idle_timeout=endpoint.idle_timeout_seconds,
+            mcp_session_id=self.id, idle_timeout=settings.idle_timeout_seconds,
         )
         self.server: Server[Any] = Server(
             "jupyter-agent-tools", version=__version__,
@@ -89,8 +106,8 @@ class McpSession:
         try:
             await asyncio.wait_for(self.ended.wait(), timeout)
         except asyncio.TimeoutError:
-            self.endpoint.log.warning("agent-tools mcp: session %s did not end within %g s",
-                                      self.id, timeout)
+            self.log.warning("agent-tools mcp: session %s did not end within %g s",
+                             self.id, timeout)
 
     async def _serve(self, ready: asyncio.Event) -> None:
         try:
@@ -107,7 +124,7 @@ class McpSession:
                             NotificationOptions(tools_changed=True)),
                     )
         except Exception:
-            self.endpoint.log.exception("agent-tools mcp: session %s failed", self.id)
+            self.log.exception("agent-tools mcp: session %s failed", self.id)
         finally:
             ready.set()
             with anyio.CancelScope(shield=True):
@@ -119,7 +136,7 @@ class McpSession:
             task.cancel()
         if self._elicitor is not None:
             await self._elicitor.close()
-        self.endpoint.forget(self)
+        self._on_end(self)
         if self.owns_run:
             await self.run.runtime.close_run(self.run.id)
         self.ended.set()
@@ -134,9 +151,9 @@ class McpSession:
                 if event["type"] == "tools_changed" and self._server_session is not None:
                     try:
                         await self._server_session.send_tool_list_changed()
-                    except Exception as exc:  # the client went away; the session ends anyway
-                        self.endpoint.log.info("agent-tools mcp: session %s: list_changed not "
-                                               "sent (%s)", self.id, exc)
+                    except Exception as exc:  # noqa: BLE001 - the client went away; the session ends anyway
+                        self.log.info("agent-tools mcp: session %s: list_changed not sent (%s)",
+                                      self.id, exc)
 
     # -- MCP ----------------------------------------------------------------------------------
 
@@ -152,11 +169,11 @@ class McpSession:
 
     async def _start_eliciting(self) -> None:
         questions = self.run.resources.get(Resource.QUESTIONS)
-        if not self.endpoint.use_elicitation or not isinstance(questions, RunQuestions):
+        if not self.settings.use_elicitation or not isinstance(questions, RunQuestions):
             return
         port = self.run.runtime.provider(Resource.QUESTIONS)
         human = await port.connect_human(questions.space, run_id=self.run.id)  # type: ignore[union-attr]
-        self._elicitor = CardElicitor(human, questions, self._elicit, self.endpoint.log)
+        self._elicitor = CardElicitor(human, questions, self._elicit, self.log)
         self._elicitor.start()
 
     async def _elicit(self, message: str, schema: dict[str, Any]) -> types.ElicitResult:
@@ -168,8 +185,8 @@ class McpSession:
         assert self._server_session is not None
         return await self._server_session.elicit_form(message, schema)
 
-    async def _list_tools(self, ctx: ServerRequestContext[Any, Any],
-                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def _list_tools(self, ctx: ServerRequestContext[Any, Any],  # noqa: ARG002 - the SDK's handler signature
+                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:  # noqa: ARG002
         return types.ListToolsResult(tools=mcp_tools(self.run.schemas(format="json")))
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any],
@@ -193,7 +210,7 @@ class McpSession:
                                token: types.ProgressToken, tool: str) -> None:
         """While a call runs, tell the client every few seconds that it still does."""
         started = time.monotonic()
-        interval = self.endpoint.progress_interval_seconds
+        interval = self.settings.progress_interval_seconds
         while True:
             await asyncio.sleep(interval)
             elapsed = time.monotonic() - started
@@ -203,5 +220,5 @@ class McpSession:
                     message=f"{tool} still running ({elapsed:.0f} s)",
                     related_request_id=ctx.request_id,  # type: ignore[arg-type]
                 )
-            except Exception:  # the response stream is gone: the call's answer has nowhere to go
+            except Exception:  # noqa: BLE001 - the response stream is gone: the answer has nowhere to go
                 return

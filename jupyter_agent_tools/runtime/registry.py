@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+from collections.abc import Iterator
 from importlib.metadata import entry_points
 
 from .tool import Tool
@@ -15,10 +16,13 @@ from .tool import Tool
 ENTRY_POINT_GROUP = "jupyter_agent_tools.tools"
 
 
-def _load_object(spec: str) -> object:
+def _load_tool_class(spec: str) -> type[Tool]:
     module_name, _, attr = spec.partition(":")
     module = importlib.import_module(module_name)
-    return getattr(module, attr)
+    tool_class = getattr(module, attr)
+    if not (isinstance(tool_class, type) and issubclass(tool_class, Tool)):
+        raise TypeError(f"{spec} is not a Tool subclass")
+    return tool_class
 
 
 class ToolRegistry:
@@ -39,7 +43,7 @@ class ToolRegistry:
         candidates += [(ep.name, ep.value) for ep in entry_points(group=ENTRY_POINT_GROUP)]
         for origin, spec in candidates:
             try:
-                tool_class = _load_object(spec)
+                tool_class = _load_tool_class(spec)
                 tool = tool_class()
             except Exception as exc:  # contained: one bad plug-in never takes the others down
                 self.log.exception("could not load tool %s", origin)
@@ -51,5 +55,5 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self.tools.get(name)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tool]:
         return iter(self.tools.values())

@@ -7,7 +7,7 @@ runtime. Providers know nothing about HTTP or about tools.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from traitlets.config import LoggingConfigurable
 
@@ -15,6 +15,7 @@ from .tool import Resource
 
 if TYPE_CHECKING:
     from .run import Run, RunOptions
+    from .runtime import Runtime
     from .wrappers import Wrapper
 
 
@@ -24,10 +25,11 @@ class ResourceProvider(LoggingConfigurable):
     resource: ClassVar[Resource]
 
     @property
-    def runtime(self):
-        return self.parent
+    def runtime(self) -> Runtime:
+        # The runtime creates every provider with itself as the parent.
+        return cast("Runtime", self.parent)
 
-    def attach(self, run: Run, options: RunOptions) -> Any | None:
+    def attach(self, run: Run, options: RunOptions) -> Any | None:  # noqa: ARG002 - a hook
         """The per-run handle for `run`, or None when this run does not get the resource."""
         return self
 

@@ -29,6 +29,7 @@ from .tiers import Approvals, Surface
 from .tool import CallContext, Origin, Resource, Tool
 from .transcript import Transcript, TranscriptEntry
 from .validation import describe_validation_error
+from .wrappers import CallNext, Wrapper
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -88,9 +89,9 @@ class Run:
 
     def walker(self, **overrides: Any) -> FileWalker:
         """A tree walker configured from the runtime's limits."""
-        options = {
+        options: dict[str, Any] = {
             "respect_gitignore": self.runtime.respect_gitignore,
-            "max_file_bytes": self.runtime.read_max_bytes,
+            "max_file_bytes": self.runtime.max_read_bytes,
             "skip_dirs": tuple(self.runtime.skip_dirs),
         }
         options.update(overrides)
@@ -162,7 +163,7 @@ class Run:
                 parsed = tool.Args.model_validate(args)
             except ValidationError as error:
                 invalid = error
-        label = tool.label(parsed) if parsed is not None else name
+        label = tool.label(parsed) if tool is not None and parsed is not None else name
         entry = self.transcript.start(
             TranscriptEntry(
                 call_id=call_id,
@@ -189,7 +190,7 @@ class Run:
             raise
         except OSError as exc:
             result = self._os_failure(name, exc)
-        except Exception as exc:  # a tool bug must not take the transport down
+        except Exception as exc:  # noqa: BLE001 - a tool bug must not take the transport down
             result = self._bug(name, exc)
         self._finish(entry, result, started)
         return result
@@ -271,13 +272,13 @@ class Run:
             except FilesError as exc:  # what a tool let through reads as the files contract
                 return file_error(exc).to_result()
 
-        call_next = innermost
+        call_next: CallNext = innermost
         for wrapper in reversed(self.runtime.wrappers()):
             call_next = _bind(wrapper, ctx, args, call_next)
         return await call_next()
 
 
-def _bind(wrapper, ctx, args, call_next):
+def _bind(wrapper: Wrapper, ctx: CallContext, args: Any, call_next: CallNext) -> CallNext:
     async def bound() -> ToolResult:
         return await wrapper(ctx, args, call_next)
 

@@ -17,6 +17,7 @@ from traitlets.config import LoggingConfigurable
 from ..files.errors import FilesError
 from ..files.paths import resolve_inside
 from ..files.walk import DEFAULT_SKIP_DIRS
+from .config import RenamedConfig, renamed_to
 from .events import EventBus
 from .file_errors import file_error
 from .registry import ToolRegistry
@@ -62,7 +63,7 @@ BUILTIN_PROVIDERS: list[str] = [
 ]
 
 
-class Runtime(LoggingConfigurable):
+class Runtime(RenamedConfig, LoggingConfigurable):
     """One per server (or per embedded program): config, resource providers, runs."""
 
     root_dir = Unicode(help="The directory every run's files must stay inside.").tag(config=True)
@@ -97,42 +98,42 @@ class Runtime(LoggingConfigurable):
     ).tag(config=True)
     max_transcript_entries = Int(10_000, help="Calls kept per run transcript.").tag(config=True)
     max_runs = Int(200, help="Most runs alive at once; creating one more is refused.").tag(config=True)
-    read_max_lines = Int(2_000, help="Lines `read` returns when no limit is given.").tag(config=True)
-    read_max_bytes = Int(
+    max_read_lines = Int(2_000, help="Lines `read` returns when no limit is given.").tag(config=True)
+    max_read_bytes = Int(
         2_000_000, help="Largest file `read`, `edit` and the search tools open."
     ).tag(config=True)
     max_line_chars = Int(2_000, help="Longest line shown by `read` and `grep`.").tag(config=True)
-    grep_max_results = Int(200, help="Most matching lines `grep` returns.").tag(config=True)
-    glob_max_results = Int(500, help="Most paths `glob` returns.").tag(config=True)
+    max_grep_results = Int(200, help="Most matching lines `grep` returns.").tag(config=True)
+    max_glob_results = Int(500, help="Most paths `glob` returns.").tag(config=True)
     grep_timeout_seconds = Float(
         30.0, help="Longest a `grep` may run; past it ripgrep's process group is killed."
     ).tag(config=True)
-    grep_max_output_bytes = Int(
+    max_grep_output_bytes = Int(
         16_000_000, help="Most bytes of ripgrep output one `grep` reads; past it ripgrep is "
         "stopped and the total is a lower bound."
     ).tag(config=True)
-    grep_max_concurrent = Int(
+    max_concurrent_greps = Int(
         8, help="Most ripgrep processes running at once; further `grep` calls wait their turn."
     ).tag(config=True)
-    search_max_argument_chars = Int(
+    max_search_argument_chars = Int(
         4_096, help="Longest pattern, glob or path `grep` and `glob` accept (invalid_arguments "
         "beyond it)."
     ).tag(config=True)
-    walk_max_entries = Int(
+    max_walk_entries = Int(
         200_000, help="Most directory entries one walk (glob) visits before it stops and says so."
     ).tag(config=True)
     walk_timeout_seconds = Float(
         30.0, help="Longest one walk (glob) runs before it stops and says so."
     ).tag(config=True)
     bash_timeout_seconds = Int(120, help="Default `bash` timeout.").tag(config=True)
-    bash_max_timeout_seconds = Int(600, help="Longest `bash` timeout a call may ask for.").tag(
+    max_bash_timeout_seconds = Int(600, help="Longest `bash` timeout a call may ask for.").tag(
         config=True
     )
     skip_dirs = List(
         Unicode(), default_value=list(DEFAULT_SKIP_DIRS),
         help="Directory names never walked by grep, glob and structural search.",
     ).tag(config=True)
-    bash_memory_limit_mb = Int(
+    max_bash_memory_mb = Int(
         8192, help="Address-space limit of a `bash` command, in MiB (0: none)."
     ).tag(config=True)
     respect_gitignore = Bool(
@@ -143,6 +144,18 @@ class Runtime(LoggingConfigurable):
         help="The server's kernel manager when hosted; None embedded (kernels start locally).",
     )
     server_url = Unicode("", help="Base URL of the hosting server, when there is one.")
+
+    # The names before issue 16 (durations end in _seconds, bounds start with max_).
+    read_max_lines = renamed_to("max_read_lines", Int)
+    read_max_bytes = renamed_to("max_read_bytes", Int)
+    grep_max_results = renamed_to("max_grep_results", Int)
+    glob_max_results = renamed_to("max_glob_results", Int)
+    grep_max_output_bytes = renamed_to("max_grep_output_bytes", Int)
+    grep_max_concurrent = renamed_to("max_concurrent_greps", Int)
+    search_max_argument_chars = renamed_to("max_search_argument_chars", Int)
+    walk_max_entries = renamed_to("max_walk_entries", Int)
+    bash_max_timeout_seconds = renamed_to("max_bash_timeout_seconds", Int)
+    bash_memory_limit_mb = renamed_to("max_bash_memory_mb", Int)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -331,7 +344,7 @@ class Runtime(LoggingConfigurable):
         for resource, provider in self.providers.items():
             try:
                 resources[resource.value] = await provider.status()
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - one broken provider must not hide the rest
                 resources[resource.value] = {"error": f"{type(exc).__name__}: {exc}"}
         return {
             "root_dir": str(self.root_path),

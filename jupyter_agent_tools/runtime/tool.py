@@ -27,6 +27,7 @@ from .tiers import Tier
 
 if TYPE_CHECKING:
     from .run import Run
+    from .runtime import Runtime
 
 
 class Resource(str, Enum):
@@ -77,7 +78,7 @@ class CallContext:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def runtime(self):
+    def runtime(self) -> Runtime:
         return self.run.runtime
 
     def wrote(self, *paths: Path, created: Iterable[Path] = ()) -> None:
@@ -115,15 +116,15 @@ class Tool:
         and queueing, so it is refused at once instead of waiting. Most tools accept all
         (the run checks `paths` on its own before this)."""
 
-    def serial_scope(self, ctx: CallContext, args: Any) -> Hashable:
+    def serial_scope(self, ctx: CallContext, args: Any) -> Hashable:  # noqa: ARG002 - a hook
         """The scope within which calls of a non-parallel tool are serialized."""
         return (self.name, ctx.run.id)
 
-    def label(self, args: Any) -> str:
+    def label(self, args: Any) -> str:  # noqa: ARG002 - a hook
         """A short human label for the transcript and event stream."""
         return self.name
 
-    def approval_context(self, run: Run, args: Any) -> str:
+    def approval_context(self, run: Run, args: Any) -> str:  # noqa: ARG002 - a hook
         """What a permission card says about the call (e.g. where it will act): its label."""
         return self.label(args)
 

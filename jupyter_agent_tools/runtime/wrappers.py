@@ -20,7 +20,7 @@ Wrapper = Callable[[CallContext, Any, CallNext], Awaitable[ToolResult]]
 def output_limit(max_chars: int) -> Wrapper:
     """Bound what an agent reads, whatever the tool produced."""
 
-    async def wrapper(ctx: CallContext, args: Any, call_next: CallNext) -> ToolResult:
+    async def wrapper(_ctx: CallContext, _args: Any, call_next: CallNext) -> ToolResult:
         result = await call_next()
         result.text, cut = bound_text(result.text, max_chars)
         if cut:
@@ -30,7 +30,7 @@ def output_limit(max_chars: int) -> Wrapper:
     return wrapper
 
 
-async def notes(ctx: CallContext, args: Any, call_next: CallNext) -> ToolResult:
+async def notes(ctx: CallContext, _args: Any, call_next: CallNext) -> ToolResult:
     """Append what inner wrappers noted on the context to the result's text."""
     result = await call_next()
     if ctx.notes:

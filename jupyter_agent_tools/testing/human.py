@@ -86,7 +86,7 @@ class ScriptedHuman:
 
 def _in_order(answers: list[Answer]) -> Callable[[dict[str, Any]], Answer]:
     remaining = list(answers)
-    return lambda card: remaining.pop(0) if remaining else None
+    return lambda _card: remaining.pop(0) if remaining else None
 
 
 def _body(card: dict[str, Any], answer: Answer) -> dict[str, Any]:

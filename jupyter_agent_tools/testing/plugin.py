@@ -23,11 +23,18 @@ import json
 import os
 import shutil
 import tempfile
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+# Importing this module must stay cheap: pytest loads it in every run of every project that
+# has the package installed. Anything heavy is imported when a notebook is collected or run
+# (tests/regression/test_plugin_cost.py checks which modules importing it pulls in).
 
 MARKER = "agent_tools"
 _SESSION_KEY = pytest.StashKey["RegressionSession"]()
@@ -52,7 +59,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    notebooks = [item.parent for item in session.items if isinstance(item, NotebookCell)]
+    notebooks = [item.parent for item in session.items
+                 if isinstance(item, NotebookCell) and isinstance(item.parent, RegressionNotebook)]
     session.config.stash[_SESSION_KEY].notebooks = list(dict.fromkeys(notebooks))
 
 
@@ -99,7 +107,7 @@ class RegressionSession:
         self._root: Path | None = None
         self._server: Any = None
         self._pool: ThreadPoolExecutor | None = None
-        self._outcomes: dict[Path, Future] = {}
+        self._outcomes: dict[Path, Future[Any]] = {}
         self._failure: Exception | None = None
 
     def outcome(self, notebook: RegressionNotebook) -> Any:
@@ -107,6 +115,8 @@ class RegressionSession:
         if self._failure is not None:
             raise self._failure
         if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
             try:
                 server = self._start_server()
             except Exception as exc:  # every notebook reports it; no retry per notebook
@@ -149,7 +159,7 @@ class RegressionSession:
 class RegressionNotebook(pytest.File):
     """A notebook: one item per non-empty code cell; executed once, on its first item."""
 
-    def collect(self):
+    def collect(self) -> Iterator[NotebookCell]:
         from .execution import code_cells, read_notebook
 
         for outcome in code_cells(read_notebook(self.path)):
@@ -163,7 +173,7 @@ class RegressionNotebook(pytest.File):
             self._error: BaseException | None = None
             try:
                 self._outcome = self.config.stash[_SESSION_KEY].outcome(self)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - whatever stopped it, each cell reports it
                 self._error = exc
         if self._error is not None:
             raise NotebookNotRun(f"{self.path.name} could not run: {self._error}") from self._error
@@ -197,7 +207,7 @@ class NotebookCell(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, NotebookCellFailed | NotebookNotRun):
             return str(excinfo.value)
-        return super().repr_failure(excinfo)
+        return super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"{self.path.name}::{self.name}"

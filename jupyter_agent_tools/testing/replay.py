@@ -61,7 +61,7 @@ class Difference:
                                          str(self.replayed).splitlines(),
                                          "recorded", "replayed", lineterm="", n=1))
         if len(diff) > max_lines:
-            diff = diff[:max_lines] + [f"… ({len(diff) - max_lines} more diff lines)"]
+            diff = [*diff[:max_lines], f"… ({len(diff) - max_lines} more diff lines)"]
         return head + "\n" + "\n".join("    " + line for line in diff)
 
     def to_json(self) -> dict[str, Any]:

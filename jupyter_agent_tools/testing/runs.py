@@ -27,7 +27,7 @@ from .server import ENV_ROOT, ENV_TOKEN, ENV_URL
 RUNS_FOLDER = "agent-tools-runs"
 
 
-class SkipNotebook(Exception):  # noqa: N818 — the name is what the plugin recognises
+class SkipNotebook(Exception):  # the name is what the plugin recognises
     """Raise in a cell to skip it and the rest of its notebook (the reason is reported)."""
 
 

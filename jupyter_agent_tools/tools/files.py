@@ -68,7 +68,7 @@ class Read(Tool):
         if is_notebook_path(path.name):
             rel = ctx.run.relpath(path)
             try:
-                notebook = read_notebook(runtime.root_path, path, runtime.read_max_bytes,
+                notebook = read_notebook(runtime.root_path, path, runtime.max_read_bytes,
                                          shown=rel).notebook
             except InvalidNotebook as exc:  # shown as text, so that it can be repaired
                 return self._read_text(ctx, args, path, note=str(exc))
@@ -78,10 +78,10 @@ class Read(Tool):
     @staticmethod
     def _read_text(ctx: CallContext, args: ReadArgs, path: Path, note: str = "") -> ToolResult:
         runtime = ctx.runtime
-        lines = read_text_inside(runtime.root_path, path, runtime.read_max_bytes,
+        lines = read_text_inside(runtime.root_path, path, runtime.max_read_bytes,
                                  shown=ctx.run.relpath(path)).splitlines()
         start = (args.offset or 1) - 1
-        count = args.limit or runtime.read_max_lines
+        count = args.limit or runtime.max_read_lines
         shown = lines[start : start + count]
         width = len(str(start + len(shown)))
         body = "\n".join(
@@ -214,7 +214,7 @@ class Edit(Tool):
     def _edit(ctx: CallContext, args: EditArgs) -> tuple[Path, int]:
         root = ctx.runtime.root_path
         path = ctx.run.resolve(args.path)
-        text = read_text_inside(root, path, ctx.runtime.read_max_bytes,
+        text = read_text_inside(root, path, ctx.runtime.max_read_bytes,
                                 shown=ctx.run.relpath(path))
         count = text.count(args.old_string)
         rel = ctx.run.relpath(path)
@@ -320,7 +320,7 @@ def _cell_spans(rel: str, sources: list[str], args: EditArgs) -> tuple[list[tupl
 def _read_notebook(ctx: CallContext, path: Path) -> NotebookFile:
     rel = ctx.run.relpath(path)
     try:
-        return read_notebook(ctx.runtime.root_path, path, ctx.runtime.read_max_bytes, shown=rel)
+        return read_notebook(ctx.runtime.root_path, path, ctx.runtime.max_read_bytes, shown=rel)
     except InvalidNotebook as exc:
         raise ToolError(ErrorCode.FAILED,
                         f"{exc} Cells cannot be edited until it is repaired: read shows its "
@@ -341,7 +341,7 @@ def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str, notebook: Note
         # Without a limit, whole cells are shown until the line budget is spent.
         if args.limit is not None and len(shown) >= args.limit:
             break
-        if args.limit is None and shown and lines_shown + len(cell.lines) > runtime.read_max_lines:
+        if args.limit is None and shown and lines_shown + len(cell.lines) > runtime.max_read_lines:
             break
         parts.append(_cell_text(cell, runtime.max_line_chars, full_outputs=args.outputs))
         shown.append(_cell_data(cell, full_outputs=args.outputs))

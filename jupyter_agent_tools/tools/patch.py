@@ -86,7 +86,7 @@ class ApplyPatch(Tool):
                 summary.append(f"deleted {ctx.run.relpath(target)}")
                 continue
             original = ("" if patched.is_added_file
-                        else read_text_inside(root, target, ctx.runtime.read_max_bytes,
+                        else read_text_inside(root, target, ctx.runtime.max_read_bytes,
                                               shown=ctx.run.relpath(target)))
             changes[target] = _apply_hunks(ctx.run.relpath(target), original, patched)
             verb = "created" if patched.is_added_file else "modified"

@@ -27,7 +27,7 @@ def _check_sizes(ctx: CallContext, **arguments: str | None) -> None:
 
     A path with a NUL is left to containment, which refuses it as outside the root.
     """
-    limit = ctx.runtime.search_max_argument_chars
+    limit = ctx.runtime.max_search_argument_chars
     for name, value in arguments.items():
         if value is None:
             continue
@@ -64,7 +64,7 @@ class Glob(Tool):
     async def call(self, ctx: CallContext, args: GlobArgs) -> ToolResult:
         runtime = ctx.runtime
         walker = ctx.run.walker(skip_binary=False, max_file_bytes=2**62,
-                                max_entries=runtime.walk_max_entries,
+                                max_entries=runtime.max_walk_entries,
                                 timeout_seconds=runtime.walk_timeout_seconds)
         spec = _glob_spec(args.pattern)
 
@@ -79,12 +79,12 @@ class Glob(Tool):
             for path in walker.files(base):
                 if spec.match_file(path.relative_to(base).as_posix()):
                     total += 1
-                    if len(found) < runtime.glob_max_results:
+                    if len(found) < runtime.max_glob_results:
                         found.append(ctx.run.relpath(path))
             return found, total
 
         found, total = await asyncio.to_thread(find)
-        limit = runtime.glob_max_results
+        limit = runtime.max_glob_results
         text = "\n".join(found) if found else f"No files match {args.pattern!r}."
         if total > limit:
             text += f"\n[{total - limit} more not shown; narrow the pattern]"
@@ -140,16 +140,16 @@ class Grep(Tool):
                 root=Path(os.path.realpath(runtime.root_path)), start=base,
                 pattern=args.pattern, glob=args.glob,
                 respect_gitignore=runtime.respect_gitignore,
-                skip_dirs=tuple(runtime.skip_dirs), max_file_bytes=runtime.read_max_bytes,
+                skip_dirs=tuple(runtime.skip_dirs), max_file_bytes=runtime.max_read_bytes,
             )
 
         limits = ripgrep.RipgrepLimits(
             timeout_seconds=runtime.grep_timeout_seconds,
-            max_output_bytes=runtime.grep_max_output_bytes,
-            max_results=runtime.grep_max_results, max_line_chars=runtime.max_line_chars,
+            max_output_bytes=runtime.max_grep_output_bytes,
+            max_results=runtime.max_grep_results, max_line_chars=runtime.max_line_chars,
         )
         if self._slots is None:
-            self._slots = asyncio.Semaphore(max(1, runtime.grep_max_concurrent))
+            self._slots = asyncio.Semaphore(max(1, runtime.max_concurrent_greps))
         try:
             async with self._slots:
                 outcome = await ripgrep.search(query, limits)
@@ -164,7 +164,7 @@ class Grep(Tool):
                                 "Escape special characters such as ( [ . * with a backslash; "
                                 "look-around and backreferences are not supported.") from None
             raise ToolError(ErrorCode.FAILED, f"ripgrep failed: {exc.message}") from None
-        return _grep_result(ctx, args, outcome, runtime.grep_max_results)
+        return _grep_result(ctx, args, outcome, runtime.max_grep_results)
 
 
 def _grep_result(ctx: CallContext, args: GrepArgs, outcome: ripgrep.RipgrepOutcome,

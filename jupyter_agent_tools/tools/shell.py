@@ -32,8 +32,8 @@ class Bash(Tool):
     async def call(self, ctx: CallContext, args: BashArgs) -> ToolResult:
         runtime = ctx.runtime
         timeout = min(args.timeout_seconds or runtime.bash_timeout_seconds,
-                      runtime.bash_max_timeout_seconds)
-        memory_bytes = runtime.bash_memory_limit_mb * 1024 * 1024
+                      runtime.max_bash_timeout_seconds)
+        memory_bytes = runtime.max_bash_memory_mb * 1024 * 1024
 
         def limit_memory() -> None:
             if memory_bytes > 0:
@@ -50,7 +50,7 @@ class Bash(Tool):
                 ErrorCode.TIMEOUT,
                 f"The command ran past {timeout}s and its process group was killed. Run it in "
                 "the background, or with a longer timeout_seconds "
-                f"(at most {runtime.bash_max_timeout_seconds}).",
+                f"(at most {runtime.max_bash_timeout_seconds}).",
                 text=output, data={"output": output},
             )
         code = done.returncode

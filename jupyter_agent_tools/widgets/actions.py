@@ -32,5 +32,5 @@ def outcome_error(outcome: Outcome) -> BaseException | None:
     """The action's error once it is done, a cancellation included."""
     try:
         return outcome.exception()
-    except BaseException as exc:  # a cancelled asyncio task raises instead of returning
+    except BaseException as exc:  # noqa: BLE001 - a cancelled asyncio task raises instead of returning
         return exc

@@ -42,6 +42,8 @@ class ServerLink:
         self.last_error: str | None = None
         self._loop = asyncio.new_event_loop()
         self._stopping: asyncio.Event | None = None
+        # Refreshes in flight: the loop keeps only weak references to its tasks.
+        self._refreshes: set[asyncio.Future[None]] = set()
         self._thread = threading.Thread(target=self._main, name=f"agent-panel-{space}", daemon=True)
 
     def start(self) -> ServerLink:
@@ -110,7 +112,7 @@ class ServerLink:
         while True:
             try:
                 ws = await websocket_connect(HTTPRequest(url, headers=headers, connect_timeout=30))
-            except Exception as exc:  # the server restarts, the network blips: retry
+            except Exception as exc:  # noqa: BLE001 - the server restarts, the network blips: retry
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 self.panel.set_status(f"reconnecting ({self.last_error})…")
                 await asyncio.sleep(RECONNECT_SECONDS)
@@ -140,7 +142,9 @@ class ServerLink:
     def _on_run(self, event: dict[str, Any]) -> None:
         kind = str(event.get("type", ""))
         if "edit" in kind:
-            asyncio.ensure_future(self._refresh(self._load_edits))
+            refresh = asyncio.ensure_future(self._refresh(self._load_edits))
+            self._refreshes.add(refresh)
+            refresh.add_done_callback(self._refreshes.discard)
         elif not kind.startswith("question"):  # cards arrive through the space stream
             self.panel.handle_event(event)
 

@@ -64,7 +64,7 @@ async def test_run_events_stream_calls(api, jp_ws_fetch, jp_root_dir):
     ws = await jp_ws_fetch("agent-tools", "api", "runs", run["id"], "events")
     # the stream is live once the handler subscribed; a call made now must be seen
     for _ in range(50):
-        code, _ = await api("POST", f"runs/{run['id']}/calls", {"tool": "read", "args": {"path": "a.txt"}})
+        await api("POST", f"runs/{run['id']}/calls", {"tool": "read", "args": {"path": "a.txt"}})
         message = json.loads(await ws.read_message())
         if message["type"] == "call_started":
             break

@@ -96,6 +96,6 @@ def test_the_api_answers_as_documented(api_schema, agent_server, real_run):
 
         try:
             check()
-        except (Exception, FailureGroup) as exc:  # a line per failing operation, then the next
+        except (Exception, FailureGroup) as exc:  # noqa: BLE001 - a line per failing operation, then the next
             failures.append(f"{operation.label} ({mode}): {type(exc).__name__}: {exc}"[:3000])
     assert not failures, "\n\n".join(failures)

@@ -137,7 +137,7 @@ class Background:
     def _run(self, call: Callable[[], Any]) -> None:
         try:
             self._value = call()
-        except BaseException as error:  # re-raised in the test's thread
+        except BaseException as error:  # noqa: BLE001 - re-raised in the test's thread
             self._error = error
 
     def result(self, timeout: float = 60.0) -> Any:

@@ -204,7 +204,7 @@ async def test_the_run_route_serves_an_existing_run_and_leaves_it_open(mcp_sessi
 
 
 async def test_a_run_token_works_on_its_run_route_only(mcp_url, runtime_of, api):
-    code, run = await api("POST", "runs", {})
+    _, run = await api("POST", "runs", {})
     token = runtime_of.run_tokens.issue(run["id"])
     headers = {"Authorization": f"token {token}"}
     async with httpx2.AsyncClient(headers=headers, timeout=60) as http:

@@ -93,7 +93,7 @@ def test_what_is_not_a_notebook_is_refused_with_why(text, says):
 def test_schema_errors_say_where(python_notebook):
     data = json.loads(nbformat.writes(python_notebook))
     data["cells"][2]["cell_type"] = "spreadsheet"
-    with pytest.raises(InvalidNotebook, match="broken.ipynb is not a valid nbformat 4 notebook"):
+    with pytest.raises(InvalidNotebook, match=r"broken\.ipynb is not a valid nbformat 4 notebook"):
         Notebook.from_text(json.dumps(data), name="broken.ipynb")
     del data["cells"][2]["cell_type"]
     data["cells"][1].pop("outputs")

@@ -71,7 +71,7 @@ async def test_a_wrong_answer_is_refused_and_the_card_stays_open(runtime):
         call = ask(run)
         card = await human.next_card(timeout=WAIT)
         for bad in ({"answer": "green"}, {"answer": ["red", "blue"]}, {"text": "purple"}, {}):
-            with pytest.raises(Exception, match="invalid_arguments|not an option|single|no free text|empty"):
+            with pytest.raises(Exception, match=r"invalid_arguments|not an option|single|no free text|empty"):
                 await human.answer(card["id"], **bad)
         assert [c["id"] for c in human.pending()] == [card["id"]]
         await human.answer(card["id"], answer="red")

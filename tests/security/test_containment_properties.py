@@ -104,7 +104,7 @@ def check(result, before, outside, sibling) -> None:
 
 @pytest.mark.parametrize("tool", sorted(TOOLS))
 def test_no_path_leads_a_file_tool_out_of_the_root(world, tool, jp_asyncio_loop):
-    root, outside, sibling, run = world
+    _, outside, sibling, run = world
     before = fingerprint(outside, sibling)
 
     @PROPERTY
