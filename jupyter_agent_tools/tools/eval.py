@@ -20,7 +20,7 @@ from ..runtime import (
 )
 
 if TYPE_CHECKING:
-    from ..runtime import Run
+    from ..runtime import RunView
 
 
 class EvalArgs(ToolArgs):
@@ -78,7 +78,7 @@ class Eval(Tool):
     def label(self, args: EvalArgs) -> str:
         return args.description
 
-    def approval_context(self, run: Run, args: EvalArgs) -> str:
+    def approval_context(self, run: RunView, args: EvalArgs) -> str:
         interpreters = run.resources.get(Resource.KERNELS)
         user_kernel = interpreters.user_kernel if interpreters is not None else None
         if user_kernel is None or args.language != "python":
