@@ -8,15 +8,17 @@ runtime. Providers know nothing about HTTP or about tools.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Protocol, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 from traitlets.config import LoggingConfigurable
 
-from .events import EventBus
 from .protocols import Resource, RuntimeView
-from .run import Run, RunOptions
-from .tokens import RunTokens
-from .wrappers import Wrapper
+
+if TYPE_CHECKING:
+    from .events import EventBus
+    from .run import Run, RunOptions
+    from .tokens import RunTokens
+    from .wrappers import Wrapper
 
 
 class ProviderHost(RuntimeView, Protocol):
