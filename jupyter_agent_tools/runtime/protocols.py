@@ -1,14 +1,14 @@
 """What a tool sees of its run and of the runtime, as Protocols.
 
 `Tool`, `CallContext` and the approval gate need a run and the runtime, and `Run` and `Runtime`
-need tools: this leaf module lets the first name the second without importing it (no import
-cycle, `TYPE_CHECKING` included). `Run` and `Runtime` satisfy these Protocols structurally;
-each lists only the members tools actually use, so mypy still checks every access.
+need tools: this module (it imports only results and files/) lets the first name the second
+without importing it (no import cycle, `TYPE_CHECKING` included). `Run` and `Runtime` satisfy
+these Protocols structurally; each lists only the members tools use, so mypy still checks
+every access.
 """
 
 from __future__ import annotations
 
-import logging
 from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,10 +44,9 @@ class Origin(str, Enum):
 
 
 class RuntimeView(Protocol):
-    """The runtime's root, log and limits, as tools read them (`runtime.Runtime` is one)."""
+    """The runtime's root and limits, as tools read them (`runtime.Runtime` is one)."""
 
     root_path: Path
-    log: logging.Logger
     # The hosting server application (its contents manager, shared documents), None embedded.
     parent: Any
     max_output_chars: int
@@ -75,7 +74,6 @@ class RunView(Protocol):
     id: str
     cwd: Path
     conversation_id: str | None
-    space: str | None
     resources: dict[Resource, Any]
 
     @property

@@ -8,6 +8,7 @@ wrappers → tool.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import Hashable
@@ -38,6 +39,7 @@ class RunHost(RuntimeView, Protocol):
     """What a run needs of the runtime that created it (`runtime.Runtime` is one): a Protocol,
     so that this module need not import runtime.py, which imports it."""
 
+    log: logging.Logger
     registry: ToolRegistry
     max_transcript_entries: int
 
