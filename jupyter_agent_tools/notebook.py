@@ -107,9 +107,9 @@ def open_panel(
     client = AgentToolsClient.discover(url, token)
     if run_id is not None:
         run = client.attach_run(run_id)
-        space = space or run.descriptor.get("space") or default_space(client)
+        space = space or run.descriptor.get("space") or notebook_space(client)
     else:
-        space = space or default_space(client)
+        space = space or notebook_space(client)
         # The run's descriptor says it came from a notebook (front ends show it).
         run = client.create_run(space=space, **{"origin": "notebook", **run_options})
     previous = _open_links.pop(space, None)
@@ -145,14 +145,21 @@ async def open_embedded_panel(runtime: Runtime, run: Run, space: str | None = No
     return link
 
 
-def default_space(client: AgentToolsClient) -> str:
-    """This notebook's path relative to the server root; its file name if the root is unknown."""
+def notebook_space(client: AgentToolsClient | None = None) -> str:
+    """This notebook's space: its path relative to the server root (what JupyterLab's Agent
+    Tools panel joins for each open notebook); its file name if the root is unknown.
+
+    `client` is the server to ask about its root (default: the one `open_panel` would find).
+    Pass the result as a run's `space` so its cards show in this notebook's panel and in the
+    lab's side panel.
+    """
     session = os.environ.get("JPY_SESSION_NAME")
     if not session:
         return "notebook"
     path = Path(session)
     if not path.is_absolute():
         return path.as_posix()
+    client = client or AgentToolsClient.discover()
     from jupyter_server.serverapp import list_running_servers
 
     for info in list_running_servers():

@@ -80,8 +80,10 @@ def printed(cell, tag: str) -> str:
 
 async def test_the_tour_runs_top_to_bottom_in_a_checkout(api, jp_serverapp, jp_root_dir):
     notebook = nbformat.read(str(jp_root_dir / "notebooks" / "tour.ipynb"), as_version=4)
-    # As in JupyterLab: no hint of the server but its runtime files (JUPYTER_RUNTIME_DIR).
+    # As in JupyterLab: no hint of the server but its runtime files (JUPYTER_RUNTIME_DIR), and
+    # the notebook's path in JPY_SESSION_NAME (jupyter_server's sessions set it).
     env = {k: v for k, v in os.environ.items() if k not in (ENV_URL, ENV_TOKEN, ENV_ROOT)}
+    env["JPY_SESSION_NAME"] = str(jp_root_dir / "notebooks" / "tour.ipynb")
     client = NotebookClient(notebook, kernel_name="python3", timeout=CELL_TIMEOUT,
                             resources={"metadata": {"path": str(jp_root_dir / "notebooks")}})
     answered: list[dict] = []
@@ -124,7 +126,7 @@ async def test_the_tour_runs_top_to_bottom_in_a_checkout(api, jp_serverapp, jp_r
     assert git(jp_root_dir, "status", "--porcelain", "--untracked-files=all") == ""
 
     assert [card["question"] for card in answered] == ["Keep the flushed prints?"]
-    assert answered[0]["space"] == "tour"
+    assert answered[0]["space"] == "notebooks/tour.ipynb"  # the space JupyterLab's panel joins
     text = "\n".join(output.get("text", "") for cell in notebook.cells
                      for output in cell.get("outputs", []))
     assert "edit_1 is accepted" in text and "Not resolved in the panel" not in text

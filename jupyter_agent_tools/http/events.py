@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
-from .models import QuestionCard, ResponseModel
+from .models import QuestionCard, ResponseModel, WorkerDescriptor
 
 
 class Event(ResponseModel):
@@ -109,18 +109,10 @@ class Humans(Event):
     humans: int
 
 
-class WorkerState(RunEvent):
-    """A background worker (vibe mode) changed state."""
+class WorkerState(RunEvent, WorkerDescriptor):
+    """A background worker (vibe mode) changed state (`GET runs/{id}/workers` lists them)."""
 
     type: Literal["worker_state"]
-    worker_id: str
-    label: str
-    tier: str
-    status: Literal["queued", "running", "done", "failed", "killed"]
-    elapsed_seconds: float
-    result: str | None
-    restarts: int
-    child_run_id: str
 
 
 EVENT_MODELS: tuple[type[Event], ...] = (

@@ -20,7 +20,7 @@ from tornado import web
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from ..auth import RunTokenAuth
-from ..runtime import ErrorCode, Origin, Runtime
+from ..runtime import ErrorCode, Origin, Resource, Runtime
 from ..runtime.events import EventBus
 from .base import (
     RUNS_RESOURCE,
@@ -39,6 +39,7 @@ from .models import (
     ServerStatus,
     ToolsQuery,
     TranscriptEntry,
+    WorkerDescriptor,
 )
 from .openapi import openapi_document
 
@@ -47,8 +48,10 @@ RUN_ID = r"(?P<run_id>[0-9a-f]{32})"
 
 class StatusHandler(AgentToolsHandler):
     auth_resource = STATUS_RESOURCE
-    operations: ClassVar[dict[str, Operation]] = {"get": Operation("Languages, debug adapters, kernels: available or why not",
-                                   {200: ServerStatus})}
+    operations: ClassVar[dict[str, Operation]] = {
+        "get": Operation("Languages, debug adapters, kernels: available or why not",
+                         {200: ServerStatus}),
+    }
 
     @web.authenticated
     @authorized
@@ -58,7 +61,9 @@ class StatusHandler(AgentToolsHandler):
 
 class OpenAPIHandler(AgentToolsHandler):
     auth_resource = STATUS_RESOURCE
-    operations: ClassVar[dict[str, Operation]] = {"get": Operation("This document (OpenAPI 3.1)", {200: dict[str, Any]})}
+    operations: ClassVar[dict[str, Operation]] = {
+        "get": Operation("This document (OpenAPI 3.1)", {200: dict[str, Any]}),
+    }
 
     @web.authenticated
     @authorized
@@ -108,8 +113,10 @@ class RunHandler(AgentToolsHandler):
 
 
 class ToolsHandler(AgentToolsHandler):
-    operations: ClassVar[dict[str, Operation]] = {"get": Operation("Schemas of the tools visible to the run, in a format",
-                                   {200: list[dict[str, Any]]}, query=ToolsQuery)}
+    operations: ClassVar[dict[str, Operation]] = {
+        "get": Operation("Schemas of the tools visible to the run, in a format",
+                         {200: list[dict[str, Any]]}, query=ToolsQuery),
+    }
 
     @web.authenticated
     @authorized
@@ -119,8 +126,10 @@ class ToolsHandler(AgentToolsHandler):
 
 
 class CallsHandler(AgentToolsHandler):
-    operations: ClassVar[dict[str, Operation]] = {"post": Operation("Call a tool (tool failures are ok: false, not HTTP errors)",
-                                    {200: CallResult}, body=CallRequest)}
+    operations: ClassVar[dict[str, Operation]] = {
+        "post": Operation("Call a tool (tool failures are ok: false, not HTTP errors)",
+                          {200: CallResult}, body=CallRequest),
+    }
 
     @web.authenticated
     @authorized
@@ -133,13 +142,34 @@ class CallsHandler(AgentToolsHandler):
 
 
 class TranscriptHandler(AgentToolsHandler):
-    operations: ClassVar[dict[str, Operation]] = {"get": Operation("Every call of the run: tool, label, args, ok, duration",
-                                   {200: list[TranscriptEntry]})}
+    operations: ClassVar[dict[str, Operation]] = {
+        "get": Operation("Every call of the run: tool, label, args, ok, duration",
+                         {200: list[TranscriptEntry]}),
+    }
 
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
         self.respond(self.get_run(run_id).transcript.to_json())
+
+
+class WorkersHandler(AgentToolsHandler):
+    operations: ClassVar[dict[str, Operation]] = {
+        "get": Operation("The run's background workers: state and last output "
+                         "(empty when the run is not in vibe mode)",
+                         {200: list[WorkerDescriptor]}),
+    }
+
+    @web.authenticated
+    @authorized
+    async def get(self, run_id: str) -> None:
+        workers = self.get_run(run_id).resources.get(Resource.WORKERS)
+        if workers is None:
+            self.respond([])
+            return
+        # The same bound on each result as the worker_state events carry.
+        self.respond([worker.describe(workers.pool.event_result_chars)
+                      for worker in workers.workers.values()])
 
 
 class EventStreamHandler(JsonErrors, RunTokenAuth, WebSocketMixin, WebSocketHandler,
@@ -228,8 +258,10 @@ class EventStreamHandler(JsonErrors, RunTokenAuth, WebSocketMixin, WebSocketHand
 
 
 class RunEventsHandler(EventStreamHandler):
-    operations: ClassVar[dict[str, Operation]] = {"get": Operation("WebSocket: calls, questions, staged/resolved edits, workers",
-                                   {101: None}, websocket=True)}
+    operations: ClassVar[dict[str, Operation]] = {
+        "get": Operation("WebSocket: calls, questions, staged/resolved edits, workers",
+                         {101: None}, websocket=True),
+    }
 
     def event_bus(self, run_id: str) -> EventBus:  # type: ignore[override]
         return self.runtime.get_run(run_id).events
@@ -244,5 +276,6 @@ handlers: list[tuple[str, type]] = [
     (rf"agent-tools/api/runs/{RUN_ID}/tools", ToolsHandler),
     (rf"agent-tools/api/runs/{RUN_ID}/calls", CallsHandler),
     (rf"agent-tools/api/runs/{RUN_ID}/transcript", TranscriptHandler),
+    (rf"agent-tools/api/runs/{RUN_ID}/workers", WorkersHandler),
     (rf"agent-tools/api/runs/{RUN_ID}/events", RunEventsHandler),
 ]

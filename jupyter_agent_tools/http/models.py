@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..runtime import Approvals, Resource, Surface
+from ..runtime import Approvals, Permission, Resource, Surface
 
 #: Longer than any path the OS accepts (PATH_MAX is 4096 on Linux).
 MAX_PATH_CHARS = 4096
@@ -179,8 +179,13 @@ class TranscriptEntry(ResponseModel):
 
 
 class CardOption(ResponseModel):
+    """One choice on a card; a human answers with its label."""
+
     label: str
     description: str | None = None
+    value: Permission | None = Field(
+        None, description="What a permission card's option means to the approval gate "
+                          "(front ends mark Deny); absent on questions.")
 
 
 class QuestionCard(ResponseModel):
@@ -218,6 +223,19 @@ class StagedEdit(ResponseModel):
     files: dict[str, int] = Field(description="Replacements per file.")
     created_at: float
     diff: str = Field(description="A unified diff of every file.")
+
+
+class WorkerDescriptor(ResponseModel):
+    """A background worker of a run (vibe mode): its state and the tail of its last output."""
+
+    worker_id: str
+    label: str
+    tier: str
+    status: Literal["queued", "running", "done", "failed", "killed"]
+    elapsed_seconds: float
+    result: str | None
+    restarts: int
+    child_run_id: str = Field(description="The worker's own run (its tools' calls are there).")
 
 
 class ServerStatus(ResponseModel):

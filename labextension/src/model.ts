@@ -146,16 +146,17 @@ export class AgentToolsModel implements IAgentTools {
     this.runSocket = new EventSocket(this.client.runEventsUrl(runId), event =>
       this.onRunEvent(event)
     );
-    await Promise.all([this.loadTranscript(runId), this.loadEdits(runId)]);
+    await Promise.all([this.loadTranscript(runId), this.loadEdits(runId), this.loadWorkers(runId)]);
   }
 
   private onRunEvent(event: AgentEvent): void {
-    if (event.run_id !== this.selectedRunId) {
+    const runId = this.selectedRunId;
+    if (!runId || !('run_id' in event) || event.run_id !== runId) {
       return;
     }
     const { changed, needsEdit } = this.runs.apply(event);
     if (needsEdit) {
-      void this.loadEdit(event.run_id, needsEdit);
+      void this.loadEdit(runId, needsEdit);
     }
     if (event.type === 'run_closed') {
       void this.refresh();
@@ -182,6 +183,10 @@ export class AgentToolsModel implements IAgentTools {
     });
   }
 
+  private async loadWorkers(runId: string): Promise<void> {
+    await this.guard(async () => this.runs.setWorkers(runId, await this.client.workers(runId)));
+  }
+
   private async loadEdit(runId: string, editId: string): Promise<void> {
     await this.guard(async () => this.runs.putEdit(runId, await this.client.edit(runId, editId)));
   }
@@ -203,7 +208,7 @@ export class AgentToolsModel implements IAgentTools {
   async answer(card: Card, body: AnswerBody): Promise<void> {
     await this.guard(async () => {
       const answered = await this.client.answer(card, body);
-      this.cards.apply({ type: 'question_closed', space: card.space, card: answered });
+      this.cards.close(answered);
       this.cardRemoved_.emit(answered);
     });
   }

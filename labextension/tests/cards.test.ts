@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
 
-import type { Card } from '../src/api/types';
+import type { AgentEvent, Card, CardOption } from '../src/api/types';
 import { answerBody, CardBook, toggleChoice } from '../src/state/cards';
+
+function option(label: string): CardOption {
+  return { label, description: null, value: null };
+}
+
+function asked(shown: Card, replay = false): AgentEvent {
+  return { type: 'question_asked', run_id: shown.run_id, space: shown.space, time: 1, card: shown, replay };
+}
+
+function closed(shown: Card): AgentEvent {
+  return { type: 'question_closed', run_id: shown.run_id, space: shown.space, time: 2, card: shown };
+}
 
 function card(overrides: Partial<Card> = {}): Card {
   return {
@@ -12,7 +24,7 @@ function card(overrides: Partial<Card> = {}): Card {
     kind: 'question',
     question: 'Which colour?',
     context: '',
-    options: [{ label: 'Red' }, { label: 'Blue' }],
+    options: [option('Red'), option('Blue')],
     allow_free_text: false,
     multi_select: false,
     tool: null,
@@ -30,28 +42,27 @@ function card(overrides: Partial<Card> = {}): Card {
 describe('CardBook', () => {
   it('shows a card once, whichever streams announce it, and drops it when it closes', () => {
     const book = new CardBook();
-    const asked = { type: 'question_asked', space: 'lab', card: card() } as const;
-    expect(book.apply(asked)).toEqual({ kind: 'added', card: card() });
-    expect(book.apply({ ...asked, replay: true })).toBeNull();
+    expect(book.apply(asked(card()))).toEqual({ kind: 'added', card: card() });
+    expect(book.apply(asked(card(), true))).toBeNull();
     expect(book.count).toBe(1);
 
-    const closed = { type: 'question_closed', space: 'lab', card: card({ status: 'answered' }) } as const;
-    expect(book.apply(closed)?.kind).toBe('removed');
+    const answered = closed(card({ status: 'answered' }));
+    expect(book.apply(answered)?.kind).toBe('removed');
     expect(book.count).toBe(0);
-    expect(book.apply(closed)).toBeNull();
+    expect(book.apply(answered)).toBeNull();
   });
 
   it('never shows again a card that closed before a late replay of it arrived', () => {
     const book = new CardBook();
-    book.apply({ type: 'question_closed', space: 'lab', card: card({ status: 'skipped' }) });
-    expect(book.apply({ type: 'question_asked', space: 'lab', card: card(), replay: true })).toBeNull();
+    book.apply(closed(card({ status: 'skipped' })));
+    expect(book.apply(asked(card(), true))).toBeNull();
     expect(book.pending()).toEqual([]);
   });
 
   it('lists pending cards oldest first and forgets a space the lab left', () => {
     const book = new CardBook();
-    book.apply({ type: 'question_asked', space: 'a.ipynb', card: card({ id: 'new', created_at: 5, space: 'a.ipynb' }) });
-    book.apply({ type: 'question_asked', space: 'lab', card: card({ id: 'old', created_at: 2 }) });
+    book.apply(asked(card({ id: 'new', created_at: 5, space: 'a.ipynb' })));
+    book.apply(asked(card({ id: 'old', created_at: 2 })));
     expect(book.pending().map(c => c.id)).toEqual(['old', 'new']);
     expect(book.dropSpace('a.ipynb').map(c => c.id)).toEqual(['new']);
     expect(book.pending().map(c => c.id)).toEqual(['old']);
@@ -59,13 +70,20 @@ describe('CardBook', () => {
 
   it('counts the humans of each space', () => {
     const book = new CardBook();
-    expect(book.apply({ type: 'humans', space: 'lab', humans: 2 })).toEqual({ kind: 'humans', space: 'lab', humans: 2 });
+    expect(book.apply({ type: 'humans', space: 'lab', humans: 2, time: 1 })).toEqual({
+      kind: 'humans',
+      space: 'lab',
+      humans: 2
+    });
     expect(book.humans('lab')).toBe(2);
     expect(book.humans('other')).toBe(0);
   });
 
   it('ignores frames that are not about cards', () => {
-    expect(new CardBook().apply({ type: 'call_started', run_id: 'r1', call_id: 'x', tool: 'read', label: 'read' })).toBeNull();
+    const call: AgentEvent = {
+      type: 'call_started', run_id: 'r1', time: 1, origin: 'http', call_id: 'x', tool: 'read', label: 'read'
+    };
+    expect(new CardBook().apply(call)).toBeNull();
   });
 });
 

@@ -12,11 +12,13 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from jupyter_agent_tools.testing.agents import SERVER_ARGS
 from jupyter_agent_tools.testing.server import JupyterServerProcess
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -43,21 +45,30 @@ def jp_asyncio_loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop.close()
 
 
-@pytest.fixture(scope="module")
-def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServerProcess]:
-    root = tmp_path_factory.mktemp("lab-root")
-    lab_state = tmp_path_factory.mktemp("lab-state")
+def lab_server_process(root: Path, lab_state: Path, *extra_args: str) -> JupyterServerProcess:
+    """A JupyterLab server (not started) rooted at `root`, its settings and workspaces kept in
+    `lab_state`."""
     # No "get notified about Jupyter news?" toast over the panel (and no request for news).
     notification = lab_state / "settings" / "@jupyterlab" / "apputils-extension"
     notification.mkdir(parents=True)
     (notification / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    server = JupyterServerProcess(root, extra_args=[
+    return JupyterServerProcess(root, extra_args=[
         f"--LabApp.user_settings_dir={lab_state / 'settings'}",
         f"--LabApp.workspaces_dir={lab_state / 'workspaces'}",
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.expose_app_in_browser=True",
+        # Real-time collaboration's store, else `.jupyter_ystore.db` in the current directory.
+        f"--SQLiteYStore.db_path={lab_state / 'ystore.db'}",
+        *extra_args,
     ])
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServerProcess]:
+    # Workers run the scripted agent (no model), as on Binder.
+    server = lab_server_process(tmp_path_factory.mktemp("lab-root"),
+                                tmp_path_factory.mktemp("lab-state"), *SERVER_ARGS)
     with server:
         yield server
 
@@ -86,6 +97,13 @@ class Lab:
             "async ([id, args]) => { await window.jupyterapp.commands.execute(id, args); }",
             [command, args or {}])
 
+    def start(self, command: str, args: dict[str, Any] | None = None) -> None:
+        """Start a command without waiting for it to finish (`notebook:run-all-cells` ends only
+        when every cell has run, and the test has cells to answer meanwhile)."""
+        self.page.evaluate(
+            "([id, args]) => { void window.jupyterapp.commands.execute(id, args); }",
+            [command, args or {}])
+
     @property
     def panel(self) -> Any:
         return self.page.locator("#agent-tools-panel")
@@ -108,21 +126,40 @@ class Lab:
         raise AssertionError(f"the lab never joined space {space!r}")
 
 
-@pytest.fixture()
-def lab(browser: Any, lab_server: JupyterServerProcess) -> Iterator[Lab]:
+@contextmanager
+def open_lab(browser: Any, server: JupyterServerProcess) -> Iterator[Lab]:
+    """A new page of the lab, loaded, with the agent-tools extension active and joined."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     page.set_default_timeout(UI_TIMEOUT_MS)
-    page.goto(f"{lab_server.url}lab?token={lab_server.token}")
+    page.goto(f"{server.url}lab?token={server.token}")
     page.wait_for_selector("#jp-main-dock-panel", state="attached")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand("
                            "'agent-tools:open-panel')")
-    lab = Lab(page, lab_server)
+    lab = Lab(page, server)
     lab.wait_for_humans()
     try:
         yield lab
     finally:
         context.close()
+
+
+@pytest.fixture()
+def lab(browser: Any, lab_server: JupyterServerProcess) -> Iterator[Lab]:
+    with open_lab(browser, lab_server) as page:
+        yield page
+
+
+@pytest.fixture()
+def start_lab(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Lab]]:
+    """`start_lab(root, *server_args)`: a lab of its own rooted at `root`, and a page of it;
+    both end with the test (the page first)."""
+    with ExitStack() as stack:
+        def start(root: Path, *server_args: str) -> Lab:
+            server = lab_server_process(root, tmp_path_factory.mktemp("lab-state"), *server_args)
+            return stack.enter_context(open_lab(browser, stack.enter_context(server)))
+
+        yield start
 
 
 class Background:

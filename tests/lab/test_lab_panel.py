@@ -66,6 +66,21 @@ def test_a_permission_card_denied_in_the_panel_denies_the_call(lab) -> None:
 
 
 
+def test_a_runs_workers_show_in_a_panel_opened_after_they_finished(lab) -> None:
+    run = lab.server.client().create_run(space="lab", vibe=True)
+    spawned = run.call("vibe_spawn", {"label": "greeter", "brief": "say hello from the worker"})
+    assert spawned.ok, spawned.text
+    assert run.call("vibe_wait", {"worker_id": spawned.data["worker_id"]}).ok
+
+    # Its events are over: what the panel shows comes from GET runs/{id}/workers.
+    lab.execute("agent-tools:open-panel")
+    lab.panel.locator(f".jp-AgentTools-run[data-run-id='{run.id}']").click()
+    worker = lab.panel.locator(f".jp-AgentTools-worker[data-worker-id='{spawned.data['worker_id']}']")
+    expect(worker).to_contain_text("greeter")
+    expect(worker.locator(".jp-AgentTools-badge")).to_have_text("done")
+    expect(worker.locator(".jp-AgentTools-result")).to_contain_text("hello from the worker")
+
+
 def test_screenshots_of_the_panel_in_light_and_dark_theme(lab, artifacts: Path) -> None:
     lab.page.set_viewport_size({"width": 1400, "height": 1300})
     Path(lab.server.root_dir, "report.py").write_text("total = 0\nprint(total)\nprint('done')\n")

@@ -1,5 +1,6 @@
-"""The panel's TypeScript: its state logic's unit tests (vitest), and its API types in step
-with the OpenAPI document the server serves. Both run here so `make test` is the one command."""
+"""The panel's TypeScript: its state logic's unit tests (vitest), the panel and those tests
+type-checked against the API types, and the API types in step with the OpenAPI document the
+server serves. All run here so `make test` is the one command."""
 
 from __future__ import annotations
 
@@ -32,6 +33,13 @@ def test_the_panel_state_logic_passes_its_unit_tests() -> None:
     result = _node(str(NODE_MODULES / "vitest" / "vitest.mjs"), "run")
     assert result.returncode == 0, result.stdout + result.stderr
     assert " passed" in result.stdout and "failed" not in result.stdout, result.stdout
+
+
+def test_the_panel_and_its_unit_tests_type_check_against_the_generated_api_types() -> None:
+    """The unit tests build cards, events and workers as the server sends them: a field the
+    server adds or renames shows here, not only in the browser."""
+    result = _node(str(NODE_MODULES / "typescript" / "bin" / "tsc"), "-p", "tests")
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_the_api_types_are_generated_from_the_served_openapi_document() -> None:

@@ -8,7 +8,8 @@ import type {
   RunDescriptor,
   StagedEdit,
   ToolResult,
-  TranscriptEntry
+  TranscriptEntry,
+  Worker
 } from './types';
 
 export type StatusReport =
@@ -72,6 +73,10 @@ export class AgentToolsClient {
 
   edit(runId: string, editId: string): Promise<StagedEdit> {
     return this.request<StagedEdit>(`runs/${runId}/edits/${encodeURIComponent(editId)}`);
+  }
+
+  workers(runId: string): Promise<Worker[]> {
+    return this.request<Worker[]>(`runs/${runId}/workers`);
   }
 
   answer(card: Card, body: AnswerBody): Promise<Card> {

@@ -915,6 +915,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent-tools/api/runs/{id}/workers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The run's background workers: state and last output (empty when the run is not in vibe mode) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["WorkerDescriptor"][];
+                    };
+                };
+                /** @description Not authenticated, or not authorized for this resource */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such run, card, edit or directory */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent-tools/api/spaces/{space}/events": {
         parameters: {
             query?: never;
@@ -1263,7 +1319,10 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** CardOption */
+        /**
+         * CardOption
+         * @description One choice on a card; a human answers with its label.
+         */
         CardOption: {
             /**
              * Description
@@ -1272,6 +1331,11 @@ export interface components {
             description: string | null;
             /** Label */
             label: string;
+            /**
+             * @description What a permission card's option means to the approval gate (front ends mark Deny); absent on questions.
+             * @default null
+             */
+            value: components["schemas"]["Permission"] | null;
         } & {
             [key: string]: unknown;
         };
@@ -1416,6 +1480,11 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * Permission
+         * @enum {string}
+         */
+        Permission: "allow_once" | "allow_run" | "deny";
         /**
          * QuestionAsked
          * @description A card waits for a human; `replay` marks a pending card sent to a socket that joined late.
@@ -1755,11 +1824,44 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * WorkerDescriptor
+         * @description A background worker of a run (vibe mode): its state and the tail of its last output.
+         */
+        WorkerDescriptor: {
+            /**
+             * Child Run Id
+             * @description The worker's own run (its tools' calls are there).
+             */
+            child_run_id: string;
+            /** Elapsed Seconds */
+            elapsed_seconds: number;
+            /** Label */
+            label: string;
+            /** Restarts */
+            restarts: number;
+            /** Result */
+            result: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "running" | "done" | "failed" | "killed";
+            /** Tier */
+            tier: string;
+            /** Worker Id */
+            worker_id: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * WorkerState
-         * @description A background worker (vibe mode) changed state.
+         * @description A background worker (vibe mode) changed state (`GET runs/{id}/workers` lists them).
          */
         WorkerState: {
-            /** Child Run Id */
+            /**
+             * Child Run Id
+             * @description The worker's own run (its tools' calls are there).
+             */
             child_run_id: string;
             /** Elapsed Seconds */
             elapsed_seconds: number;

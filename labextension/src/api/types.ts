@@ -1,123 +1,46 @@
-// The shapes the panel reads. Results, runs and bodies come from the generated OpenAPI types
-// (schema.d.ts). The cards, transcript entries, staged edits and WebSocket frames below are
-// written by hand; the document now has them too (QuestionCard, TranscriptEntry, StagedEdit,
-// Event), and moving these onto the generated types is still to do — keep them in step.
+// The shapes the panel reads, all generated from the OpenAPI document the server serves
+// (schema.d.ts, `npm run api`): a field the panel needs is added to the server's pydantic model
+// (jupyter_agent_tools/http/models.py, events.py) and regenerated, never declared here. What
+// this file adds are names, and the partial rows the panel builds from events before the full
+// record is fetched.
 import type { components } from './schema';
 
-export type ToolResult = components['schemas']['CallResult'];
-export type RunRequest = components['schemas']['RunRequest'];
-export type ApiError = components['schemas']['ErrorResponse'];
+type Schemas = components['schemas'];
+
+export type ToolResult = Schemas['CallResult'];
 
 /** A run descriptor (`GET runs`). */
-export type RunDescriptor = components['schemas']['RunDescriptor'];
-
-export interface CardOption {
-  label: string;
-  description?: string;
-  value?: string;
-}
-
-export type CardKind = 'question' | 'permission';
-export type CardStatus = 'pending' | 'answered' | 'skipped' | 'timed_out' | 'cancelled';
+export type RunDescriptor = Schemas['RunDescriptor'];
 
 /** A question or permission card as front ends receive it. */
-export interface Card {
-  id: string;
-  number: number;
-  run_id: string;
-  space: string;
-  kind: CardKind;
-  question: string;
-  context: string;
-  options: CardOption[];
-  allow_free_text: boolean;
-  multi_select: boolean;
-  tool: string | null;
-  tier: string | null;
-  label: string | null;
-  args: Record<string, unknown> | null;
-  status: CardStatus;
-  answer: string | string[] | null;
-  text: string | null;
-  created_at: number;
-}
+export type Card = Schemas['QuestionCard'];
+export type CardOption = Schemas['CardOption'];
 
-/** The body of `POST runs/{id}/questions/{qid}`. */
-export interface AnswerBody {
-  answer?: string | string[];
-  text?: string;
-  skip?: boolean;
-}
+/** The body of `POST runs/{id}/questions/{qid}`: every field has a server default. */
+export type AnswerBody = Partial<Schemas['AnswerRequest']>;
 
-export interface TranscriptEntry {
-  call_id: string;
-  tool: string;
-  label: string;
-  args?: Record<string, unknown>;
-  origin?: string;
-  started_at?: number;
-  ok: boolean | null;
-  error_code: string | null;
-  duration_ms: number | null;
-  text?: string | null;
-}
+/** One call of a run (`GET runs/{id}/transcript`). */
+export type TranscriptEntry = Schemas['TranscriptEntry'];
 
-export type EditStatus = 'staged' | 'accepted' | 'discarded' | 'stale';
+/**
+ * A transcript row as the panel keeps it: from the transcript route, or built from the call
+ * events, which carry neither the arguments nor the result text (fetched when a row is opened).
+ */
+export type TranscriptRow = Pick<
+  TranscriptEntry,
+  'call_id' | 'tool' | 'label' | 'origin' | 'ok' | 'error_code' | 'duration_ms'
+> &
+  Partial<Pick<TranscriptEntry, 'args' | 'text' | 'started_at'>>;
 
-export interface StagedEdit {
-  edit_id: string;
-  status: EditStatus;
-  pattern?: string;
-  rewrite?: string;
-  language?: string;
-  replacements: number;
-  files: Record<string, number>;
-  created_at?: number;
-  diff?: string;
-}
+/** A staged edit with its diff (`GET runs/{id}/edits[/{edit_id}]`). */
+export type StagedEdit = Schemas['StagedEdit'];
 
-export interface WorkerState {
-  worker_id: string;
-  label: string;
-  tier?: string;
-  status: string;
-  elapsed_seconds?: number | null;
-  result?: string;
-  restarts?: number;
-  child_run_id?: string;
-}
+/** A staged edit as the panel keeps it: its events carry no diff until it is fetched. */
+export type EditRow = Pick<StagedEdit, 'edit_id' | 'status' | 'replacements' | 'files' | 'created_at'> &
+  Partial<Pick<StagedEdit, 'diff' | 'pattern' | 'rewrite' | 'language'>>;
 
-interface EventBase {
-  time?: number;
-  run_id?: string;
-}
+/** A background worker of a run (`GET runs/{id}/workers`; `worker_state` events carry one). */
+export type Worker = Schemas['WorkerDescriptor'];
 
-/** `edit_staged` / `edit_resolved` on a run's stream (the diff is fetched separately). */
-export interface EditEvent extends EventBase {
-  type: 'edit_staged' | 'edit_resolved';
-  edit_id: string;
-  files: string[];
-  counts: Record<string, number>;
-  replacements: number;
-  action?: EditStatus;
-}
-
-/** Frames of `spaces/{space}/events` and `runs/{id}/events`. */
-export type AgentEvent =
-  | (EventBase & { type: 'humans'; space: string; humans: number })
-  | (EventBase & { type: 'question_asked' | 'question_closed'; space: string; card: Card; replay?: boolean })
-  | (EventBase & { type: 'call_started'; call_id: string; tool: string; label: string; origin?: string })
-  | (EventBase & {
-      type: 'call_finished';
-      call_id: string;
-      tool: string;
-      label: string;
-      origin?: string;
-      ok: boolean;
-      error_code: string | null;
-      duration_ms: number | null;
-    })
-  | EditEvent
-  | (EventBase & { type: 'worker_state' } & WorkerState)
-  | (EventBase & { type: 'run_closed' })
-  | (EventBase & { type: string; [key: string]: unknown });
+/** A frame of `spaces/{space}/events` or `runs/{id}/events`. */
+export type AgentEvent = Schemas['Event'];

@@ -18,17 +18,24 @@ export class CardBook {
   /** Apply one frame of a space or run stream; null when it changed nothing here. */
   apply(event: AgentEvent): CardChange | null {
     if (event.type === 'humans') {
-      const { space, humans } = event as { space: string; humans: number };
-      this.humansBySpace.set(space, humans);
-      return { kind: 'humans', space, humans };
+      this.humansBySpace.set(event.space, event.humans);
+      return { kind: 'humans', space: event.space, humans: event.humans };
     }
     if (event.type !== 'question_asked' && event.type !== 'question_closed') {
       return null;
     }
-    const card = (event as { card: Card }).card;
-    if (event.type === 'question_closed' || card.status !== 'pending') {
-      this.closed.add(card.id);
-      return this.cards.delete(card.id) ? { kind: 'removed', card } : null;
+    return event.type === 'question_closed' ? this.close(event.card) : this.add(event.card);
+  }
+
+  /** A card closed (answered here or anywhere else: first answer wins). */
+  close(card: Card): CardChange | null {
+    this.closed.add(card.id);
+    return this.cards.delete(card.id) ? { kind: 'removed', card } : null;
+  }
+
+  private add(card: Card): CardChange | null {
+    if (card.status !== 'pending') {
+      return this.close(card);
     }
     if (this.cards.has(card.id) || this.closed.has(card.id)) {
       return null; // a replay, or the same card from a second stream

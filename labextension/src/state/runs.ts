@@ -1,10 +1,9 @@
 import type {
   AgentEvent,
-  EditEvent,
+  EditRow,
   RunDescriptor,
-  StagedEdit,
-  TranscriptEntry,
-  WorkerState
+  TranscriptRow,
+  Worker
 } from '../api/types';
 
 /** Most transcript entries kept per run in the panel (the server keeps the full record). */
@@ -16,9 +15,9 @@ export const MAX_TRANSCRIPT_ENTRIES = 500;
  */
 export class RunBook {
   private runsById = new Map<string, RunDescriptor>();
-  private readonly transcripts = new Map<string, TranscriptEntry[]>();
-  private readonly editsByRun = new Map<string, Map<string, StagedEdit>>();
-  private readonly workersByRun = new Map<string, Map<string, WorkerState>>();
+  private readonly transcripts = new Map<string, TranscriptRow[]>();
+  private readonly editsByRun = new Map<string, Map<string, EditRow>>();
+  private readonly workersByRun = new Map<string, Map<string, Worker>>();
 
   /** Replace the list of runs (`GET runs`); state of runs that are gone is forgotten. */
   setRuns(runs: RunDescriptor[]): void {
@@ -41,32 +40,37 @@ export class RunBook {
     return this.runsById.get(runId);
   }
 
-  setTranscript(runId: string, entries: TranscriptEntry[]): void {
+  setTranscript(runId: string, entries: TranscriptRow[]): void {
     this.transcripts.set(runId, entries.slice(-MAX_TRANSCRIPT_ENTRIES));
   }
 
-  transcript(runId: string): TranscriptEntry[] {
+  transcript(runId: string): TranscriptRow[] {
     return this.transcripts.get(runId) ?? [];
   }
 
-  setEdits(runId: string, edits: StagedEdit[]): void {
+  setEdits(runId: string, edits: EditRow[]): void {
     this.editsByRun.set(runId, new Map(edits.map(edit => [edit.edit_id, edit])));
   }
 
   /** Add or replace one edit (e.g. fetched with its diff). */
-  putEdit(runId: string, edit: StagedEdit): void {
+  putEdit(runId: string, edit: EditRow): void {
     this.edits_(runId).set(edit.edit_id, { ...this.edits_(runId).get(edit.edit_id), ...edit });
   }
 
   /** Staged edits first, then the resolved ones; newest first within each. */
-  edits(runId: string): StagedEdit[] {
-    const order = (edit: StagedEdit) => (edit.status === 'staged' ? 0 : 1);
+  edits(runId: string): EditRow[] {
+    const order = (edit: EditRow) => (edit.status === 'staged' ? 0 : 1);
     return [...(this.editsByRun.get(runId)?.values() ?? [])].sort(
       (a, b) => order(a) - order(b) || (b.created_at ?? 0) - (a.created_at ?? 0)
     );
   }
 
-  workers(runId: string): WorkerState[] {
+  /** Replace the workers of a run (`GET runs/{id}/workers`, e.g. after a reload). */
+  setWorkers(runId: string, workers: Worker[]): void {
+    this.workersByRun.set(runId, new Map(workers.map(worker => [worker.worker_id, worker])));
+  }
+
+  workers(runId: string): Worker[] {
     return [...(this.workersByRun.get(runId)?.values() ?? [])];
   }
 
@@ -75,21 +79,20 @@ export class RunBook {
    * yet (the event carries no diff), else null.
    */
   apply(event: AgentEvent): { changed: boolean; needsEdit: string | null } {
-    const runId = event.run_id;
-    if (!runId) {
+    const runId = 'run_id' in event ? event.run_id : undefined;
+    if (typeof runId !== 'string') {
       return { changed: false, needsEdit: null };
     }
     switch (event.type) {
       case 'call_started': {
-        const e = event as Extract<AgentEvent, { type: 'call_started' }>;
         const entries = this.transcripts.get(runId) ?? [];
-        if (!entries.some(entry => entry.call_id === e.call_id)) {
+        if (!entries.some(entry => entry.call_id === event.call_id)) {
           entries.push({
-            call_id: e.call_id,
-            tool: e.tool,
-            label: e.label,
-            origin: e.origin,
-            started_at: e.time,
+            call_id: event.call_id,
+            tool: event.tool,
+            label: event.label,
+            origin: event.origin,
+            started_at: event.time,
             ok: null,
             error_code: null,
             duration_ms: null
@@ -99,36 +102,32 @@ export class RunBook {
         return { changed: true, needsEdit: null };
       }
       case 'call_finished': {
-        const e = event as Extract<AgentEvent, { type: 'call_finished' }>;
         const entries = this.transcripts.get(runId) ?? [];
-        const entry = entries.find(item => item.call_id === e.call_id);
-        const finished = { ok: e.ok, error_code: e.error_code, duration_ms: e.duration_ms };
+        const entry = entries.find(item => item.call_id === event.call_id);
+        const finished = { ok: event.ok, error_code: event.error_code, duration_ms: event.duration_ms };
         if (entry) {
           Object.assign(entry, finished);
         } else {
-          entries.push({ call_id: e.call_id, tool: e.tool, label: e.label, origin: e.origin, ...finished });
+          entries.push({ call_id: event.call_id, tool: event.tool, label: event.label, origin: event.origin, ...finished });
           this.setTranscript(runId, entries);
         }
         return { changed: true, needsEdit: null };
       }
       case 'edit_staged':
       case 'edit_resolved': {
-        const e = event as EditEvent;
-        const known = this.edits_(runId).get(e.edit_id);
-        const status = event.type === 'edit_staged' ? 'staged' : (e.action ?? 'accepted');
+        const known = this.edits_(runId).get(event.edit_id);
         this.putEdit(runId, {
-          edit_id: e.edit_id,
-          status,
-          replacements: e.replacements,
-          files: e.counts,
-          created_at: known?.created_at ?? e.time
+          edit_id: event.edit_id,
+          status: event.type === 'edit_staged' ? 'staged' : event.action,
+          replacements: event.replacements,
+          files: event.counts,
+          created_at: known?.created_at ?? event.time
         });
-        return { changed: true, needsEdit: known?.diff ? null : e.edit_id };
+        return { changed: true, needsEdit: known?.diff ? null : event.edit_id };
       }
       case 'worker_state': {
-        const worker = event as unknown as WorkerState;
-        const workers = this.workersByRun.get(runId) ?? new Map<string, WorkerState>();
-        workers.set(worker.worker_id, worker);
+        const workers = this.workersByRun.get(runId) ?? new Map<string, Worker>();
+        workers.set(event.worker_id, event);
         this.workersByRun.set(runId, workers);
         return { changed: true, needsEdit: null };
       }
@@ -140,7 +139,7 @@ export class RunBook {
     }
   }
 
-  private edits_(runId: string): Map<string, StagedEdit> {
+  private edits_(runId: string): Map<string, EditRow> {
     let edits = this.editsByRun.get(runId);
     if (!edits) {
       edits = new Map();

@@ -1,7 +1,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import type { StagedEdit } from '../api/types';
+import type { EditRow } from '../api/types';
 import { DiffLine, parseUnifiedDiff } from '../state/diffs';
 
 /** Writes `code`, syntax-highlighted as the language of `path`, into `el` (JupyterLab's editor
@@ -10,7 +10,7 @@ export type Highlighter = (code: string, path: string, el: HTMLElement) => Promi
 
 export interface IEditViewProps {
   runId: string;
-  edit: StagedEdit;
+  edit: EditRow;
   trans: TranslationBundle;
   onResolve: (runId: string, editId: string, action: 'accept' | 'discard') => Promise<unknown>;
   highlighter: Highlighter | null;

@@ -4,7 +4,7 @@ import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 
-import type { RunDescriptor, TranscriptEntry, WorkerState } from '../api/types';
+import type { RunDescriptor, TranscriptRow, Worker } from '../api/types';
 import { describeRun } from '../state/runs';
 import { statusRows } from '../state/status';
 import { IAgentTools, PANEL_ID } from '../tokens';
@@ -206,7 +206,7 @@ function RunDetails(props: {
   );
 }
 
-function TranscriptRow(props: { entry: TranscriptEntry; runId: string; model: IAgentTools }): JSX.Element {
+function TranscriptRow(props: { entry: TranscriptRow; runId: string; model: IAgentTools }): JSX.Element {
   const { entry, runId, model } = props;
   const state = entry.ok === null ? 'running' : entry.ok ? 'ok' : 'error';
   return (
@@ -238,11 +238,11 @@ function TranscriptRow(props: { entry: TranscriptEntry; runId: string; model: IA
 }
 
 /** The label without the tool's name, which the row already shows. */
-function callDetail(entry: TranscriptEntry): string {
+function callDetail(entry: TranscriptRow): string {
   return entry.label.startsWith(`${entry.tool} `) ? entry.label.slice(entry.tool.length + 1) : entry.label;
 }
 
-function WorkerRow({ worker }: { worker: WorkerState }): JSX.Element {
+function WorkerRow({ worker }: { worker: Worker }): JSX.Element {
   return (
     <div className="jp-AgentTools-worker" data-worker-id={worker.worker_id}>
       <div>
