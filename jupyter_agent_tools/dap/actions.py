@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import FilesError, read_text_inside, resolve_inside
-from ..runtime import CallContext, ErrorCode, Resource, Run, ToolError, ToolResult
+from ..runtime import CallContext, ErrorCode, Resource, RunView, ToolError, ToolResult
 from ..runtime.limits import bound_text
 from .adapters import AdapterSpec
 from .client import AdapterGone, DapError, RequestTimeout
@@ -59,7 +59,7 @@ async def perform(ctx: CallContext, args: Any) -> ToolResult:
 # -- session lifecycle ---------------------------------------------------------------------
 
 
-async def adapters(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def adapters(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     rows, lines = [], []
     for found in await supervisor.availability(run):
         rows.append({"name": found.spec.name, "usable": found.usable, "reason": found.reason,
@@ -71,7 +71,7 @@ async def adapters(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResu
     return ToolResult.success("\n".join(lines), {"adapters": rows})
 
 
-async def status(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def status(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     session = supervisor.session(run)
     await session.locate_stop()
     text, data = await _stop_report(run, session, with_output=False)
@@ -85,7 +85,7 @@ async def status(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
                                "pid": session.debuggee_pid, "expires_in_seconds": left})
 
 
-async def breakpoints(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def breakpoints(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     if args.file is None or args.lines is None:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                         "breakpoints needs file and lines (an empty list clears that file).")
@@ -113,7 +113,7 @@ async def breakpoints(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolR
                               {"file": name, "lines": lines, "sent": True, "breakpoints": shown})
 
 
-async def launch(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def launch(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     if not args.program:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS, "launch needs program (a path to run).")
     program = run.resolve(args.program)
@@ -129,7 +129,7 @@ async def launch(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
                               {**data, "adapter": spec.name, "pid": session.debuggee_pid})
 
 
-async def attach(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def attach(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     if args.port is None:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                         "attach needs port (where the debuggee's debug server listens).")
@@ -141,7 +141,7 @@ async def attach(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
                               {**data, "adapter": spec.name})
 
 
-async def terminate(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def terminate(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     session = await supervisor.terminate(run)
     output = session.output.take_new()
     text = ("Detached from the process (it keeps running) and ended the adapter."
@@ -155,14 +155,14 @@ async def terminate(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolRes
 # -- execution -----------------------------------------------------------------------------
 
 
-async def resume(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def resume(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     session = supervisor.session(run)
     await session.resume(RESUME_COMMANDS[args.action], args.thread_id)
     text, data = await _stop_report(run, session)
     return ToolResult.success(text, data)
 
 
-async def pause(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def pause(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     session = supervisor.session(run)
     await session.pause(args.thread_id)
     text, data = await _stop_report(run, session)
@@ -172,21 +172,21 @@ async def pause(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
 # -- inspection ----------------------------------------------------------------------------
 
 
-async def threads(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def threads(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     found = await supervisor.session(run).threads()
     rows = [{"id": t.id, "name": t.name} for t in found]
     return ToolResult.success("\n".join(f"thread {t.id}: {t.name}" for t in found)
                               or "No threads.", {"threads": rows})
 
 
-async def stack(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def stack(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     frames = await supervisor.session(run).stack(args.thread_id)
     rows = await _frame_rows(run, frames)
     text = "\n".join(f"frame {r['id']}: {r['name']} at {_where(r)}" for r in rows)
     return ToolResult.success(text or "No frames.", {"frames": rows})
 
 
-async def scopes(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def scopes(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     if args.frame_id is None:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS, "scopes needs frame_id (from stack).")
     found = await supervisor.session(run).scopes(args.frame_id)
@@ -196,7 +196,7 @@ async def scopes(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
         {"scopes": rows})
 
 
-async def variables(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def variables(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     if args.reference is None:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                         "variables needs reference (from scopes, variables or evaluate).")
@@ -211,7 +211,7 @@ async def variables(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolRes
                               {"variables": rows, "truncated": more})
 
 
-async def evaluate(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def evaluate(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     if not args.expression:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS, "evaluate needs expression.")
     result = await supervisor.session(run).evaluate(args.expression, args.frame_id)
@@ -222,7 +222,7 @@ async def evaluate(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResu
                                      "reference": result.variables_reference})
 
 
-async def output(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult:
+async def output(run: RunView, supervisor: DebugSupervisor, args: Any) -> ToolResult:
     session = supervisor.session(run)
     buffer = session.output
     buffer.take_new()
@@ -232,7 +232,7 @@ async def output(run: Run, supervisor: DebugSupervisor, args: Any) -> ToolResult
                               {"output": text, "dropped_chars": buffer.dropped})
 
 
-ACTIONS: dict[str, Callable[[Run, DebugSupervisor, Any], Awaitable[ToolResult]]] = {
+ACTIONS: dict[str, Callable[[RunView, DebugSupervisor, Any], Awaitable[ToolResult]]] = {
     "adapters": adapters, "status": status, "breakpoints": breakpoints, "launch": launch,
     "attach": attach, "terminate": terminate, "continue": resume, "step_over": resume,
     "step_in": resume, "step_out": resume, "pause": pause, "threads": threads, "stack": stack,
@@ -243,7 +243,7 @@ ACTIONS: dict[str, Callable[[Run, DebugSupervisor, Any], Awaitable[ToolResult]]]
 # -- helpers -------------------------------------------------------------------------------
 
 
-async def _choose(run: Run, supervisor: DebugSupervisor, name: str | None,
+async def _choose(run: RunView, supervisor: DebugSupervisor, name: str | None,
             program: Path | None) -> AdapterSpec:
     """The adapter named, else the one whose program suffix matches, else the first usable."""
     if name is not None:
@@ -277,7 +277,7 @@ def _fill_port(template: Any, port: int) -> Any:
     return template
 
 
-async def _stop_report(run: Run, session: DebugSession, with_output: bool = True
+async def _stop_report(run: RunView, session: DebugSession, with_output: bool = True
                  ) -> tuple[str, dict[str, Any]]:
     """Where execution stands, in a sentence, plus the output it printed since last shown."""
     data: dict[str, Any] = {"state": session.state.value}
@@ -308,12 +308,12 @@ async def _stop_report(run: Run, session: DebugSession, with_output: bool = True
     return text, data
 
 
-async def _frame_rows(run: Run, frames: list[StackFrame]) -> list[dict[str, Any]]:
+async def _frame_rows(run: RunView, frames: list[StackFrame]) -> list[dict[str, Any]]:
     """Frames as results show them, with their source lines read in a worker thread."""
     return await asyncio.to_thread(lambda: [_frame_row(run, frame) for frame in frames])
 
 
-def _frame_row(run: Run, frame: StackFrame) -> dict[str, Any]:
+def _frame_row(run: RunView, frame: StackFrame) -> dict[str, Any]:
     path = frame.source.path if frame.source is not None else None
     row: dict[str, Any] = {"id": frame.id, "name": frame.name, "line": frame.line,
                            "file": run.relpath(Path(path)) if path else None}
@@ -334,7 +334,7 @@ def _where(row: dict[str, Any]) -> str:
     return f"{where} ({OUTSIDE_ROOT})" if row.get("outside_root") else where
 
 
-def _source_line(run: Run, path: Path, line: int) -> str | None:
+def _source_line(run: RunView, path: Path, line: int) -> str | None:
     try:
         lines = read_text_inside(run.runtime.root_path, path,
                                  run.runtime.max_read_bytes).splitlines()

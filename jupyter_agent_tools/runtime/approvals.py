@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from .protocols import Resource, RunView
 from .results import ErrorCode, ToolError
 from .tiers import Approvals, Tier
-from .tool import Resource
-
-if TYPE_CHECKING:
-    from .run import Run
-    from .tool import Tool
+from .tool import Tool
 
 
 class Permission(str, Enum):
@@ -23,7 +20,7 @@ class Permission(str, Enum):
 class PermissionAsker(Protocol):
     """What the question port offers the gate (delivered by the questions resource)."""
 
-    async def request_permission(self, run: Run, tool: Tool, args: dict[str, Any]) -> Permission:
+    async def request_permission(self, run: RunView, tool: Tool, args: dict[str, Any]) -> Permission:
         """Show a permission card in the run's space and wait for the human's choice.
 
         Raises a PermissionUnanswered when the card gets no answer.
@@ -64,7 +61,7 @@ class ApprovalGate:
         self.policy = policy
         self.allowed_for_run: set[str] = set()
 
-    async def check(self, run: Run, tool: Tool, args: dict[str, Any]) -> None:
+    async def check(self, run: RunView, tool: Tool, args: dict[str, Any]) -> None:
         """Return when the call may proceed; raise ToolError(permission_denied | no_human)."""
         if tool.tier is Tier.READ or self.policy is Approvals.AUTO:
             return

@@ -8,12 +8,13 @@ wrappers → tool.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -23,6 +24,8 @@ from ..files.walk import FileWalker
 from .approvals import ApprovalGate
 from .events import EventBus
 from .file_errors import file_error, os_error
+from .protocols import RuntimeView
+from .registry import ToolRegistry
 from .results import ErrorCode, ToolError, ToolResult
 from .schemas import tool_schemas
 from .tiers import Approvals, Surface
@@ -31,8 +34,28 @@ from .transcript import Transcript, TranscriptEntry
 from .validation import describe_validation_error
 from .wrappers import CallNext, Wrapper
 
-if TYPE_CHECKING:
-    from .runtime import Runtime
+
+class RunHost(RuntimeView, Protocol):
+    """What a run needs of the runtime that created it (`runtime.Runtime` is one): a Protocol,
+    so that this module need not import runtime.py, which imports it."""
+
+    log: logging.Logger
+    registry: ToolRegistry
+    max_transcript_entries: int
+
+    def wrappers(self) -> list[Wrapper]:
+        """Call wrappers, outermost first."""
+        ...
+
+    async def close_run(self, run_id: str) -> None:
+        """Release everything the run holds."""
+        ...
+
+    # A provider's own API is its package's (loaded by name from config): Any, not
+    # ResourceProvider, whose module imports this one.
+    def provider(self, resource: Resource | str) -> Any | None:
+        """The provider of `resource`, if the runtime has it."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -57,7 +80,7 @@ class RunOptions:
 class Run:
     """One agent run. Create through `Runtime.create_run`; close through `Runtime.close_run`."""
 
-    def __init__(self, runtime: Runtime, options: RunOptions, cwd: Path) -> None:
+    def __init__(self, runtime: RunHost, options: RunOptions, cwd: Path) -> None:
         self.runtime = runtime
         self.options = options
         self.id = uuid.uuid4().hex

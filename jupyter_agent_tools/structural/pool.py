@@ -17,7 +17,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from ..runtime.processes import ProcessTree
+from ..processes import ProcessTree
 from .pattern import PatternError, PatternSummary
 from .worker import CompileJob, SearchJob, SyntaxCheckJob
 

@@ -24,7 +24,7 @@ from ..runtime import (
 )
 
 if TYPE_CHECKING:
-    from ..runtime import Run
+    from ..runtime import RunView
 
 
 class EvalArgs(ToolArgs):
@@ -85,7 +85,7 @@ class Eval(Tool):
     def label(self, args: EvalArgs) -> str:
         return args.description
 
-    def approval_context(self, run: Run, args: EvalArgs) -> str:
+    def approval_context(self, run: RunView, args: EvalArgs) -> str:
         interpreters = run.resources.get(Resource.KERNELS)
         user_kernel = interpreters.user_kernel if interpreters is not None else None
         if user_kernel is None or args.language != "python":
@@ -108,7 +108,7 @@ class Eval(Tool):
 class CellToolCalls:
     """Answers the tool() calls of this run's cells: through Run.call, as origin "cell"."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: RunView) -> None:
         self.run = run
 
     async def call(self, name: str, args: Any) -> BridgeReply:

@@ -24,7 +24,7 @@ from typing import Any
 
 from traitlets import Dict, Float, List, Unicode
 
-from ..runtime.processes import PIPE, BoundedOutput, ManagedProcess, drain
+from ..processes import PIPE, BoundedOutput, ManagedProcess, drain
 from .backends import WorkerBackend, WorkerFailed, WorkerJob, tail
 
 # Secrets of the hosting server that a worker must not inherit.
