@@ -96,13 +96,16 @@ class McpHandler(AgentToolsHandler):
 
         await self._serve(end_then_answer)
 
-    async def _open(self, run_id: str | None) -> McpSession:
+    async def _open(self, run_id: str | None) -> McpSession:  # noqa: ARG002 — the run route's
         options = run_request_from_query(self.request.query_arguments)
         return await self.endpoint.open_new_run(options)
 
     async def _serve(self, target: McpSession | ASGIApp) -> int | None:
         self._bridge = TornadoASGIBridge(self)
-        return await self._bridge.serve(target.handle if isinstance(target, McpSession) else target)
+        if not isinstance(target, McpSession):
+            return await self._bridge.serve(target)
+        with target.response_mode(self.request.body or b""):
+            return await self._bridge.serve(target.handle)
 
     def _session_id(self) -> str:
         session_id = self.request.headers.get(MCP_SESSION_ID_HEADER)

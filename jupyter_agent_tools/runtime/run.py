@@ -8,6 +8,7 @@ wrappers → tool.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import uuid
 from collections.abc import Hashable
@@ -31,6 +32,7 @@ from .validation import describe_validation_error
 
 if TYPE_CHECKING:
     from .runtime import Runtime
+    from .wrappers import CallNext, Wrapper
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,8 @@ class Run:
         self.options = options
         self.id = uuid.uuid4().hex
         self.cwd = cwd
+        self._cwd_text = os.fspath(cwd)
+        self._cwd_prefix = os.path.join(self._cwd_text, "")  # with one trailing separator
         self.surface = options.surface
         self.conversation_id = options.conversation_id
         self.space = options.space
@@ -80,6 +84,15 @@ class Run:
 
     def relpath(self, path: Path) -> str:
         """How results name a file: relative to the run's cwd when inside it, else to the root."""
+        # A string prefix, not Path.relative_to: results name a file per match, and pathlib's
+        # parsing was a visible share of a search call's CPU. Path objects are normalized, so
+        # the prefix test says what relative_to would (POSIX's `//` root aside).
+        text = os.fspath(path)
+        if not text.startswith("//"):
+            if text == self._cwd_text:
+                return "."
+            if text.startswith(self._cwd_prefix):
+                return text[len(self._cwd_prefix):]
         try:
             return path.relative_to(self.cwd).as_posix()
         except ValueError:
@@ -186,7 +199,7 @@ class Run:
             raise
         except OSError as exc:
             result = self._os_failure(name, exc)
-        except Exception as exc:  # a tool bug must not take the transport down
+        except Exception as exc:  # noqa: BLE001 — a tool bug must not take the transport down
             result = self._bug(name, exc)
         self._finish(entry, result, started)
         return result
@@ -265,13 +278,13 @@ class Run:
             except ToolError as error:
                 return error.to_result()
 
-        call_next = innermost
+        call_next: CallNext = innermost
         for wrapper in reversed(self.runtime.wrappers()):
             call_next = _bind(wrapper, ctx, args, call_next)
         return await call_next()
 
 
-def _bind(wrapper, ctx, args, call_next):
+def _bind(wrapper: Wrapper, ctx: CallContext, args: Any, call_next: CallNext) -> CallNext:
     async def bound() -> ToolResult:
         return await wrapper(ctx, args, call_next)
 
