@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Int, List, Unicode
+from jupyter_server.serverapp import ServerApp
+from traitlets import Bool, Int, List, Unicode
 
 from .http.base import RequestLimits
 from .http.routes import load_routes
+from .kernels.provisioner import launch_kernels_off_the_loop
 from .runtime import Runtime
 
 HANDLER_MODULES = [
@@ -34,8 +36,20 @@ class AgentToolsApp(ExtensionApp):
              "a body made of many small arrays costs about a second per MiB.",
     ).tag(config=True)
 
+    kernel_launch_off_loop = Bool(
+        True,
+        help="Make the server's default kernel provisioner jupyter_client's local one with its "
+             "Popen in a thread, so that starting a kernel (for eval or a notebook) does not "
+             "hold the server's event loop. Left alone when a default provisioner is "
+             "configured (c.KernelProvisionerFactory.default_provisioner_name or "
+             "JUPYTER_DEFAULT_PROVISIONER_NAME); a kernelspec naming its own keeps it.",
+    ).tag(config=True)
+
     def initialize_settings(self) -> None:
         server = self.serverapp
+        assert server is not None  # set by jupyter_server before it initializes extensions
+        if self.kernel_launch_off_loop:
+            launch_kernels_off_the_loop(server)
         self.runtime = Runtime(
             parent=server,
             root_dir=str(server.root_dir),
@@ -47,7 +61,7 @@ class AgentToolsApp(ExtensionApp):
         self.settings["agent_tools_request_limits"] = RequestLimits(
             max_request_bytes=self.max_request_bytes)
 
-    async def _start_jupyter_server_extension(self, serverapp) -> None:
+    async def _start_jupyter_server_extension(self, serverapp: ServerApp) -> None:
         # With port 0 the server learns its port only when it binds, after initialize_settings;
         # workers reach the server through this URL.
         self.runtime.server_url = serverapp.connection_url
