@@ -6,8 +6,9 @@ answer one JSON body, an event stream only for calls that ask for progress). Pri
 p50/p99 and the ratio (target: MCP <= 1.3x HTTP).
 After the interleaved timing, each transport makes the same calls again on its own while the
 server's CPU time is read before and after (benchmarks/loop_probe.py): CPU per call is the figure
-that a shared machine's load moves least. With --profile FILE the server's loop thread runs under
-cProfile (in its CPU time) during the MCP block.
+that a shared machine's load moves least (the p50 ratio is a fixed MCP cost over an HTTP call
+that is faster or slower with the load). With --profile FILE the server's loop thread runs under
+cProfile (in its CPU time) during the MCP block, whose CPU figure then includes the profiler's.
 Run: python -m benchmarks.bench_mcp [--calls N] [--profile FILE]
 """
 
