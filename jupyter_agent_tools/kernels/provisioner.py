@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import os
 import pathlib
+from importlib.metadata import entry_points
 from typing import Any
 
 from jupyter_client.connect import KernelConnectionInfo
@@ -48,6 +49,10 @@ def launch_kernels_off_the_loop(server: Configurable) -> bool:
     configured = server.config.get("KernelProvisionerFactory", {})
     if ("default_provisioner_name" in configured
             or os.environ.get(KernelProvisionerFactory.default_provisioner_name_env)):
+        return False
+    # An install that predates the entry point (an editable one not reinstalled) has none:
+    # naming it would make every kernel start fail.
+    if not entry_points(group="jupyter_client.kernel_provisioners", name=NAME):
         return False
     KernelProvisionerFactory.instance(parent=server).default_provisioner_name = NAME
     return True
