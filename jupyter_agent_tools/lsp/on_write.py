@@ -13,11 +13,11 @@ from ..runtime.wrappers import CallNext
 from .session import FileDiagnostics, LspSession
 
 
-async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext) -> ToolResult:
+async def diagnostics_on_write(ctx: CallContext, _args: Any, call_next: CallNext) -> ToolResult:
     """The wrapper the `lsp` resource contributes: reads `ctx.written` after the call."""
     result = await call_next()
     session: LspSession | None = ctx.run.resources.get(Resource.LSP)
-    if session is None or not result.ok:
+    if session is None or not result.ok or not ctx.written:  # most calls: no thread hop
         return result
     changed = list(dict.fromkeys(ctx.written))
     on_disk = await asyncio.to_thread(lambda: {p: (p.is_file(), p.exists()) for p in changed})
@@ -42,7 +42,7 @@ async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext)
     return result
 
 
-async def files_of_commands(ctx: CallContext, args: Any, call_next: CallNext) -> ToolResult:
+async def files_of_commands(ctx: CallContext, _args: Any, call_next: CallNext) -> ToolResult:
     """The other wrapper of the `lsp` resource: an exec-tier call (bash, a cell) may create or
     delete files; the servers' source files are listed before and after, and what changed is
     announced, as a file watcher would."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 import uuid
 from collections.abc import Hashable
@@ -85,6 +86,8 @@ class Run:
         self.options = options
         self.id = uuid.uuid4().hex
         self.cwd = cwd
+        self._cwd_text = os.fspath(cwd)
+        self._cwd_prefix = os.path.join(self._cwd_text, "")  # with one trailing separator
         self.surface = options.surface
         self.conversation_id = options.conversation_id
         self.space = options.space
@@ -105,6 +108,15 @@ class Run:
 
     def relpath(self, path: Path) -> str:
         """How results name a file: relative to the run's cwd when inside it, else to the root."""
+        # A string prefix, not Path.relative_to: results name a file per match, and pathlib's
+        # parsing was a visible share of a search call's CPU. Path objects are normalized, so
+        # the prefix test says what relative_to would (POSIX's `//` root aside).
+        text = os.fspath(path)
+        if not text.startswith("//"):
+            if text == self._cwd_text:
+                return "."
+            if text.startswith(self._cwd_prefix):
+                return text[len(self._cwd_prefix):]
         try:
             return path.relative_to(self.cwd).as_posix()
         except ValueError:
