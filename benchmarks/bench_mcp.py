@@ -2,18 +2,24 @@
 
 Both go to a real Jupyter server: the HTTP route as `POST runs/{id}/calls`, MCP as `tools/call`
 in a session opened on `runs/{id}/mcp` with the official SDK client (streamable HTTP, each
-answer a server-sent event). Prints calls/s, p50/p99 and the ratio (target: MCP ≤ 1.3× HTTP).
-Part of the gap is the SDK client's: it closes each SSE answer as soon as the result event
-arrives, before the end of the chunked body is parsed, so its next call opens a new connection.
-Run: python -m benchmarks.bench_mcp [--calls N]
+answer one JSON body, an event stream only for calls that ask for progress). Prints calls/s,
+p50/p99 and the ratio (target: MCP <= 1.3x HTTP).
+After the interleaved timing, each transport makes the same calls again on its own while the
+server's CPU time is read before and after (benchmarks/loop_probe.py): CPU per call is the figure
+that a shared machine's load moves least (the p50 ratio is a fixed MCP cost over an HTTP call
+that is faster or slower with the load). With --profile FILE the server's loop thread runs under
+cProfile (in its CPU time) during the MCP block, whose CPU figure then includes the profiler's.
+Run: python -m benchmarks.bench_mcp [--calls N] [--profile FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx2
@@ -26,7 +32,21 @@ from .stats import line, summarize
 READ = {"path": "small.py"}
 
 
-async def _compare(url: str, token: str, calls: int) -> tuple[list[float], list[float]]:
+async def _server_cpu_per_call(http: httpx2.AsyncClient, call: Callable[[], Awaitable[None]],
+                               calls: int, profile: bool) -> float:
+    """Milliseconds of the server process's CPU time per call, over `calls` calls in a row."""
+    probe = str(http.base_url).removesuffix("agent-tools/api/") + "bench-loop-probe"
+    before = (await http.get(probe)).json()["cpu_server_s"]
+    if profile:
+        await http.post(probe)  # starts the profile; the GET below writes it
+    for _ in range(calls):
+        await call()
+    after = (await http.get(probe)).json()["cpu_server_s"]
+    return (after - before) / calls * 1000
+
+
+async def _compare(url: str, token: str, calls: int,
+                   profile: bool) -> tuple[list[float], list[float], dict[str, float]]:
     headers = {"Authorization": f"token {token}"}
     async with httpx2.AsyncClient(base_url=url + "agent-tools/api/", headers=headers,
                                   timeout=60) as http:
@@ -54,18 +74,28 @@ async def _compare(url: str, token: str, calls: int) -> tuple[list[float], list[
                     start = time.perf_counter()
                     await call()
                     samples[name].append(time.perf_counter() - start)
-    return samples["http"], samples["mcp"]
+            cpu = {"http": await _server_cpu_per_call(http, over_http, calls, profile=False),
+                   "mcp": await _server_cpu_per_call(http, over_mcp, calls, profile=profile)}
+    return samples["http"], samples["mcp"], cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=1000)
-    calls = parser.parse_args().calls
+    parser.add_argument("--profile", metavar="FILE",
+                        help="cProfile the server's loop thread during the MCP-only block into FILE")
+    options = parser.parse_args()
+    calls = options.calls
+    # The probe extension reads the server's CPU time (and, asked to, profiles it).
+    os.environ["BENCH_PROFILE"] = str(Path(options.profile).resolve()) if options.profile else ""
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         (root / "small.py").write_text("".join(f"value_{i} = {i}\n" for i in range(40)))
-        with jupyter_server(root) as (url, token):
-            http, mcp = asyncio.run(_compare(url, token, calls))
+        with jupyter_server(root, "--ServerApp.jpserver_extensions=benchmarks.loop_probe=True") \
+                as (url, token):
+            http, mcp, cpu = asyncio.run(_compare(url, token, calls, bool(options.profile)))
     rows = {"POST runs/{id}/calls (HTTP)": summarize(http),
             "tools/call over MCP (same run)": summarize(mcp)}
     print(f"`read` of a 40-line file, {calls} calls each, interleaved")
@@ -74,6 +104,8 @@ def main() -> None:
     over_http, over_mcp = rows.values()
     print(f"MCP / HTTP p50: {over_mcp['p50_ms'] / over_http['p50_ms']:.2f}x (target <= 1.3x)   "
           f"calls/s: {over_mcp['calls_per_s'] / over_http['calls_per_s']:.2f}x")
+    print(f"server CPU per call ({calls} calls in a row each): HTTP {cpu['http']:.2f} ms, "
+          f"MCP {cpu['mcp']:.2f} ms ({cpu['mcp'] / cpu['http']:.2f}x)")
 
 
 if __name__ == "__main__":

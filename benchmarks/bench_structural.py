@@ -128,7 +128,7 @@ def run_ast_grep(binary: str, pattern: str, language: str, folder: Path,
 
 async def run_ours(folder: Path, pattern: str, language: str) -> dict:
     config = Config()
-    config.ParserProvider.tree_cache_mb = CACHE_MB
+    config.ParserProvider.max_tree_cache_mb = CACHE_MB
     runtime = Runtime(root_dir=str(folder), resource_providers=[
         "jupyter_agent_tools.structural.provider:ParserProvider"], config=config,
         max_read_bytes=100_000_000)  # ast-grep has no size limit: search the same files

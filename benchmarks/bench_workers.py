@@ -51,7 +51,7 @@ def _server_benchmarks(root: Path, calls: int, trials: int) -> dict[str, dict[st
     config = root / "bench_config.json"
     argv = [sys.executable, str(program)]
     config.write_text(json.dumps({
-        "WorkerPool": {"backend": "command", "wait_max_seconds": 600,
+        "WorkerPool": {"backend": "command", "max_wait_seconds": 600,
                        "max_result_chars": 1_000_000},  # the samples come back whole
         "CommandBackend": {"argv": {"fast": argv, "good": argv}},
     }))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.serverapp import ServerApp
-from traitlets import Int, List, Unicode
+from traitlets import Bool, Int, List, Unicode
 
 from .http.base import RequestLimits
 from .http.routes import HANDLER_MODULES, load_routes
+from .kernels.provisioner import launch_kernels_off_the_loop
 from .runtime import Runtime
 
 
@@ -28,8 +29,19 @@ class AgentToolsApp(ExtensionApp):
              "a body made of many small arrays costs about a second per MiB.",
     ).tag(config=True)
 
+    kernel_launch_off_loop = Bool(
+        True,
+        help="Make the server's default kernel provisioner jupyter_client's local one with its "
+             "Popen in a thread, so that starting a kernel (for eval or a notebook) does not "
+             "hold the server's event loop. Left alone when a default provisioner is "
+             "configured (c.KernelProvisionerFactory.default_provisioner_name or "
+             "JUPYTER_DEFAULT_PROVISIONER_NAME); a kernelspec naming its own keeps it.",
+    ).tag(config=True)
+
     def initialize_settings(self) -> None:
         server = self._server()
+        if self.kernel_launch_off_loop:
+            launch_kernels_off_the_loop(server)
         self.runtime = Runtime(
             parent=server,
             root_dir=str(server.root_dir),

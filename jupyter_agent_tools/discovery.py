@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .runtime.processes import DEVNULL, ManagedProcess
+from .processes import DEVNULL, ManagedProcess
 
 _PROBE_STDERR_BYTES = 4096
 

@@ -21,7 +21,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from ..runtime.processes import DEVNULL, PIPE, ManagedProcess
+from ..processes import DEVNULL, PIPE, ManagedProcess
 from .adapters import AdapterSpec
 from .client import BodyT, DapClient
 from .errors import (

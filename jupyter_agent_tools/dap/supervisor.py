@@ -19,6 +19,7 @@ from traitlets import Dict, Float, Int, default
 from typing_extensions import override
 
 from ..discovery import BinaryFinder
+from ..runtime.protocols import RunView
 from ..runtime.resources import ResourceProvider
 from ..runtime.tool import Resource
 from .adapters import AdapterSpec, Availability, adapter_python, availability, merge_specs
@@ -134,16 +135,16 @@ class DebugSupervisor(ResourceProvider):
 
     # -- what the debug tool uses ----------------------------------------------------------
 
-    async def availability(self, run: Run) -> list[Availability]:
+    async def availability(self, run: RunView) -> list[Availability]:
         """Every adapter, usable for this run's directory or not, and why."""
         return list(await asyncio.gather(*(
             availability(spec, run.cwd, self.runtime.root_path, self.binaries)
             for spec in self.specs.values())))
 
-    def conversation(self, run: Run) -> Conversation:
+    def conversation(self, run: RunView) -> Conversation:
         return self.conversations.setdefault(run.conversation_id or "", Conversation())
 
-    def session(self, run: Run) -> DebugSession:
+    def session(self, run: RunView) -> DebugSession:
         """The conversation's live session, or `NoSession` saying why the last one ended
         (told once)."""
         conversation = self.conversation(run)
@@ -153,7 +154,7 @@ class DebugSupervisor(ResourceProvider):
         return conversation.session
 
     async def start(
-        self, run: Run, spec: AdapterSpec, command: str, arguments: dict[str, Any],
+        self, run: RunView, spec: AdapterSpec, command: str, arguments: dict[str, Any],
         program: str | None = None, port: int | None = None,
     ) -> DebugSession:
         """Start `spec`'s adapter and launch or attach; the session answers the conversation."""
@@ -199,21 +200,21 @@ class DebugSupervisor(ResourceProvider):
         )
         return session
 
-    def expires_in(self, run: Run) -> float | None:
+    def expires_in(self, run: RunView) -> float | None:
         """Seconds left before the conversation's session reaches its hard TTL."""
         expiry = self.conversation(run).expiry
         if expiry is None:
             return None
         return max(0.0, expiry.when() - asyncio.get_running_loop().time())
 
-    async def terminate(self, run: Run) -> DebugSession:
+    async def terminate(self, run: RunView) -> DebugSession:
         """End the conversation's session (the debuggee and the adapter)."""
         conversation = self.conversation(run)
         session = self.session(run)
         await self._end(conversation, None)
         return session
 
-    async def fail(self, run: Run, reason: str) -> None:
+    async def fail(self, run: RunView, reason: str) -> None:
         """End a session that cannot go on, so the next call says `reason`."""
         await self._end(self.conversation(run), reason)
 

@@ -38,7 +38,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..runtime.processes import signal_process_group
+from ..processes import signal_process_group
 from .atomic import SCRATCH_GLOBS
 from .contained import read_bytes_inside
 from .errors import FilesError

@@ -168,7 +168,7 @@ class WorkersHandler(AgentToolsHandler):
             self.respond([])
             return
         # The same bound on each result as the worker_state events carry.
-        self.respond([worker.describe(workers.pool.event_result_chars)
+        self.respond([worker.describe(workers.pool.max_event_result_chars)
                       for worker in workers.workers.values()])
 
 

@@ -8,6 +8,7 @@ from typing import ClassVar
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
+from ..questions.errors import CardClosed, CardNotFound, InvalidAnswer, QuestionError
 from ..questions.port import HumanFrontEnd, QuestionPort, RunQuestions
 from ..runtime import ErrorCode, Resource, Run, ToolError
 from ..runtime.events import EventBus
@@ -52,11 +53,28 @@ class QuestionHandler(AgentToolsHandler):
         if questions is None:
             raise ToolError(ErrorCode.NOT_FOUND,
                             f"Run {run_id} has no space, so it has no cards.")
-        if request.skip:
-            card = questions.skip(qid)
-        else:
-            card = questions.answer(qid, request.answer, request.text)
+        try:
+            if request.skip:
+                card = questions.skip(qid)
+            else:
+                card = questions.answer(qid, request.answer, request.text)
+        except QuestionError as exc:
+            raise _answer_error(exc) from None
         self.respond(card.to_json())
+
+
+def _answer_error(exc: QuestionError) -> ToolError:
+    """What an answer the card refuses means to the front end that sent it."""
+    match exc:
+        case CardNotFound(card_id=card_id):
+            return ToolError(ErrorCode.NOT_FOUND,
+                             f"This run has no card {card_id!r}. List its pending cards first.")
+        case CardClosed(number=number, status=status):  # 409: answered elsewhere first
+            return ToolError(ErrorCode.FAILED, f"Card {number} is already {status}; nothing "
+                             "to do. Refresh the pending cards.")
+        case InvalidAnswer():
+            return ToolError(ErrorCode.INVALID_ARGUMENTS, str(exc))
+    return ToolError(ErrorCode.FAILED, str(exc))
 
 
 class SpaceEventsHandler(EventStreamHandler):

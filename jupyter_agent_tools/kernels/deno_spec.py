@@ -23,7 +23,7 @@ KERNEL_NAME = "deno"
 def deno_binary() -> str | None:
     """The Deno binary shipped by the `deno` package, or None when it is not installed."""
     try:
-        import deno
+        import deno  # type: ignore[import-untyped]  # ships no type information
     except ImportError:
         return None
     try:

@@ -23,18 +23,30 @@ from tornado.web import HTTPError
 from traitlets import Bool, Dict, Enum, Float, Int
 from traitlets.config import Config
 
-from ..runtime import ErrorCode, Resource, ToolError
 from ..runtime.resources import ResourceProvider
+from ..runtime.tool import Resource
 from .channels import GatewayChannels, ZmqChannels
 from .deno_spec import KERNEL_NAME as DENO_KERNEL_NAME
-from .interpreters import RunInterpreters
+from .errors import (
+    GatewayUnreachable,
+    KernelBorrowed,
+    KernelDidNotStart,
+    KernelError,
+    KernelNotInstalled,
+    TooManyKernels,
+    UnknownLanguage,
+    UserKernelNotRunning,
+    UserKernelSilent,
+    status_reason,
+)
+from .interpreters import InterpreterLimits, RunInterpreters
 from .session import KernelHandle, KernelSession
 from .user_kernels import UserKernel, find_user_kernel
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..runtime import Run, RunOptions
+    from ..runtime.run import Run, RunOptions
 
 LANGUAGES = ("python", "javascript")
 # How often a borrowed kernel found dead is checked for the server's restart of it.
@@ -114,9 +126,14 @@ class KernelFactory(ResourceProvider):
         if options.kernel_id is not None:  # checked by find_user_kernel just before
             user_kernel = UserKernel(options.kernel_id, options.notebook)
             self._borrowed[options.kernel_id] = run
-        return RunInterpreters(self, run, user_kernel)
+        limits = InterpreterLimits(
+            max_output_chars=self.runtime.max_output_chars, max_images=self.max_images,
+            idle_timeout_seconds=self.idle_timeout_seconds,
+            syntax_check_timeout_seconds=self.syntax_check_timeout_seconds,
+        )
+        return RunInterpreters(self, limits, run, user_kernel)
 
-    async def release(self, run: Run, handle: RunInterpreters) -> None:
+    async def release(self, run: Run, handle: RunInterpreters) -> None:  # noqa: ARG002
         await handle.close()
         if handle.user_kernel is not None:
             self._borrowed.pop(handle.user_kernel.kernel_id, None)
@@ -142,8 +159,8 @@ class KernelFactory(ResourceProvider):
             try:
                 name, where = await self._placement(language)
                 languages[language] = {"available": True, "kernel_name": name, "where": where}
-            except ToolError as exc:
-                languages[language] = {"available": False, "reason": exc.message}
+            except KernelError as exc:
+                languages[language] = {"available": False, "reason": status_reason(exc)}
         return {
             "hosted": self.runtime.kernel_manager is not None,
             "languages": languages,
@@ -164,27 +181,21 @@ class KernelFactory(ResourceProvider):
         """Check a run's `kernel_id` / `notebook` (an absolute path) before it is created.
 
         Synchronous after its last await, so no other run can borrow the kernel before the
-        run being created attaches it.
+        run being created attaches it. Its refusals are the runtime's UserKernelRefused.
         """
         found = await find_user_kernel(self.runtime, kernel_id=kernel_id, notebook=notebook)
         holder = self._borrowed.get(found.kernel_id)
         if holder is not None and not holder.closed:
-            raise ToolError(ErrorCode.SESSION_EXISTS,
-                            f"Run {holder.id} already works in kernel {found.kernel_id}; one run "
-                            "at a time may. Use that run, or close it first.")
+            raise KernelBorrowed(found.kernel_id, holder.id)
         return found
 
-    async def borrow(self, user_kernel: UserKernel, run: Run) -> KernelSession:
-        """A session on a user's kernel for `run`, with the bridge installed (no chdir: the
-        user's relative paths keep working)."""
+    async def borrow(self, user_kernel: UserKernel) -> KernelSession:
+        """A session on a user's kernel, with the bridge installed (no chdir: the user's
+        relative paths keep working)."""
         manager = self.runtime.kernel_manager
         kernel_id = user_kernel.kernel_id
         if not await self._running(manager, kernel_id):
-            raise ToolError(ErrorCode.KERNEL_DIED,
-                            f"The user's kernel {kernel_id} is not running (shut down, or dead and "
-                            f"not restarted within {self.start_timeout_seconds:g}s). A run never "
-                            "starts a replacement: ask the user to restart the notebook's kernel, "
-                            "then call eval again.")
+            raise UserKernelNotRunning(kernel_id, self.start_timeout_seconds)
         kernel = manager.get_kernel(kernel_id)
         handle = KernelHandle(manager, user_kernel.kernel_id, kernel.kernel_name, "python",
                               "gateway" if self._remote(manager) else "host", owned=False,
@@ -193,18 +204,15 @@ class KernelFactory(ResourceProvider):
                     else ZmqChannels(kernel.client(), self.log))
         session = KernelSession(handle, channels, bridge_timeout=self.bridge_timeout_seconds,
                                 log=self.log)
-        session.run = run
         self._borrowed_sessions.add(session)
         try:
             # Installing the bridge queues behind a cell the user is running: same budget.
             await session.start("", max(self.start_timeout_seconds, self.idle_timeout_seconds))
         except BaseException as exc:
             await self.stop(session)
-            if isinstance(exc, ToolError | asyncio.CancelledError):
+            if isinstance(exc, KernelError | asyncio.CancelledError):
                 raise
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"The user's kernel {user_kernel.kernel_id} did not answer: {exc}. "
-                            "Check it in JupyterLab (restart it if it hangs).") from None
+            raise UserKernelSilent(user_kernel.kernel_id, str(exc)) from None
         return session
 
     # -- kernels for runs -----------------------------------------------------------------
@@ -224,7 +232,6 @@ class KernelFactory(ResourceProvider):
             session = None
         if session is None:
             session = await self._start(language, run.cwd)
-            session.run = run
         else:
             try:
                 await session.bind(run, self.start_timeout_seconds)
@@ -269,9 +276,7 @@ class KernelFactory(ResourceProvider):
 
     async def _start(self, language: str, cwd: Any) -> KernelSession:
         if len(self._sessions) >= self.max_kernels:
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"{self.max_kernels} kernels are running already. Close runs you no "
-                            "longer need, then call eval again.")
+            raise TooManyKernels(self.max_kernels)
         kernel_name, where = await self._placement(language)
         manager = self._manager(language)
         kwargs: dict[str, Any] = {"kernel_name": kernel_name}
@@ -283,9 +288,8 @@ class KernelFactory(ResourceProvider):
             kernel_id = await asyncio.wait_for(ensure_async(manager.start_kernel(**kwargs)),
                                                self.start_timeout_seconds)
         except (asyncio.TimeoutError, OSError, RuntimeError, NoSuchKernel, HTTPError) as exc:
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"The {language} kernel ({kernel_name}) did not start: {exc}. "
-                            f"{self._hint(language, manager)}") from None
+            raise KernelDidNotStart(language, kernel_name, str(exc),
+                                    self._hint(language, manager), started=False) from None
         kernel = manager.get_kernel(kernel_id)
         ready = getattr(kernel, "ready", None)
         if (getattr(manager, "use_pending_kernels", False) and isinstance(ready, asyncio.Future)
@@ -297,9 +301,8 @@ class KernelFactory(ResourceProvider):
                     await ensure_async(manager.shutdown_kernel(kernel_id, now=True))
                 if isinstance(exc, asyncio.CancelledError):
                     raise
-                raise ToolError(ErrorCode.UNAVAILABLE,
-                                f"The {language} kernel ({kernel_name}) did not start: {exc!r}. "
-                                f"{self._hint(language, manager)}") from None
+                raise KernelDidNotStart(language, kernel_name, repr(exc),
+                                        self._hint(language, manager), started=False) from None
         handle = KernelHandle(manager, kernel_id, kernel_name, language, where)
         channels = (GatewayChannels(kernel_id, self.log) if self._remote(manager)
                     else ZmqChannels(kernel.client(), self.log))
@@ -310,18 +313,16 @@ class KernelFactory(ResourceProvider):
             await session.start(str(cwd), self.start_timeout_seconds)
         except BaseException as exc:
             await self.stop(session)
-            if isinstance(exc, ToolError | asyncio.CancelledError):
+            if isinstance(exc, KernelError | asyncio.CancelledError):
                 raise
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"The {language} kernel ({kernel_name}) started but did not answer: "
-                            f"{exc}. {self._hint(language, manager)}") from None
+            raise KernelDidNotStart(language, kernel_name, str(exc),
+                                    self._hint(language, manager), started=True) from None
         return session
 
     async def _placement(self, language: str) -> tuple[str, str]:
         """(kernelspec name, where it runs) for `language`; `unavailable` when none fits."""
         if language not in LANGUAGES:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"eval has no language {language!r}; use one of {LANGUAGES}.")
+            raise UnknownLanguage(language, LANGUAGES)
         specs = self._kernel_spec_manager()
         remote = self._remote(self.runtime.kernel_manager)
         sandbox = self.sandbox_kernel_names.get(language)
@@ -329,9 +330,8 @@ class KernelFactory(ResourceProvider):
             return sandbox, "gateway" if remote else "sandbox"
         name = self.kernel_names.get(language, "")
         if not name or not await _has_spec(specs, name):
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"No {language} kernel is installed (kernelspec {name!r} not found). "
-                            f"{self._hint(language, self.runtime.kernel_manager)}")
+            raise KernelNotInstalled(language, name,
+                                     self._hint(language, self.runtime.kernel_manager))
         return name, "gateway" if remote else "host"
 
     def _manager(self, language: str) -> Any:
@@ -375,7 +375,6 @@ async def _has_spec(specs: Any, name: str) -> bool:
     except (NoSuchKernel, KeyError):
         return False
     except HTTPError as exc:  # only a gateway's spec manager asks over HTTP
-        raise ToolError(ErrorCode.UNAVAILABLE,
-                        f"The kernel gateway did not answer ({exc.log_message or exc}). Check "
-                        "that it is up at c.GatewayClient.url, then call eval again.") from None
+        raise GatewayUnreachable(str(exc.log_message or exc)) from None
     return spec is not None
+

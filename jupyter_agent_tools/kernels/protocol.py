@@ -9,7 +9,7 @@ so no other frontend of the kernel sees the calls, and nothing opens a port.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict
 
 STDIN_PREFIX = "\x00jupyter-agent-tools:"
 
@@ -35,3 +35,29 @@ class BridgeReply(TypedDict):
     text: str
     data: dict[str, Any]
     error: BridgeError | None
+
+
+class ToolCaller(Protocol):
+    """Answers the tool() calls of a run's cells (the eval tool hands one in with each cell).
+
+    Each answer is a BridgeReply whose `id` the session fills in.
+    """
+
+    async def call(self, name: str, args: Any) -> BridgeReply:
+        """The reply to a call of tool `name` with `args`."""
+        ...
+
+    def timed_out(self, name: str, seconds: float) -> BridgeReply:
+        """The reply to a call that took longer than the bridge's `seconds`."""
+        ...
+
+    def failed(self, name: str, exc: Exception) -> BridgeReply:
+        """The reply to a call the server failed to serve (`exc` is why)."""
+        ...
+
+
+def no_caller_reply() -> BridgeReply:
+    """A call while no run's cell is running (it cannot happen through the in-kernel bridge,
+    which lets only the agent's cells call): refused with the protocol's `unavailable`."""
+    return {"id": None, "ok": False, "text": "", "data": {},
+            "error": {"code": "unavailable", "message": "This kernel is not serving a run."}}

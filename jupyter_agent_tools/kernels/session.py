@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from jupyter_core.utils import ensure_async
 
-from ..runtime import ErrorCode, Origin, ToolError
 from .channels import KernelChannels
+from .errors import KernelError, SetupFailed, UserKernelBusy
 from .inkernel import source
 from .outputs import CellOutput
-from .protocol import STDIN_PREFIX, BridgeReply, BridgeRequest
+from .protocol import STDIN_PREFIX, BridgeRequest, ToolCaller, no_caller_reply
 
 if TYPE_CHECKING:
-    from ..runtime import Run
+    from ..runtime.run import Run
 
 # How often a waiting cell checks that its kernel process is still alive.
 _ALIVE_POLL_SECONDS = 0.5
@@ -82,7 +82,8 @@ class KernelSession:
         self.channels = channels
         self.bridge_timeout = bridge_timeout
         self.log = log
-        self.run: Run | None = None
+        # Answers the tool() calls of the run's cells; handed in with each cell.
+        self.caller: ToolCaller | None = None
         self.dead = False
         self.death_reason = ""
         self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -150,9 +151,8 @@ class KernelSession:
         await self.run_internal(code, timeout)
 
     async def bind(self, run: Run, timeout: float) -> None:
-        """Serve `run`'s bridge calls from now on, in the run's working directory (where the
-        kernel sees it: a gateway's kernel may not share this disk)."""
-        self.run = run
+        """Work for `run` from now on: move to its working directory (where the kernel sees
+        it: a gateway's kernel may not share this disk)."""
         cwd = json.dumps(str(run.cwd))
         if self.language == "python":
             await self.run_internal(f"import os as _os\n_os.path.isdir({cwd}) and _os.chdir({cwd})\n"
@@ -167,7 +167,7 @@ class KernelSession:
         if not self.owned and polite:
             await self._uninstall_bridge()
         self.dead = True
-        self.run = None
+        self.caller = None
         for task in self._calls:
             task.cancel()
         await asyncio.gather(*self._calls, return_exceptions=True)
@@ -186,7 +186,7 @@ class KernelSession:
             await asyncio.wait_for(
                 ensure_async(manager.shutdown_kernel(self.kernel_id, now=not polite)), 10
             )
-        except Exception:
+        except Exception:  # noqa: BLE001 - any failure of the polite way: the forceful one
             try:
                 await ensure_async(manager.shutdown_kernel(self.kernel_id, now=True))
             except Exception:  # already gone
@@ -197,7 +197,7 @@ class KernelSession:
         try:
             await self.run_internal("import agent_tools\nagent_tools.uninstall()\ndel agent_tools",
                                     _UNINSTALL_SECONDS)
-        except ToolError:  # busy with the user's cell: the bridge stays, inert without us
+        except KernelError:  # busy with the user's cell: the bridge stays, inert without us
             self.log.info("kernel %s: left the bridge installed (the kernel was busy)",
                           self.kernel_id)
 
@@ -342,23 +342,18 @@ class KernelSession:
             await ensure_async(self.handle.manager.interrupt_kernel(self.kernel_id))
             await asyncio.wait_for(asyncio.gather(cell.idle.wait(), reply),
                                    _INTERRUPT_GRACE_SECONDS)
-        except Exception:  # it did not stop: a stuck interpreter is as good as dead
+        except Exception:  # noqa: BLE001 - it did not stop: a stuck interpreter is as good as dead
             self._mark_dead("it did not stop when interrupted")
 
     async def run_internal(self, code: str, timeout: float) -> None:
-        """Run set-up code silently; raise `unavailable` when it fails."""
+        """Run set-up code silently; UserKernelBusy or SetupFailed when it does not run."""
         output = CellOutput()
         end = await self.execute(code, output, timeout, silent=True)
         if end is CellEnd.BUSY:
-            raise ToolError(ErrorCode.TIMEOUT,
-                            f"The user's kernel {self.kernel_id} was busy running another cell "
-                            f"for {timeout:g}s, so nothing ran. Call eval again once it is done, "
-                            "or ask the user to interrupt it.")
+            raise UserKernelBusy(self.kernel_id, timeout)
         if end is not CellEnd.OK:
             text, _, _ = output.render()
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"Setting up the {self.language} kernel failed ({end.value}): "
-                            f"{text[-500:]} Check the kernel's installation (status shows it).")
+            raise SetupFailed(self.language, end.value, text[-500:])
 
     # -- channels -------------------------------------------------------------------------
 
@@ -423,7 +418,8 @@ class KernelSession:
     # -- the bridge -----------------------------------------------------------------------
 
     async def _call(self, request: BridgeRequest | dict[str, Any]) -> None:
-        name = request.get("name")
+        name = str(request.get("name"))
+        caller = self.caller
         # The bridge's timeout cancels this task itself: wait_for would add a task and a
         # loop turn to every call.
         task = asyncio.current_task()
@@ -437,30 +433,19 @@ class KernelSession:
 
         timer = asyncio.get_running_loop().call_later(self.bridge_timeout, expire)
         try:
-            result = await self._dispatch(name, request.get("args"))
+            reply = (no_caller_reply() if caller is None
+                     else await caller.call(name, request.get("args")))
         except asyncio.CancelledError:
-            if not expired:
+            if not expired or caller is None:
                 raise
-            result = ToolError(ErrorCode.TIMEOUT,
-                               f"tool({name!r}) took longer than the bridge's "
-                               f"{self.bridge_timeout:.0f}s. Ask for less work per call.",
-                               ).to_result()
-        except Exception as exc:  # the cell must get an answer whatever happens here
+            reply = caller.timed_out(name, self.bridge_timeout)
+        except Exception as exc:
             self.log.exception("kernel %s: bridge call failed", self.kernel_id)
-            result = ToolError(ErrorCode.FAILED, f"The bridge failed ({exc}); call again.").to_result()
+            reply = no_caller_reply() if caller is None else caller.failed(name, exc)
         finally:
             timer.cancel()
             self._calls_in_flight -= 1
             self._calls_touched = time.monotonic()
-        reply: BridgeReply = {"id": request.get("id"), "ok": result.ok, "text": result.text,
-                              "data": result.data, "error": result.error}
+        reply["id"] = request.get("id")
         if not self.dead:
             self._answer_input(json.dumps(reply, default=str))
-
-    async def _dispatch(self, name: Any, args: Any):
-        run = self.run
-        if run is None or not isinstance(name, str):
-            return ToolError(ErrorCode.UNAVAILABLE,
-                             "This kernel is not serving a run; call tools from an eval cell.",
-                             ).to_result()
-        return await run.call(name, args, origin=Origin.CELL)

@@ -13,7 +13,7 @@ from typing import Any
 from jupyter_client.kernelspec import NoSuchKernel
 from jupyter_core.utils import ensure_async
 
-from ..runtime import ErrorCode, ToolError
+from .errors import KernelsNeedServer, NotAPythonKernel, NotebookHasNoKernel, UnknownKernel
 
 
 @dataclass(frozen=True)
@@ -26,28 +26,21 @@ class UserKernel:
 
 async def find_user_kernel(runtime: Any, *, kernel_id: str | None,
                            notebook: Path | None) -> UserKernel:
-    """The kernel `kernel_id` names, or the one of `notebook`'s session; a ToolError when
+    """The kernel `kernel_id` names, or the one of `notebook`'s session; a KernelError when
     there is none, or it is not a Python kernel."""
     manager = runtime.kernel_manager
     if manager is None:
-        raise ToolError(ErrorCode.UNAVAILABLE,
-                        "kernel_id and notebook need a Jupyter server's kernels, and this runtime "
-                        "is embedded (no server kernel manager). Run the agent in the server "
-                        "(jupyter lab / jupyter server), or create the run without them.")
+        raise KernelsNeedServer()
     api_path = None
     if notebook is not None:
         api_path = notebook.relative_to(runtime.root_path).as_posix()
         kernel_id = await _notebook_kernel(runtime, api_path)
     assert kernel_id is not None
     if kernel_id not in manager.list_kernel_ids():
-        raise ToolError(ErrorCode.NOT_FOUND,
-                        f"The server has no kernel {kernel_id!r}. List the running kernels "
-                        "(GET api/kernels) and pass one of their ids, or pass notebook instead.")
+        raise UnknownKernel(kernel_id)
     language = await _language(manager, kernel_id)
     if language != "python":
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                        f"Kernel {kernel_id} is a {language or 'non-Python'} kernel; eval can "
-                        "borrow only a Python kernel. Create the run without kernel_id/notebook.")
+        raise NotAPythonKernel(kernel_id, language)
     return UserKernel(kernel_id, api_path)
 
 
@@ -59,9 +52,7 @@ async def _notebook_kernel(runtime: Any, api_path: str) -> str:
         found = [s for s in await ensure_async(sessions.list_sessions())
                  if s.get("path") == api_path and s.get("kernel")]
     if not found:
-        raise ToolError(ErrorCode.NOT_FOUND,
-                        f"No kernel is running for notebook {api_path!r}. Open it in JupyterLab "
-                        "(or start its kernel), then create the run again.")
+        raise NotebookHasNoKernel(api_path)
     return str(found[0]["kernel"]["id"])
 
 

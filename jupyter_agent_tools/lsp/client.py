@@ -26,7 +26,7 @@ from pygls.lsp.client import LanguageClient
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
 
 from ..discovery import search_path
-from ..runtime.processes import ManagedProcess, drain
+from ..processes import ManagedProcess, drain
 from .errors import LspRequestError
 
 logger = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..discovery import find_executable, missing_binary
-from ..runtime.processes import ManagedProcess
+from ..processes import ManagedProcess
 from .errors import ProjectCheckError
 from .journal import FileDiagnostic
 from .specs import ServerSpec

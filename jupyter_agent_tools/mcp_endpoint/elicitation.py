@@ -16,8 +16,7 @@ from typing import Any
 
 import mcp_types as types
 
-from ..questions import CardJSON, CardStatus, HumanFrontEnd, RunQuestions
-from ..runtime import ToolError
+from ..questions import CardJSON, CardStatus, HumanFrontEnd, QuestionError, RunQuestions
 
 #: Sends one elicitation request to the client (on the right channel) and returns its answer.
 Elicit = Callable[[str, dict[str, Any]], Awaitable[types.ElicitResult]]
@@ -81,7 +80,7 @@ class CardElicitor:
         while not self.human.closed:
             try:
                 card = await self.human.next_card()
-            except ToolError:  # the front end closed
+            except QuestionError:  # the front end closed
                 return
             # One task per card: a slow answer must not hold the run's other cards back.
             task = asyncio.ensure_future(self._put(card))
@@ -116,9 +115,9 @@ class CardElicitor:
                                         text=text if isinstance(text, str) and text else None)
             else:  # decline or cancel: the user chose not to answer
                 await self.human.skip(card["id"])
-        except ToolError as error:
+        except QuestionError as error:
             # An answer that does not fit the card (or one that came too late) counts as a skip
             # so the agent is not left waiting for a form the user already closed.
-            self.log.info("agent-tools mcp: card %s: %s", card["id"], error.message)
+            self.log.info("agent-tools mcp: card %s: %s", card["id"], error)
             if self.questions.find(card["id"]).status is CardStatus.PENDING:
                 await self.human.skip(card["id"])

@@ -102,7 +102,10 @@ class McpHandler(AgentToolsHandler):
 
     async def _serve(self, target: McpSession | ASGIApp) -> int | None:
         self._bridge = TornadoASGIBridge(self)
-        return await self._bridge.serve(target.handle if isinstance(target, McpSession) else target)
+        if not isinstance(target, McpSession):
+            return await self._bridge.serve(target)
+        with target.response_mode(self.request.body or b""):
+            return await self._bridge.serve(target.handle)
 
     def _session_id(self) -> str:
         session_id = self.request.headers.get(MCP_SESSION_ID_HEADER)

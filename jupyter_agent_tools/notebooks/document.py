@@ -207,7 +207,7 @@ class Notebook:
 
 def validate(data: Any, *, name: str = "the notebook") -> None:
     """Refuse what is not a valid nbformat-4 notebook, saying the schema's complaint."""
-    if not isinstance(data, dict) or "cells" not in data and "worksheets" not in data:
+    if not isinstance(data, dict) or ("cells" not in data and "worksheets" not in data):
         raise InvalidNotebook(f"{name} is JSON but not a notebook (no \"cells\"). A notebook "
                               "needs nbformat, nbformat_minor, metadata and cells.")
     if data.get("nbformat") != 4:

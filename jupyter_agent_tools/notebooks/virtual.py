@@ -267,7 +267,7 @@ def _masked_line(line: str, *, first_cell_line: bool) -> str:
         return _commented(line)
     assigned = _ASSIGNED_MAGIC.match(line)
     if assigned is not None:  # `files = !ls`, `t = %timeit -o f()`
-        prefix, magic = assigned.groups()
+        prefix, _magic = assigned.groups()
         return prefix + "..."  # the rest of the line is the magic: no column after it
     if _LINE_MAGIC.match(line) or _HELP.match(line):
         return _commented(line)

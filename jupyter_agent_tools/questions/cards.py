@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, TypedDict
 
-from ..runtime import ErrorCode, ToolError
 from ..runtime.approvals import Permission
+from .errors import CardClosed, InvalidAnswer
 
 
 class CardKind(str, Enum):
@@ -116,17 +116,16 @@ class Card:
         return Permission.DENY
 
     def resolve(self, answer: Any = None, text: str | None = None) -> None:
-        """Record a human's answer; raise invalid_arguments when it does not fit the card."""
+        """Record a human's answer; InvalidAnswer when it does not fit the card."""
         self._check_open()
         chosen = self._chosen_labels(answer)
         text = text.strip() if isinstance(text, str) else None
         if text and not self.allow_free_text:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"Card {self.number} takes no free text; choose one of {self.labels}.")
+            raise InvalidAnswer(f"Card {self.number} takes no free text; choose one of "
+                                f"{self.labels}.")
         if not chosen and not text:
             hint = f"choose one of {self.labels}" if self.options else "type an answer"
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"The answer to card {self.number} is empty: {hint}, or skip it.")
+            raise InvalidAnswer(f"The answer to card {self.number} is empty: {hint}, or skip it.")
         self.answer = chosen if self.multi_select else (chosen[0] if chosen else None)
         self.text = text or None
         self.close(CardStatus.ANSWERED)
@@ -142,28 +141,24 @@ class Card:
 
     def _check_open(self) -> None:
         if self.status is not CardStatus.PENDING:
-            raise ToolError(ErrorCode.FAILED,
-                            f"Card {self.number} is already {self.status.value}; nothing to do. "
-                            "Refresh the pending cards.")
+            raise CardClosed(self.number, self.status.value)
 
     def _chosen_labels(self, answer: Any) -> list[str]:
         if answer is None or answer == "" or answer == []:
             return []
         values = answer if isinstance(answer, list) else [answer]
         if not all(isinstance(v, str) for v in values):
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            "answer must be an option label or a list of labels.")
+            raise InvalidAnswer("answer must be an option label or a list of labels.")
         if len(values) > 1 and not self.multi_select:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"Card {self.number} takes a single choice; pick one of {self.labels}.")
+            raise InvalidAnswer(f"Card {self.number} takes a single choice; pick one of "
+                                f"{self.labels}.")
         by_value = {option.get("value"): option["label"] for option in self.options}
         chosen = []
         for value in values:
             label = value if value in self.labels else by_value.get(value)
             if label is None:
-                raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                                f"{value!r} is not an option of card {self.number}; "
-                                f"choose from {self.labels}.")
+                raise InvalidAnswer(f"{value!r} is not an option of card {self.number}; "
+                                    f"choose from {self.labels}.")
             if label not in chosen:
                 chosen.append(label)
         return chosen

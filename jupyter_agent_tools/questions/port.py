@@ -11,17 +11,21 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import deque
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from traitlets import Float, Int
 
-from ..runtime import ErrorCode, Resource, ToolError
 from ..runtime.approvals import Permission
+from ..runtime.config import RenamedConfig, renamed_to
 from ..runtime.resources import ResourceProvider
+from ..runtime.tool import Resource
 from .cards import PERMISSION_OPTIONS, Card, CardJSON, CardKind, CardOption, CardStatus
+from .errors import CardNotFound, CardTimedOut, FrontEndClosed, NoHuman, TooManyOpenCards
 
 if TYPE_CHECKING:
-    from ..runtime import Run, RunOptions, Tool
+    from ..runtime.run import Run, RunOptions
+    from ..runtime.tool import Tool
 
 
 def _question_key(question: str) -> str:
@@ -29,7 +33,16 @@ def _question_key(question: str) -> str:
     return re.sub(r"\s+", " ", question).strip().rstrip("?.!").casefold()
 
 
-class QuestionPort(ResourceProvider):
+@dataclass(frozen=True)
+class QuestionLimits:
+    """The bounds a run's cards live within (the port's config)."""
+
+    timeout_seconds: float
+    max_pending_per_run: int
+    max_closed_cards: int
+
+
+class QuestionPort(RenamedConfig, ResourceProvider):
     """Shows cards to the humans of a space and waits for their answers."""
 
     resource = Resource.QUESTIONS
@@ -41,9 +54,10 @@ class QuestionPort(ResourceProvider):
     max_pending_per_run = Int(
         20, help="Most cards one run may have open at once; asking more is refused.",
     ).tag(config=True)
-    closed_cards_kept = Int(
+    max_closed_cards = Int(
         50, help="Answered cards remembered per run, so a late second answer gets a clear 409.",
     ).tag(config=True)
+    closed_cards_kept = renamed_to("max_closed_cards", Int)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -54,9 +68,12 @@ class QuestionPort(ResourceProvider):
     def attach(self, run: Run, options: RunOptions) -> RunQuestions | None:
         if not options.space:
             return None
-        return RunQuestions(self, run, options.space)
+        limits = QuestionLimits(timeout_seconds=self.timeout_seconds,
+                                max_pending_per_run=self.max_pending_per_run,
+                                max_closed_cards=self.max_closed_cards)
+        return RunQuestions(self, limits, run, options.space)
 
-    async def release(self, run: Run, handle: RunQuestions) -> None:
+    async def release(self, run: Run, handle: RunQuestions) -> None:  # noqa: ARG002 - interface
         handle.cancel_all()
 
     async def status(self) -> dict[str, Any]:
@@ -112,8 +129,7 @@ class QuestionPort(ResourceProvider):
         for handle in self.handles(space):
             if handle.knows(card_id):
                 return handle
-        raise ToolError(ErrorCode.NOT_FOUND,
-                        f"No card {card_id!r} in space {space!r}. List the pending cards.")
+        raise CardNotFound(card_id, space)
 
     def publish_card(self, type_: str, card: Card, run: Run) -> None:
         """Announce a card on its run's stream and its space's, and wake the space's humans."""
@@ -128,12 +144,13 @@ class QuestionPort(ResourceProvider):
 class RunQuestions:
     """A run's cards: numbering, the open ones, recent answers, and skipped questions."""
 
-    def __init__(self, port: QuestionPort, run: Run, space: str) -> None:
+    def __init__(self, port: QuestionPort, limits: QuestionLimits, run: Run, space: str) -> None:
         self.port = port
+        self.limits = limits
         self.run = run
         self.space = space
         self.pending: dict[str, Card] = {}
-        self._closed: deque[Card] = deque(maxlen=max(1, port.closed_cards_kept))
+        self._closed: deque[Card] = deque(maxlen=max(1, limits.max_closed_cards))
         self._count = 0
         self._skipped: dict[str, int] = {}
 
@@ -158,37 +175,25 @@ class RunQuestions:
             parsed = tool.Args.model_validate(args)
             label = tool.label(parsed)
             context = tool.approval_context(run, parsed)
-        except Exception:  # the label is decoration; the arguments were validated already
+        except Exception:  # noqa: BLE001 - the label is decoration; the arguments were validated
             pass
         card = await self._show(
             CardKind.PERMISSION, question=f"Allow {tool.name} ({tool.tier.value} tier)?",
-            context=context, options=[dict(o) for o in PERMISSION_OPTIONS],  # type: ignore[misc]
+            context=context, options=[CardOption(**o) for o in PERMISSION_OPTIONS],
             tool=tool.name, tier=tool.tier.value, label=label, args=args,
         )
         return card.permission()
 
     async def _show(self, kind: CardKind, **fields: Any) -> Card:
         if self.port.humans(self.space, self.run.id) == 0:
-            open_panel = ("the agent panel there (notebook: "
-                          "jupyter_agent_tools.notebook.open_panel())")
-            if kind is CardKind.QUESTION:
-                message = (f"Nobody is connected to space {self.space!r} to ask the user. "
-                           f"Continue on your stated assumption, or tell the user to open "
-                           f"{open_panel} and ask again.")
-            else:
-                message = (f"Nobody is connected to space {self.space!r} to approve "
-                           f"{fields['tool']}, so the call did not run. Tell the user to open "
-                           f"{open_panel}, then call it again.")
-            raise ToolError(ErrorCode.NO_HUMAN, message)
-        if len(self.pending) >= self.port.max_pending_per_run:
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            f"{len(self.pending)} cards of this run are still open; wait for "
-                            "their answers before asking more.")
+            raise NoHuman(self.space)
+        if len(self.pending) >= self.limits.max_pending_per_run:
+            raise TooManyOpenCards(len(self.pending))
         self._count += 1
         card = Card(number=self._count, run_id=self.run.id, space=self.space, kind=kind, **fields)
         self.pending[card.id] = card
         self.port.publish_card("question_asked", card, self.run)
-        timeout = self.port.timeout_seconds
+        timeout = self.limits.timeout_seconds
         try:
             await asyncio.wait_for(card.closed.wait(), timeout)
         except asyncio.TimeoutError:
@@ -199,15 +204,7 @@ class RunQuestions:
             self._closed.append(card)
             self.port.publish_card("question_closed", card, self.run)
         if card.status is CardStatus.TIMED_OUT:
-            raise ToolError(
-                ErrorCode.TIMEOUT,
-                f"Nobody answered card {card.number} within {timeout:g} s. "
-                + ("Continue on your stated assumption and do not ask this again."
-                   if kind is CardKind.QUESTION else
-                   f"The {card.tool} call did not run; continue without it or ask the user "
-                   "in the conversation."),
-                data={"card": card.number, "card_id": card.id, "status": card.status.value},
-            )
+            raise CardTimedOut(card.number, card.id, card.status.value, timeout)
         return card
 
     # -- answering (by card id, or by its number within this run) -----------------------------
@@ -221,8 +218,7 @@ class RunQuestions:
             for card in cards:
                 if qid in (card.id, str(card.number)):
                     return card
-        raise ToolError(ErrorCode.NOT_FOUND,
-                        f"This run has no card {qid!r}. List its pending cards first.")
+        raise CardNotFound(qid)
 
     def answer(self, qid: str, answer: Any = None, text: str | None = None) -> Card:
         card = self.find(qid)
@@ -268,7 +264,7 @@ class HumanFrontEnd:
                         self._seen.add(card.id)
                         return card.to_json()
                 await self._wakeup.wait()
-            raise ToolError(ErrorCode.NOT_FOUND, "This front end is closed; connect again.")
+            raise FrontEndClosed()
 
         return await asyncio.wait_for(first_unseen(), timeout)
 

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from .protocols import Resource, RunView
 from .results import ErrorCode, ToolError
 from .tiers import Approvals, Tier
-from .tool import Resource
-
-if TYPE_CHECKING:
-    from .run import Run
-    from .tool import Tool
+from .tool import Tool
 
 
 class Permission(str, Enum):
@@ -23,12 +20,38 @@ class Permission(str, Enum):
 class PermissionAsker(Protocol):
     """What the question port offers the gate (delivered by the questions resource)."""
 
-    async def request_permission(self, run: Run, tool: Tool, args: dict[str, Any]) -> Permission:
+    async def request_permission(self, run: RunView, tool: Tool, args: dict[str, Any]) -> Permission:
         """Show a permission card in the run's space and wait for the human's choice.
 
-        Raises ToolError(no_human) when nobody is connected to the space.
+        Raises a PermissionUnanswered when the card gets no answer.
         """
         ...
+
+
+class PermissionUnanswered(Exception):
+    """Raised by a PermissionAsker (as plain facts) when a card gets no answer."""
+
+
+class NobodyToAsk(PermissionUnanswered):
+    def __init__(self, space: str) -> None:
+        super().__init__(f"nobody is connected to space {space!r}")
+        self.space = space
+
+
+class TooManyOpen(PermissionUnanswered):
+    def __init__(self, open_cards: int) -> None:
+        super().__init__(f"{open_cards} cards of this run are still open")
+        self.open_cards = open_cards
+
+
+class NoAnswerInTime(PermissionUnanswered):
+    def __init__(self, card_number: int, card_id: str, status: str,
+                 timeout_seconds: float) -> None:
+        super().__init__(f"nobody answered card {card_number} within {timeout_seconds:g} s")
+        self.card_number = card_number
+        self.card_id = card_id
+        self.status = status
+        self.timeout_seconds = timeout_seconds
 
 
 class ApprovalGate:
@@ -38,7 +61,7 @@ class ApprovalGate:
         self.policy = policy
         self.allowed_for_run: set[str] = set()
 
-    async def check(self, run: Run, tool: Tool, args: dict[str, Any]) -> None:
+    async def check(self, run: RunView, tool: Tool, args: dict[str, Any]) -> None:
         """Return when the call may proceed; raise ToolError(permission_denied | no_human)."""
         if tool.tier is Tier.READ or self.policy is Approvals.AUTO:
             return
@@ -59,7 +82,10 @@ class ApprovalGate:
                 "question port with a target space to ask in. Create the run with a `space` "
                 "where a human is connected, or with approvals 'auto'.",
             )
-        answer = await asker.request_permission(run, tool, args)
+        try:
+            answer = await asker.request_permission(run, tool, args)
+        except PermissionUnanswered as exc:
+            raise _unanswered(exc, tool.name) from None
         if answer is Permission.ALLOW_RUN:
             self.allowed_for_run.add(tool.name)
         elif answer is not Permission.ALLOW_ONCE:
@@ -68,3 +94,29 @@ class ApprovalGate:
                 f"The user denied this {tool.name} call. Do not retry it as is; ask the user "
                 "what they want instead, or continue without it.",
             )
+
+
+def _unanswered(exc: PermissionUnanswered, tool: str) -> ToolError:
+    """What a permission card that got no answer means to the agent."""
+    match exc:
+        case NobodyToAsk(space=space):
+            return ToolError(
+                ErrorCode.NO_HUMAN,
+                f"Nobody is connected to space {space!r} to approve {tool}, so the call did not "
+                "run. Tell the user to open the agent panel there (notebook: "
+                "jupyter_agent_tools.notebook.open_panel()), then call it again.",
+            )
+        case TooManyOpen(open_cards=open_cards):
+            return ToolError(ErrorCode.UNAVAILABLE,
+                             f"{open_cards} cards of this run are still open; wait for their "
+                             "answers before asking more.")
+        case NoAnswerInTime(card_number=number, card_id=card_id, status=status,
+                            timeout_seconds=timeout):
+            return ToolError(
+                ErrorCode.TIMEOUT,
+                f"Nobody answered card {number} within {timeout:g} s. The {tool} call did not "
+                "run; continue without it or ask the user in the conversation.",
+                data={"card": number, "card_id": card_id, "status": status},
+            )
+    return ToolError(ErrorCode.NO_HUMAN, f"The permission card got no answer ({exc}), so the "
+                     f"{tool} call did not run.")

@@ -7,16 +7,44 @@ runtime. Providers know nothing about HTTP or about tools.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 from traitlets.config import LoggingConfigurable
 
-from .tool import Resource
+from .protocols import Resource, RuntimeView
 
 if TYPE_CHECKING:
+    from .events import EventBus
     from .run import Run, RunOptions
-    from .runtime import Runtime
+    from .tokens import RunTokens
     from .wrappers import Wrapper
+
+
+class ProviderHost(RuntimeView, Protocol):
+    """What providers use of the runtime that created them (`runtime.Runtime` is one): a
+    Protocol, so that this module need not import runtime.py, which imports it."""
+
+    kernel_manager: Any  # the server's kernel manager when hosted; None embedded
+    server_url: str
+    run_tokens: RunTokens
+
+    @property
+    def runs(self) -> Mapping[str, Run]: ...
+
+    def space_bus(self, space: str) -> EventBus:
+        """The event stream of a space: what human front ends connected there receive."""
+        ...
+
+    async def create_run(self, *, cwd: str = ".", surface: str | None = None,
+                         approvals: str | None = None, space: str | None = None,
+                         parent_id: str | None = None, origin: str = "api") -> Run:
+        """Create a run (a worker's child run, say) with every resource the runtime has."""
+        ...
+
+    async def close_run(self, run_id: str) -> None:
+        """Release everything the run holds."""
+        ...
 
 
 class ResourceProvider(LoggingConfigurable):
@@ -25,9 +53,9 @@ class ResourceProvider(LoggingConfigurable):
     resource: ClassVar[Resource]
 
     @property
-    def runtime(self) -> Runtime:
+    def runtime(self) -> ProviderHost:
         # The runtime creates every provider with itself as the parent.
-        return cast("Runtime", self.parent)
+        return cast("ProviderHost", self.parent)
 
     def attach(self, run: Run, options: RunOptions) -> Any | None:  # noqa: ARG002 - a hook
         """The per-run handle for `run`, or None when this run does not get the resource."""

@@ -8,12 +8,14 @@ wrappers → tool.
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import time
 import uuid
 from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -23,6 +25,8 @@ from ..files.walk import FileWalker
 from .approvals import ApprovalGate
 from .events import EventBus
 from .file_errors import file_error, os_error
+from .protocols import RuntimeView
+from .registry import ToolRegistry
 from .results import ErrorCode, ToolError, ToolResult
 from .schemas import tool_schemas
 from .tiers import Approvals, Surface
@@ -31,8 +35,28 @@ from .transcript import Transcript, TranscriptEntry
 from .validation import describe_validation_error
 from .wrappers import CallNext, Wrapper
 
-if TYPE_CHECKING:
-    from .runtime import Runtime
+
+class RunHost(RuntimeView, Protocol):
+    """What a run needs of the runtime that created it (`runtime.Runtime` is one): a Protocol,
+    so that this module need not import runtime.py, which imports it."""
+
+    log: logging.Logger
+    registry: ToolRegistry
+    max_transcript_entries: int
+
+    def wrappers(self) -> list[Wrapper]:
+        """Call wrappers, outermost first."""
+        ...
+
+    async def close_run(self, run_id: str) -> None:
+        """Release everything the run holds."""
+        ...
+
+    # A provider's own API is its package's (loaded by name from config): Any, not
+    # ResourceProvider, whose module imports this one.
+    def provider(self, resource: Resource | str) -> Any | None:
+        """The provider of `resource`, if the runtime has it."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -57,11 +81,13 @@ class RunOptions:
 class Run:
     """One agent run. Create through `Runtime.create_run`; close through `Runtime.close_run`."""
 
-    def __init__(self, runtime: Runtime, options: RunOptions, cwd: Path) -> None:
+    def __init__(self, runtime: RunHost, options: RunOptions, cwd: Path) -> None:
         self.runtime = runtime
         self.options = options
         self.id = uuid.uuid4().hex
         self.cwd = cwd
+        self._cwd_text = os.fspath(cwd)
+        self._cwd_prefix = os.path.join(self._cwd_text, "")  # with one trailing separator
         self.surface = options.surface
         self.conversation_id = options.conversation_id
         self.space = options.space
@@ -82,6 +108,15 @@ class Run:
 
     def relpath(self, path: Path) -> str:
         """How results name a file: relative to the run's cwd when inside it, else to the root."""
+        # A string prefix, not Path.relative_to: results name a file per match, and pathlib's
+        # parsing was a visible share of a search call's CPU. Path objects are normalized, so
+        # the prefix test says what relative_to would (POSIX's `//` root aside).
+        text = os.fspath(path)
+        if not text.startswith("//"):
+            if text == self._cwd_text:
+                return "."
+            if text.startswith(self._cwd_prefix):
+                return text[len(self._cwd_prefix):]
         try:
             return path.relative_to(self.cwd).as_posix()
         except ValueError:

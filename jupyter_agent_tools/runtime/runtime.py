@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from traitlets import Any as AnyTrait
 from traitlets import Bool, Enum, Float, Int, List, Unicode, default
@@ -26,6 +27,7 @@ from .run import Run, RunOptions
 from .tiers import Approvals, Surface
 from .tokens import RunTokens
 from .tool import Origin, Resource
+from .user_kernels import UserKernelLender, UserKernelRefused, refusal_error
 from .wrappers import Wrapper, notes, output_limit
 
 BUILTIN_TOOLS = [
@@ -286,7 +288,8 @@ class Runtime(RenamedConfig, LoggingConfigurable):
                             "Give kernel_id or notebook, not both: notebook names its session's "
                             "kernel.")
         kernels = self.providers.get(Resource.KERNELS)
-        if kernels is None or (wanted is not None and Resource.KERNELS not in wanted):
+        if not isinstance(kernels, UserKernelLender) or (
+                wanted is not None and Resource.KERNELS not in wanted):
             raise ToolError(ErrorCode.UNAVAILABLE,
                             "kernel_id/notebook need the kernels resource, which this run would "
                             "not have; enable it, or create the run without them.")
@@ -295,8 +298,11 @@ class Runtime(RenamedConfig, LoggingConfigurable):
         except FilesError as exc:
             error = file_error(exc)
             raise ToolError(error.code, f"notebook: {error.message}") from None
-        found = await kernels.find_user_kernel(  # type: ignore[attr-defined]
-            kernel_id=kernel_id or None, notebook=notebook_path)
+        try:
+            found = await kernels.find_user_kernel(kernel_id=kernel_id or None,
+                                                   notebook=notebook_path)
+        except UserKernelRefused as exc:
+            raise refusal_error(exc) from None
         return replace(options, kernel_id=found.kernel_id, notebook=found.notebook)
 
     def get_run(self, run_id: str) -> Run:
@@ -349,10 +355,36 @@ class Runtime(RenamedConfig, LoggingConfigurable):
             "runs": len(self.runs),
         }
 
-    async def connect_human(self, space: str):
+    async def connect_human(self, space: str) -> Human:
         """Connect a human front end to `space` (see the questions resource)."""
         port = self.providers.get(Resource.QUESTIONS)
-        if port is None:
+        if not isinstance(port, HumanChannel):
             raise ToolError(ErrorCode.UNAVAILABLE,
                             "This runtime has no question port; enable the 'questions' resource.")
         return await port.connect_human(space)
+
+
+class Human(Protocol):
+    """A human front end connected to a space: sees its cards, answers or skips them."""
+
+    async def next_card(self, timeout: float | None = None) -> Mapping[str, Any]: ...
+
+    def pending(self) -> Sequence[Mapping[str, Any]]: ...
+
+    async def answer(self, card_id: str, answer: Any = None,
+                     text: str | None = None) -> Mapping[str, Any]: ...
+
+    async def skip(self, card_id: str) -> Mapping[str, Any]: ...
+
+    async def close(self) -> None: ...
+
+    async def __aenter__(self) -> Human: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+
+@runtime_checkable
+class HumanChannel(Protocol):
+    """A resource provider humans connect to (the questions resource's QuestionPort)."""
+
+    async def connect_human(self, space: str) -> Human: ...

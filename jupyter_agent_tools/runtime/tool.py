@@ -16,32 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+# Origin and Resource are defined beside the Protocols (which name them); still importable here.
+from .protocols import Origin, Resource, RuntimeView, RunView
 from .results import ToolResult
 from .tiers import Tier
-
-if TYPE_CHECKING:
-    from .run import Run
-    from .runtime import Runtime
-
-
-class Resource(str, Enum):
-    """Names of the live resources a run can have attached."""
-
-    WORKDIR = "workdir"
-    PARSER = "parser"
-    LSP = "lsp"
-    KERNELS = "kernels"
-    DEBUG = "debug"
-    CONVERSATION = "conversation"
-    QUESTIONS = "questions"
-    SPACE = "space"
-    WORKERS = "workers"
 
 
 class ToolArgs(BaseModel):
@@ -50,23 +33,11 @@ class ToolArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Origin(str, Enum):
-    """Where a call came from; recorded in the transcript."""
-
-    API = "api"
-    HTTP = "http"
-    CELL = "cell"
-    WORKER = "worker"
-    CLI = "cli"
-    NOTEBOOK = "notebook"
-    MCP = "mcp"
-
-
 @dataclass
 class CallContext:
     """What a tool sees of the call in progress."""
 
-    run: Run
+    run: RunView
     tool: Tool
     origin: Origin = Origin.API
     call_id: str = ""
@@ -78,7 +49,7 @@ class CallContext:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def runtime(self) -> Runtime:
+    def runtime(self) -> RuntimeView:
         return self.run.runtime
 
     def wrote(self, *paths: Path, created: Iterable[Path] = ()) -> None:
@@ -124,7 +95,7 @@ class Tool:
         """A short human label for the transcript and event stream."""
         return self.name
 
-    def approval_context(self, run: Run, args: Any) -> str:  # noqa: ARG002 - a hook
+    def approval_context(self, run: RunView, args: Any) -> str:  # noqa: ARG002 - a hook
         """What a permission card says about the call (e.g. where it will act): its label."""
         return self.label(args)
 

@@ -148,7 +148,7 @@ def _anchored(tree: Tree, source: bytes, anchor: Anchor, kind: str | None) -> li
 def _query(language: str, source: str) -> Query | None:
     try:
         return Query(load_language(language), source)
-    except Exception:  # a kind the query language cannot name: fall back to walking
+    except Exception:  # noqa: BLE001 - a kind the query language cannot name: walk instead
         return None
 
 

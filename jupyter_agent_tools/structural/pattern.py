@@ -161,7 +161,7 @@ def _literals(node: PNode, out: list[bytes]) -> None:
 
 def _anchor(root: PNode) -> Anchor | None:
     """The most selective concrete leaf: a named token (identifier, keyword) if any, longest."""
-    best: tuple[tuple[bool, int], Anchor] | None = None
+    best: tuple[tuple[bool, int, int], Anchor] | None = None
     stack = [(root, 0)]
     while stack:
         node, depth = stack.pop()

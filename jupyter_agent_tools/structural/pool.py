@@ -17,6 +17,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from ..processes import ProcessTree
 from .pattern import PatternError, PatternSummary
 from .worker import CompileJob, SearchJob, SyntaxCheckJob
 
@@ -58,6 +59,7 @@ class WorkerProcess:
         self.budget_bytes = budget_bytes
         self.tree_cost_factor = tree_cost_factor
         self._process: subprocess.Popen[bytes] | None = None
+        self._tree: ProcessTree | None = None
         self._outbox: Connection | None = None
         self._inbox: Connection | None = None
         self._lock = threading.RLock()  # start() is called alone and inside request()
@@ -90,7 +92,9 @@ class WorkerProcess:
                  str(to_child_r), str(to_parent_w), str(self.budget_bytes),
                  str(self.tree_cost_factor)],
                 pass_fds=(to_child_r, to_parent_w), stdin=subprocess.DEVNULL, cwd="/",
+                start_new_session=True,  # its own group: killing the pool ends all it started
             )
+            self._tree = ProcessTree(self._process.pid)
         finally:
             os.close(to_child_r)
             os.close(to_parent_w)
@@ -116,8 +120,10 @@ class WorkerProcess:
         return answer
 
     def kill(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            self._process.kill()
+        """End the worker and anything it started (blocking: it waits for the exit)."""
+        if self._tree is not None:
+            self._tree.kill()
+        if self._process is not None:
             self._process.wait()
         self._close()
 

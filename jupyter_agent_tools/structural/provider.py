@@ -8,22 +8,27 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from traitlets import Bool, Float, Int
 
-from ..runtime import ErrorCode, Resource, ToolError
+from ..runtime.config import RenamedConfig, renamed_to
 from ..runtime.resources import ResourceProvider
+from ..runtime.tool import Resource
+from .errors import SearchFailed
 from .languages import GRAMMAR_IDS
 from .pattern import PatternSummary
 from .pool import WorkerFailed, WorkerPool, WorkerTimeout
-from .session import StructuralSession
+from .session import StructuralLimits, StructuralSession
 from .worker import CompileJob, SearchJob, SyntaxCheckJob
+
+if TYPE_CHECKING:
+    from ..runtime.run import Run, RunOptions
 
 T = TypeVar("T")
 
 
-class ParserProvider(ResourceProvider):
+class ParserProvider(RenamedConfig, ResourceProvider):
     """Attaches a tree-sitter parser (ast_grep, ast_edit, resolve) to runs."""
 
     resource = Resource.PARSER
@@ -32,7 +37,7 @@ class ParserProvider(ResourceProvider):
         0, help="Search worker processes (parsing holds the GIL, so processes, not threads). "
         "0: one per CPU core, at most 8.",
     ).tag(config=True)
-    tree_cache_mb = Int(
+    max_tree_cache_mb = Int(
         1024, help="Memory budget for parsed trees kept between searches, in MiB, shared by "
         "the workers. 0 disables the cache.",
     ).tag(config=True)
@@ -64,18 +69,26 @@ class ParserProvider(ResourceProvider):
         100_000, help="Longest ast_edit rewrite template, in characters.",
     ).tag(config=True)
 
+    tree_cache_mb = renamed_to("max_tree_cache_mb", Int)
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         size = self.workers or min(os.cpu_count() or 1, 8)
-        self.pool = WorkerPool(size, self.tree_cache_mb * 2**20, self.tree_cost_factor,
+        self.pool = WorkerPool(size, self.max_tree_cache_mb * 2**20, self.tree_cost_factor,
                                float(self.search_timeout_seconds))
 
-    def attach(self, run, options) -> StructuralSession:
+    def attach(self, run: Run, options: RunOptions) -> StructuralSession:  # noqa: ARG002
         if self.prestart_workers:
             self.pool.start()  # no-op once they run; a runtime without runs spawns nothing
-        return StructuralSession(self, run)
+        limits = StructuralLimits(
+            max_pattern_chars=self.max_pattern_chars, max_rewrite_chars=self.max_rewrite_chars,
+            max_match_chars=self.max_match_chars,
+            max_edit_replacements=self.max_edit_replacements,
+            max_staged_edits=self.max_staged_edits,
+        )
+        return StructuralSession(self, limits, run)
 
-    async def release(self, run, handle: StructuralSession) -> None:
+    async def release(self, run: Run, handle: StructuralSession) -> None:  # noqa: ARG002
         handle.edits.clear()
 
     async def compile(self, pattern: str, language: str) -> PatternSummary:
@@ -87,7 +100,7 @@ class ParserProvider(ResourceProvider):
         return await self._on_workers(self.pool.check_syntax(job))
 
     async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]:
-        """Run `job` over (path, size) `files` on the workers; worker failures as ToolError."""
+        """Run `job` over (path, size) `files` on the workers; SearchFailed when they fail."""
         return await self._on_workers(self.pool.search(job, files))
 
     @staticmethod
@@ -95,9 +108,7 @@ class ParserProvider(ResourceProvider):
         try:
             return await work
         except WorkerFailed as exc:
-            code = ErrorCode.TIMEOUT if isinstance(exc, WorkerTimeout) else ErrorCode.FAILED
-            raise ToolError(code, f"The structural search failed: {exc}. Narrow `path` and "
-                            "try again.") from None
+            raise SearchFailed(str(exc), timed_out=isinstance(exc, WorkerTimeout)) from None
 
     async def shutdown(self) -> None:
         await self.pool.shutdown()
@@ -107,5 +118,5 @@ class ParserProvider(ResourceProvider):
             "available": True,
             "languages": list(GRAMMAR_IDS),
             "workers": [{"alive": w.alive(), "cache": w.last_cache} for w in self.pool.workers],
-            "tree_cache_mb": self.tree_cache_mb,
+            "tree_cache_mb": self.max_tree_cache_mb,
         }

@@ -1,7 +1,7 @@
 """A run's parser handle: structural search, staging rewrites, resolving them.
 
-This is the machinery behind ast_grep, ast_edit and resolve. It raises ToolError with
-a message that says what to do next; it knows nothing of HTTP.
+This is the machinery behind ast_grep, ast_edit and resolve. It raises the
+StructuralError family (errors.py), facts the tools turn into messages for the agent.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import difflib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..files import FilesError, identity_inside, read_bytes_inside
 from ..notebooks import (
@@ -22,7 +22,7 @@ from ..notebooks import (
     notebook_language,
     read_notebook,
 )
-from ..runtime import ErrorCode, ToolError
+from . import errors
 from .edits import EditStatus, EditStore, FileChange, StagedEdit, content_hash, unified_diff
 from .languages import GRAMMAR_IDS, close_ids, extensions_for, language_for_path
 from .notebooks import DocumentText
@@ -31,8 +31,28 @@ from .rewrite import Replacement, apply, fill, non_overlapping, unbound_metavari
 from .worker import SearchJob, SyntaxCheckJob
 
 if TYPE_CHECKING:
-    from ..runtime import Run
-    from .provider import ParserProvider
+    from ..runtime.run import Run
+
+
+@dataclass(frozen=True)
+class StructuralLimits:
+    """The bounds a run's structural session works within (the provider's config)."""
+
+    max_pattern_chars: int
+    max_rewrite_chars: int
+    max_match_chars: int
+    max_edit_replacements: int
+    max_staged_edits: int
+
+
+class ParserWorkers(Protocol):
+    """The shared search workers a session sends its jobs to (the provider offers them)."""
+
+    async def compile(self, pattern: str, language: str) -> PatternSummary: ...
+
+    async def check_syntax(self, job: SyntaxCheckJob) -> list[dict[str, Any]]: ...
+
+    async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -48,10 +68,11 @@ class SearchOutcome:
 class StructuralSession:
     """The per-run handle of the parser resource."""
 
-    def __init__(self, provider: ParserProvider, run: Run) -> None:
-        self.provider = provider
+    def __init__(self, workers: ParserWorkers, limits: StructuralLimits, run: Run) -> None:
+        self.workers = workers
+        self.limits = limits
         self.run = run
-        self.edits = EditStore(run.id, provider.max_staged_edits)
+        self.edits = EditStore(run.id, limits.max_staged_edits)
 
     # -- search -----------------------------------------------------------------------
 
@@ -59,30 +80,18 @@ class StructuralSession:
         if base.is_file() and is_notebook_path(base.name):
             own = self._notebook_language(base)
             if language and language != own:
-                raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                                f"{self.run.relpath(base)} is a {own} notebook (its kernelspec "
-                                f"says so), not {language}: omit `language`, or pass {own}.")
+                raise errors.LanguageMismatch(self.run.relpath(base), own, language)
             return own
         if language:
             if language not in GRAMMAR_IDS:
-                close = close_ids(language)
-                hint = f" Close ids: {', '.join(close)}." if close else ""
-                raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                                f"Unknown language {language!r}.{hint} Use a grammar id of "
-                                "tree-sitter-language-pack, e.g. python, javascript, typescript, "
-                                "tsx, rust, go, c, cpp, java, dart.")
+                raise errors.UnknownLanguage(language, list(close_ids(language)))
             return language
         if base.is_file():
             inferred = language_for_path(base)
             if inferred is None:
-                raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                                f"Cannot infer the language of {base.name!r} from its extension; "
-                                "pass `language` (e.g. python, javascript, typescript, rust).")
+                raise errors.LanguageNotInferred(base.name)
             return inferred
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                        "`language` is required when `path` is a folder (e.g. python, "
-                        "javascript, typescript, tsx, rust, go, c, cpp, java, dart); or pass "
-                        "a file path to infer it from the extension.")
+        raise errors.LanguageRequired()
 
     def _notebook_language(self, path: Path) -> str:
         """The language of a notebook's kernel, from its metadata."""
@@ -91,38 +100,24 @@ class StructuralSession:
             data = json.loads(read_bytes_inside(self.run.runtime.root_path, path, shown=relpath))
             language = notebook_language(data.get("metadata") or {})
         except (ValueError, AttributeError):
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"{relpath} is not a notebook (not nbformat JSON); read it to see "
-                            "what it holds.") from None
+            raise errors.NotANotebook(relpath) from None
         if language not in GRAMMAR_IDS:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"{relpath} is a {language} notebook and there is no {language} "
-                            "grammar; structural search does not cover it. Use grep.")
+            raise errors.NoGrammar(relpath, language)
         return language
 
-    def _check_size(self, what: str, text: str, limit: int) -> None:
+    @staticmethod
+    def _check_size(what: str, text: str, limit: int) -> None:
         if len(text) > limit:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"The {what} is {len(text)} characters, over the {limit}-character "
-                            f"limit (c.ParserProvider.max_{what}_chars). Write a shorter {what}: "
-                            "$$$NAME stands for any run of code.")
+            raise errors.TooLong(what, len(text), limit)
 
     async def compile(self, pattern: str, language: str) -> PatternSummary:
-        """The compiled pattern (on a worker); ToolError(unparseable_pattern) naming the
-        contexts tried."""
-        self._check_size("pattern", pattern, self.provider.max_pattern_chars)
+        """The compiled pattern (on a worker); UnparseablePattern naming the contexts tried."""
+        self._check_size("pattern", pattern, self.limits.max_pattern_chars)
         try:
-            return await self.provider.compile(pattern, language)
+            return await self.workers.compile(pattern, language)
         except PatternError as exc:
-            tried = ", ".join(exc.contexts) or "none"
-            shown = pattern.strip() if len(pattern) <= 200 else pattern.strip()[:200] + "…"
-            raise ToolError(
-                ErrorCode.UNPARSEABLE_PATTERN,
-                f"The pattern {shown!r} does not parse as {language} ({exc.reason}); contexts "
-                f"tried: {tried}. Write it as valid {language} code with $NAME / $$$NAME where "
-                "code varies, and check brackets and quotes are balanced.",
-                data={"contexts_tried": exc.contexts, "language": language},
-            ) from None
+            raise errors.UnparseablePattern(pattern, language, exc.reason,
+                                            exc.contexts) from None
 
     def _files(self, base: Path, language: str) -> tuple[list[tuple[str, int]], dict[str, int]]:
         walker = self.run.walker(skip_binary=False)
@@ -146,18 +141,16 @@ class StructuralSession:
         """Every match of `pattern` under `path` (default: the run's cwd), `limit` in full."""
         base = self.run.resolve(path or ".")
         if not base.exists():
-            raise ToolError(ErrorCode.NOT_FOUND,
-                            f"{path} does not exist. Check the path with glob.")
+            raise errors.PathNotFound(path)
         language = await asyncio.to_thread(self._language, base, language)
         if base.is_dir() and not extensions_for(language):
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"No file extensions are known for {language!r}; pass a file path.")
+            raise errors.NoExtensions(language)
         compiled = await self.compile(pattern, language)
         # A big tree takes a while to walk: not on the server's event loop.
         files, skipped = await asyncio.to_thread(self._files, base, language)
         job = SearchJob(pattern=pattern, language=language, files=[], limit=limit,
-                        max_text=self.provider.max_match_chars, with_ranges=with_ranges)
-        answer = await self.provider.search(job, files)
+                        max_text=self.limits.max_match_chars, with_ranges=with_ranges)
+        answer = await self.workers.search(job, files)
         counts = answer["counts"]
         skipped["binary"] = counts.get("binary", 0)
         if counts.get("invalid_notebook"):
@@ -172,25 +165,17 @@ class StructuralSession:
     async def stage(self, pattern: str, rewrite: str, path: str | None,
                     language: str | None) -> StagedEdit:
         """Compute the rewrite of every match and keep it, unwritten, as this run's edit."""
-        self._check_size("pattern", pattern, self.provider.max_pattern_chars)
-        self._check_size("rewrite", rewrite, self.provider.max_rewrite_chars)
+        self._check_size("pattern", pattern, self.limits.max_pattern_chars)
+        self._check_size("rewrite", rewrite, self.limits.max_rewrite_chars)
         bound = metavariable_names(pattern)
         unbound = unbound_metavariables(rewrite, bound)
         if unbound:
-            binds = f"it binds {', '.join('$' + name for name in bound)}" if bound \
-                else "it binds none"
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"The rewrite uses {', '.join(unbound)}, which the pattern does not "
-                            f"bind ({binds}); nothing was staged. Use only the pattern's "
-                            "metavariables in the rewrite, or name them in the pattern.",
-                            data={"unbound": unbound, "bound": bound})
-        limit = self.provider.max_edit_replacements
+            raise errors.UnboundMetavariables(unbound, bound)
+        limit = self.limits.max_edit_replacements
         outcome = await self.search(pattern, path, language, limit=limit, with_ranges=True)
         answer = outcome.answer
         if answer["total"] > limit:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"The pattern matches {answer['total']} places, over the "
-                            f"{limit}-replacement limit of one edit. Narrow `path` or the pattern.")
+            raise errors.TooManyReplacements(answer["total"], limit)
         # Reading, rewriting and diffing many files is disk and CPU work: off the loop.
         rewritten = await asyncio.to_thread(self._rewrite_files, rewrite, answer)
         await self._refuse_broken_syntax(outcome.pattern.language, rewritten)
@@ -221,9 +206,7 @@ class StructuralSession:
                 continue
             before = _read(root, target)
             if before is None or content_hash(before) != answer["hashes"][file]:
-                raise ToolError(ErrorCode.STALE_EDIT,
-                                f"{self.run.relpath(target)} changed while the edit was being "
-                                "computed. Call ast_edit again.")
+                raise errors.ChangedWhileComputing(self.run.relpath(target))
             after, spans = apply(rewrite, before, replacements)
             if after == before:
                 continue
@@ -245,12 +228,10 @@ class StructuralSession:
         relpath = self.run.relpath(target)
         try:
             file = read_notebook(root, target, shown=relpath)
-        except (NotebookError, ToolError):
+        except (NotebookError, FilesError, OSError):
             file = None
         if file is None or file.snapshot != snapshot:
-            raise ToolError(ErrorCode.STALE_EDIT,
-                            f"{relpath} changed while the edit was being computed (or is no "
-                            "longer a valid notebook). Call ast_edit again.")
+            raise errors.ChangedWhileComputing(relpath, notebook=True)
         document = VirtualDocument.of(file.notebook)
         before = document.text.encode("utf-8")
         positions = DocumentText(before)
@@ -260,10 +241,7 @@ class StructuralSession:
         try:
             sources = document.cell_sources(edits)
         except NotebookError as exc:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"In {relpath}: {exc} Nothing was staged; narrow the pattern so it "
-                            "matches code around the magics, or edit that cell with `edit`."
-                            ) from None
+            raise errors.RewriteHitsMagics(relpath, str(exc)) from None
         sources = {cell: source for cell, source in sources.items()
                    if source != document.sources[cell]}
         if not sources:
@@ -276,7 +254,7 @@ class StructuralSession:
         return change, before, after, spans
 
     async def _refuse_broken_syntax(self, language: str, rewritten: list[_Rewritten]) -> None:
-        """ToolError naming file and line when the rewrite adds syntax errors to any file."""
+        """RewriteBreaksSyntax naming file and line when the rewrite adds syntax errors."""
         if not rewritten:
             return
         job = SyntaxCheckJob(language, [(change.relpath, before, after, spans)
@@ -284,28 +262,18 @@ class StructuralSession:
         broken = [{"file": result["path"], "line": result["line"],
                    "syntax_errors_before": result["errors_before"],
                    "syntax_errors_after": result["errors_after"]}
-                  for result in await self.provider.check_syntax(job)
+                  for result in await self.workers.check_syntax(job)
                   if result["errors_after"] > result["errors_before"]]
         if broken:
-            first = broken[0]
-            more = f" (and {len(broken) - 1} more files)" if len(broken) > 1 else ""
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"The rewrite breaks the {language} syntax of {first['file']} at line "
-                            f"{first['line']}{more}; nothing was staged. Check the rewrite's "
-                            "brackets and quotes, and that it is valid code where each match "
-                            "stands.", data={"broken_files": broken})
+            raise errors.RewriteBreaksSyntax(language, broken)
 
     def staged(self, edit_id: str) -> StagedEdit:
-        """This run's edit `edit_id` if it still waits; ToolError(unknown_edit) otherwise."""
+        """This run's edit `edit_id` if it still waits; UnknownEdit or EditAlreadyResolved."""
         edit = self.edits.get(edit_id)
         if edit is None:
-            raise ToolError(ErrorCode.UNKNOWN_EDIT,
-                            f"This run has no staged edit {edit_id!r}. Use the edit_id that "
-                            "ast_edit returned in this run, or stage the change again.")
+            raise errors.UnknownEdit(edit_id)
         if edit.status is not EditStatus.STAGED:
-            raise ToolError(ErrorCode.UNKNOWN_EDIT,
-                            f"{edit_id} was already resolved ({edit.status.value}); an edit "
-                            "resolves once. Call ast_edit again to stage a new change.")
+            raise errors.EditAlreadyResolved(edit_id, edit.status.value)
         return edit
 
     async def resolve(self, edit_id: str, accept: bool) -> tuple[StagedEdit, list[Path]]:
@@ -320,10 +288,7 @@ class StructuralSession:
         if stale:
             edit.status = EditStatus.STALE
             self._announce(edit)
-            raise ToolError(ErrorCode.STALE_EDIT,
-                            f"{', '.join(stale)} changed since {edit_id} was staged; nothing was "
-                            "written. Call ast_edit again to stage the change on the current "
-                            "content.", data={"edit_id": edit_id, "stale_files": stale})
+            raise errors.StaleEdit(edit_id, stale)
         await asyncio.to_thread(edit.write, root)
         edit.status = EditStatus.ACCEPTED
         self._announce(edit)
@@ -359,5 +324,5 @@ def _add_vanished(skipped: dict[str, int], count: int) -> dict[str, int]:
 def _read(root: Path, path: Path) -> bytes | None:
     try:  # contained where the bytes are read: a folder swapped for a link is not followed
         return read_bytes_inside(root, path)
-    except FilesError:  # gone, unreadable or behind a link since the search: the edit is stale
+    except (FilesError, OSError):  # gone, unreadable or behind a link since the search: stale
         return None

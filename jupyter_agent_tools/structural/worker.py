@@ -175,6 +175,7 @@ class SearchEngine:
             found = 0
             in_cells = _CellMapper(path, entry, job) if entry.document is not None else None
             for first, last, env in matcher.find(tree, source):
+                described = None
                 if in_cells is not None:
                     described = in_cells.describe(first, last, env)
                     if described is None:  # across cells, or on masked IPython syntax
@@ -182,7 +183,7 @@ class SearchEngine:
                 found += 1
                 total += 1
                 if len(matches) < job.limit:
-                    matches.append(described if in_cells is not None
+                    matches.append(described if described is not None
                                    else _describe(path, source, first, last, env, job))
             if found:
                 files_with_matches += 1
@@ -299,7 +300,7 @@ def _serve(engine: SearchEngine, inbox: Any, outbox: Any) -> None:
             return
         try:
             answer = _answer(engine, request)
-        except Exception as exc:  # answer the failure; the worker stays usable
+        except Exception as exc:  # noqa: BLE001 - answer the failure; the worker stays usable
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         try:
             outbox.send(answer)

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 
 from ..client import AgentToolsClient
-from ..runtime.processes import signal_process_group
+from ..processes import signal_process_group
 
 #: Environment variables a notebook kernel reads to find the server (see `regression_run`).
 ENV_URL, ENV_TOKEN, ENV_ROOT = "JUPYTER_SERVER_URL", "JUPYTER_TOKEN", "AGENT_TOOLS_ROOT_DIR"

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from ..questions import CardStatus, RunQuestions
+from ..questions import (
+    CardOption,
+    CardStatus,
+    CardTimedOut,
+    NoHuman,
+    QuestionError,
+    RunQuestions,
+    TooManyOpenCards,
+)
 from ..runtime import CallContext, ErrorCode, Resource, Tier, Tool, ToolArgs, ToolError, ToolResult
 
 
@@ -58,11 +66,14 @@ class AskUser(Tool):
         earlier = questions.skipped_card(args.question)
         if earlier is not None:
             return _skipped(earlier, again=True)
-        card = await questions.ask(
-            args.question, context=args.context or "",
-            options=[option.model_dump(exclude_none=True) for option in args.options],
-            allow_free_text=args.allow_free_text, multi_select=args.multi_select,
-        )
+        try:
+            card = await questions.ask(
+                args.question, context=args.context or "",
+                options=[_card_option(option) for option in args.options],
+                allow_free_text=args.allow_free_text, multi_select=args.multi_select,
+            )
+        except QuestionError as exc:
+            raise _tool_error(exc) from None
         if card.status is CardStatus.SKIPPED:
             return _skipped(card.number)
         if card.status is not CardStatus.ANSWERED:
@@ -79,6 +90,35 @@ class AskUser(Tool):
             {"card": card.number, "card_id": card.id, "status": card.status.value,
              "answer": card.answer, "selected": card.selected, "text": card.text},
         )
+
+
+def _tool_error(exc: QuestionError) -> ToolError:
+    """What a question that got no answer means to the agent: its code and what to do next."""
+    match exc:
+        case NoHuman(space=space):
+            return ToolError(ErrorCode.NO_HUMAN,
+                             f"Nobody is connected to space {space!r} to ask the user. Continue "
+                             "on your stated assumption, or tell the user to open the agent "
+                             "panel there (notebook: jupyter_agent_tools.notebook.open_panel()) "
+                             "and ask again.")
+        case TooManyOpenCards(open_cards=open_cards):
+            return ToolError(ErrorCode.UNAVAILABLE,
+                             f"{open_cards} cards of this run are still open; wait for their "
+                             "answers before asking more.")
+        case CardTimedOut(card_number=number, card_id=card_id, status=status,
+                          timeout_seconds=timeout):
+            return ToolError(ErrorCode.TIMEOUT,
+                             f"Nobody answered card {number} within {timeout:g} s. Continue on "
+                             "your stated assumption and do not ask this again.",
+                             data={"card": number, "card_id": card_id, "status": status})
+    return ToolError(ErrorCode.UNAVAILABLE, f"The question could not be asked: {exc}.")
+
+
+def _card_option(option: AskOption) -> CardOption:
+    card_option = CardOption(label=option.label)
+    if option.description is not None:
+        card_option["description"] = option.description
+    return card_option
 
 
 def _skipped(number: int, again: bool = False) -> ToolResult:

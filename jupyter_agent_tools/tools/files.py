@@ -50,18 +50,26 @@ class Read(Tool):
         return f"read {args.path}"
 
     async def call(self, ctx: CallContext, args: ReadArgs) -> ToolResult:
-        path = await asyncio.to_thread(ctx.run.resolve, args.path)
-        if is_notebook_path(path.name):
-            # An open notebook (RTC) is read from its shared document, as edit changes it:
-            # the human's unsaved cells are there, and the cell numbers are theirs.
-            shared = await open_shared_notebook(
-                ctx.runtime.parent, path.relative_to(ctx.runtime.root_path).as_posix())
-            if shared is not None:
-                notebook = Notebook.of_data(shared.content())
-                return await asyncio.to_thread(
-                    _notebook_listing, ctx, args, ctx.run.relpath(path), notebook, shared=True)
-        # Disk work and formatting a big file stay off the server's event loop.
+        # Disk work and formatting a big file stay off the server's event loop; a plain file
+        # is resolved and read in one trip to a thread.
+        path, result = await asyncio.to_thread(self._read_plain_file, ctx, args)
+        if result is not None:
+            return result
+        # An open notebook (RTC) is read from its shared document, as edit changes it:
+        # the human's unsaved cells are there, and the cell numbers are theirs.
+        shared = await open_shared_notebook(
+            ctx.runtime.parent, path.relative_to(ctx.runtime.root_path).as_posix())
+        if shared is not None:
+            notebook = Notebook.of_data(shared.content())
+            return await asyncio.to_thread(
+                _notebook_listing, ctx, args, ctx.run.relpath(path), notebook, shared=True)
         return await asyncio.to_thread(self._read, ctx, args, path)
+
+    def _read_plain_file(self, ctx: CallContext, args: ReadArgs) -> tuple[Path, ToolResult | None]:
+        """The resolved path, and its listing unless it is a notebook (None: read on the loop's
+        side, where its shared document is)."""
+        path = ctx.run.resolve(args.path)
+        return path, None if is_notebook_path(path.name) else self._read(ctx, args, path)
 
     def _read(self, ctx: CallContext, args: ReadArgs, path: Path) -> ToolResult:
         runtime = ctx.runtime
@@ -186,7 +194,7 @@ class Edit(Tool):
     def label(self, args: EditArgs) -> str:
         return f"edit {args.path}" + (f" [cell {args.cell}]" if args.cell is not None else "")
 
-    def precheck(self, ctx: CallContext, args: EditArgs) -> None:
+    def precheck(self, _ctx: CallContext, args: EditArgs) -> None:
         notebook = is_notebook_path(args.path)
         if notebook and args.cell is None:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,

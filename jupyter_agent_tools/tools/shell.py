@@ -6,9 +6,9 @@ import resource
 
 from pydantic import Field
 
+from ..processes import PIPE, STDOUT, ManagedProcess
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
 from ..runtime.limits import bound_text
-from ..runtime.processes import PIPE, STDOUT, ManagedProcess
 
 
 class BashArgs(ToolArgs):

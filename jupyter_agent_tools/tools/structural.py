@@ -7,8 +7,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..runtime import CallContext, Resource, Tier, Tool, ToolArgs, ToolResult
+from ..runtime import CallContext, ErrorCode, Resource, Tier, Tool, ToolArgs, ToolError, ToolResult
 from ..runtime.limits import bound_text
+from ..structural import errors
 from ..structural.session import StructuralSession
 
 _PATTERN_HELP = (
@@ -22,6 +23,103 @@ _MAX_LISTED_ERRORS = 50
 
 def _session(ctx: CallContext) -> StructuralSession:
     return ctx.run.resources[Resource.PARSER]
+
+
+_GRAMMAR_EXAMPLES = "python, javascript, typescript, tsx, rust, go, c, cpp, java, dart"
+
+
+def _tool_error(exc: errors.StructuralError) -> ToolError:
+    """What a structural error means to the agent: its contract code and what to do next."""
+    invalid = ErrorCode.INVALID_ARGUMENTS
+    match exc:
+        case errors.PathNotFound(path=path):
+            return ToolError(ErrorCode.NOT_FOUND,
+                             f"{path} does not exist. Check the path with glob.")
+        case errors.LanguageMismatch(path=path, notebook_language=own, asked=asked):
+            return ToolError(invalid, f"{path} is a {own} notebook (its kernelspec says so), "
+                             f"not {asked}: omit `language`, or pass {own}.")
+        case errors.UnknownLanguage(language=language, close=close):
+            hint = f" Close ids: {', '.join(close)}." if close else ""
+            return ToolError(invalid, f"Unknown language {language!r}.{hint} Use a grammar id "
+                             f"of tree-sitter-language-pack, e.g. {_GRAMMAR_EXAMPLES}.")
+        case errors.LanguageNotInferred(filename=filename):
+            return ToolError(invalid, f"Cannot infer the language of {filename!r} from its "
+                             "extension; pass `language` (e.g. python, javascript, typescript, "
+                             "rust).")
+        case errors.LanguageRequired():
+            return ToolError(invalid, "`language` is required when `path` is a folder (e.g. "
+                             f"{_GRAMMAR_EXAMPLES}); or pass a file path to infer it from the "
+                             "extension.")
+        case errors.NoExtensions(language=language):
+            return ToolError(invalid, f"No file extensions are known for {language!r}; pass a "
+                             "file path.")
+        case errors.NotANotebook(path=path):
+            return ToolError(invalid, f"{path} is not a notebook (not nbformat JSON); read it to "
+                             "see what it holds.")
+        case errors.NoGrammar(path=path, language=language):
+            return ToolError(invalid, f"{path} is a {language} notebook and there is no "
+                             f"{language} grammar; structural search does not cover it. Use "
+                             "grep.")
+        case errors.TooLong(what=what, length=length, limit=limit):
+            return ToolError(invalid, f"The {what} is {length} characters, over the "
+                             f"{limit}-character limit (c.ParserProvider.max_{what}_chars). "
+                             f"Write a shorter {what}: $$$NAME stands for any run of code.")
+        case errors.UnparseablePattern(pattern=pattern, language=language, reason=reason,
+                                       contexts=contexts):
+            tried = ", ".join(contexts) or "none"
+            shown = pattern.strip() if len(pattern) <= 200 else pattern.strip()[:200] + "…"
+            return ToolError(
+                ErrorCode.UNPARSEABLE_PATTERN,
+                f"The pattern {shown!r} does not parse as {language} ({reason}); contexts "
+                f"tried: {tried}. Write it as valid {language} code with $NAME / $$$NAME where "
+                "code varies, and check brackets and quotes are balanced.",
+                data={"contexts_tried": contexts, "language": language},
+            )
+        case errors.UnboundMetavariables(unbound=unbound, bound=bound):
+            binds = (f"it binds {', '.join('$' + name for name in bound)}" if bound
+                     else "it binds none")
+            return ToolError(invalid, f"The rewrite uses {', '.join(unbound)}, which the pattern "
+                             f"does not bind ({binds}); nothing was staged. Use only the "
+                             "pattern's metavariables in the rewrite, or name them in the "
+                             "pattern.", data={"unbound": unbound, "bound": bound})
+        case errors.TooManyReplacements(total=total, limit=limit):
+            return ToolError(invalid, f"The pattern matches {total} places, over the "
+                             f"{limit}-replacement limit of one edit. Narrow `path` or the "
+                             "pattern.")
+        case errors.ChangedWhileComputing(path=path, notebook=notebook):
+            also = " (or is no longer a valid notebook)" if notebook else ""
+            return ToolError(ErrorCode.STALE_EDIT, f"{path} changed while the edit was being "
+                             f"computed{also}. Call ast_edit again.")
+        case errors.RewriteHitsMagics(path=path, reason=reason):
+            return ToolError(invalid, f"In {path}: {reason} Nothing was staged; narrow the "
+                             "pattern so it matches code around the magics, or edit that cell "
+                             "with `edit`.")
+        case errors.RewriteBreaksSyntax(language=language, broken=broken):
+            first = broken[0]
+            more = f" (and {len(broken) - 1} more files)" if len(broken) > 1 else ""
+            return ToolError(invalid, f"The rewrite breaks the {language} syntax of "
+                             f"{first['file']} at line {first['line']}{more}; nothing was "
+                             "staged. Check the rewrite's brackets and quotes, and that it is "
+                             "valid code where each match stands.",
+                             data={"broken_files": broken})
+        case errors.UnknownEdit(edit_id=edit_id):
+            return ToolError(ErrorCode.UNKNOWN_EDIT, f"This run has no staged edit {edit_id!r}. "
+                             "Use the edit_id that ast_edit returned in this run, or stage the "
+                             "change again.")
+        case errors.EditAlreadyResolved(edit_id=edit_id, status=status):
+            return ToolError(ErrorCode.UNKNOWN_EDIT, f"{edit_id} was already resolved "
+                             f"({status}); an edit resolves once. Call ast_edit again to stage "
+                             "a new change.")
+        case errors.StaleEdit(edit_id=edit_id, stale_files=stale):
+            return ToolError(ErrorCode.STALE_EDIT, f"{', '.join(stale)} changed since {edit_id} "
+                             "was staged; nothing was written. Call ast_edit again to stage the "
+                             "change on the current content.",
+                             data={"edit_id": edit_id, "stale_files": stale})
+        case errors.SearchFailed(reason=reason, timed_out=timed_out):
+            return ToolError(ErrorCode.TIMEOUT if timed_out else ErrorCode.FAILED,
+                             f"The structural search failed: {reason}. Narrow `path` and try "
+                             "again.")
+    return ToolError(ErrorCode.FAILED, f"The structural search failed: {exc}.")
 
 
 class AstGrepArgs(ToolArgs):
@@ -51,8 +149,11 @@ class AstGrep(Tool):
         return f"ast_grep {args.pattern}"
 
     async def call(self, ctx: CallContext, args: AstGrepArgs) -> ToolResult:
-        outcome = await _session(ctx).search(args.pattern, args.path, args.language,
-                                             limit=args.max_results)
+        try:
+            outcome = await _session(ctx).search(args.pattern, args.path, args.language,
+                                                 limit=args.max_results)
+        except errors.StructuralError as exc:
+            raise _tool_error(exc) from None
         answer = outcome.answer
         matches = [{**m, "file": _rel(ctx, m["file"])} for m in answer["matches"]]
         total = answer["total"]
@@ -120,7 +221,11 @@ class AstEdit(Tool):
         return f"ast_edit {args.pattern} -> {args.rewrite}"
 
     async def call(self, ctx: CallContext, args: AstEditArgs) -> ToolResult:
-        edit = await _session(ctx).stage(args.pattern, args.rewrite, args.path, args.language)
+        try:
+            edit = await _session(ctx).stage(args.pattern, args.rewrite, args.path,
+                                             args.language)
+        except errors.StructuralError as exc:
+            raise _tool_error(exc) from None
         if not edit.files:
             return ToolResult.success(
                 f"No matches for {args.pattern!r}; nothing was staged.",
@@ -161,13 +266,19 @@ class Resolve(Tool):
     parallel_safe = False
 
     def precheck(self, ctx: CallContext, args: ResolveArgs) -> None:
-        _session(ctx).staged(args.edit_id)  # an unknown or resolved edit is refused unasked
+        try:  # an unknown or resolved edit is refused unasked
+            _session(ctx).staged(args.edit_id)
+        except errors.StructuralError as exc:
+            raise _tool_error(exc) from None
 
     def label(self, args: ResolveArgs) -> str:
         return f"resolve {args.edit_id} {args.action}"
 
     async def call(self, ctx: CallContext, args: ResolveArgs) -> ToolResult:
-        edit, written = await _session(ctx).resolve(args.edit_id, args.action == "accept")
+        try:
+            edit, written = await _session(ctx).resolve(args.edit_id, args.action == "accept")
+        except errors.StructuralError as exc:
+            raise _tool_error(exc) from None
         ctx.wrote(*written)
         counts = edit.counts()
         data = {"edit_id": edit.id, "action": args.action, "status": edit.status.value,

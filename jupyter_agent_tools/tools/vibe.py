@@ -10,16 +10,50 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..runtime import CallContext, Resource, Tier, Tool, ToolArgs, ToolResult
-from ..workers import RunWorkers, Worker
+from ..runtime import CallContext, ErrorCode, Resource, Tier, Tool, ToolArgs, ToolError, ToolResult
+from ..workers import (
+    GradeUnavailable,
+    ParentClosed,
+    RunWorkers,
+    TooManyWorkers,
+    UnknownWorker,
+    Worker,
+    WorkerError,
+    WorkerGrade,
+)
 
 
 def _workers(ctx: CallContext) -> RunWorkers:
     return ctx.run.resources[Resource.WORKERS]
 
 
+def _worker(ctx: CallContext, worker_id: str) -> Worker:
+    try:
+        return _workers(ctx).get(worker_id)
+    except WorkerError as exc:
+        raise _tool_error(exc) from None
+
+
+def _tool_error(exc: WorkerError) -> ToolError:
+    """What a workers error means to the agent: its contract code and what to do next."""
+    match exc:
+        case UnknownWorker(worker_id=worker_id, known=known):
+            return ToolError(ErrorCode.NOT_FOUND,
+                             f"This run has no worker {worker_id!r} (its workers: "
+                             f"{', '.join(known) or 'none'}). Call vibe_list to see them.")
+        case GradeUnavailable(grade=grade, reason=reason):
+            return ToolError(ErrorCode.UNAVAILABLE, f"Cannot start a {grade} worker: {reason}")
+        case ParentClosed():
+            return ToolError(ErrorCode.NOT_FOUND, "This run is closed. Create a new run.")
+        case TooManyWorkers(count=count):
+            return ToolError(ErrorCode.UNAVAILABLE,
+                             f"This run already has {count} active workers (the limit). "
+                             "Wait for one with vibe_wait or stop one with vibe_kill.")
+    return ToolError(ErrorCode.FAILED, f"The worker failed: {exc}.")
+
+
 def _line(worker: Worker) -> str:
-    return (f"{worker.id} [{worker.tier}] {worker.label}: {worker.status.value}, "
+    return (f"{worker.id} [{worker.grade.value}] {worker.label}: {worker.status.value}, "
             f"{worker.elapsed_seconds}s")
 
 
@@ -47,9 +81,14 @@ class VibeSpawn(VibeTool):
         return f"vibe_spawn {args.label}"
 
     async def call(self, ctx: CallContext, args: SpawnArgs) -> ToolResult:
-        worker = await _workers(ctx).spawn(args.brief, args.label, args.tier)
+        grade = WorkerGrade(args.tier) if args.tier else None
+        try:
+            worker = await _workers(ctx).spawn(args.brief, args.label, grade)
+        except WorkerError as exc:
+            raise _tool_error(exc) from None
         return ToolResult.success(
-            f"Started worker {worker.id} ({worker.tier}, {worker.label}): {worker.status.value}. "
+            f"Started worker {worker.id} ({worker.grade.value}, {worker.label}): "
+            f"{worker.status.value}. "
             f"Call vibe_wait {{\"worker_id\": \"{worker.id}\"}} for its result.",
             worker.describe(),
         )
@@ -70,7 +109,7 @@ class VibeSend(VibeTool):
         return f"vibe_send {args.worker_id}"
 
     async def call(self, ctx: CallContext, args: SendArgs) -> ToolResult:
-        worker = _workers(ctx).get(args.worker_id)
+        worker = _worker(ctx, args.worker_id)
         await worker.restart(args.message)
         return ToolResult.success(
             f"Worker {worker.id} restarted with the message appended to its brief: "
@@ -95,11 +134,10 @@ class VibeWait(VibeTool):
         return f"vibe_wait {args.worker_id}"
 
     async def call(self, ctx: CallContext, args: WaitArgs) -> ToolResult:
-        workers = _workers(ctx)
-        worker = workers.get(args.worker_id)
-        pool = workers.pool
+        worker = _worker(ctx, args.worker_id)
+        pool = _workers(ctx).pool
         timeout = min(pool.wait_default_seconds if args.timeout_seconds is None
-                      else args.timeout_seconds, pool.wait_max_seconds)
+                      else args.timeout_seconds, pool.max_wait_seconds)
         finished = await worker.wait(timeout)
         data = {**worker.describe(), "finished": finished}
         if not finished:
@@ -124,7 +162,7 @@ class VibeKill(VibeTool):
         return f"vibe_kill {args.worker_id}"
 
     async def call(self, ctx: CallContext, args: KillArgs) -> ToolResult:
-        worker = _workers(ctx).get(args.worker_id)
+        worker = _worker(ctx, args.worker_id)
         killed = await worker.kill()
         text = (f"Stopped worker {worker.id}." if killed else
                 f"Worker {worker.id} had already finished ({worker.status.value}); nothing to stop.")
@@ -140,9 +178,9 @@ class VibeList(VibeTool):
     description = "List this run's workers: tier, status, elapsed time and last result."
     Args = ListArgs
 
-    async def call(self, ctx: CallContext, args: ListArgs) -> ToolResult:
+    async def call(self, ctx: CallContext, args: ListArgs) -> ToolResult:  # noqa: ARG002
         workers = _workers(ctx)
-        limit = workers.pool.list_result_chars
+        limit = workers.pool.max_list_result_chars
         if not workers.workers:
             return ToolResult.success("No workers yet. Start one with vibe_spawn.", {"workers": []})
         described, lines = [], []

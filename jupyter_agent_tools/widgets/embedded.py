@@ -8,7 +8,7 @@ let the cell return; a cell that awaits the agent keeps the kernel from reading 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..runtime import Resource
 from .panel import AgentPanel
@@ -37,7 +37,8 @@ class EmbeddedLink:
             self._tasks.append(asyncio.ensure_future(self._follow(self.run.events)))
             self._load_edits()
         await asyncio.sleep(0)  # let the followers subscribe before anything is announced
-        self._human = await self.runtime.connect_human(self.space)
+        # The runtime's human channel is the question port: its humans are HumanFrontEnds.
+        self._human = cast("HumanFrontEnd", await self.runtime.connect_human(self.space))
         for card in self._human.pending():
             self.panel.show_card(card)
         return self

@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from traitlets.config import LoggingConfigurable
 
+from .errors import WorkerFailed
+
 if TYPE_CHECKING:
-    from ..runtime import Run
+    from ..runtime.run import Run
 
 ENTRY_POINT_GROUP = "jupyter_agent_tools.worker_backends"
 
@@ -27,14 +29,6 @@ BUILTIN_BACKENDS = {
 }
 
 
-class WorkerFailed(Exception):
-    """Raised by a backend when its worker failed; `result` is what the agent gets to read."""
-
-    def __init__(self, result: str) -> None:
-        super().__init__(result)
-        self.result = result
-
-
 @dataclass
 class WorkerJob:
     """One execution of a worker: what a backend is given."""
@@ -42,7 +36,7 @@ class WorkerJob:
     worker_id: str
     label: str
     brief: str
-    tier: str
+    grade: str  # "fast" or "good" (what users call the worker's tier)
     run: Run
     # A token scoped to `run` (None for backends that do not call over HTTP).
     token: str | None
@@ -52,6 +46,9 @@ class WorkerJob:
     report: Callable[[str], None]
 
 
+__all__ = ["WorkerBackend", "WorkerFailed", "WorkerJob", "load_backend_class", "tail"]
+
+
 class WorkerBackend(LoggingConfigurable):
     """Base of a worker backend. Subclasses are traitlets-configurable (c.<Class>.knob)."""
 
@@ -59,8 +56,8 @@ class WorkerBackend(LoggingConfigurable):
     # Whether workers call tools over HTTP and so need a run token and a server.
     uses_http: ClassVar[bool] = False
 
-    def unavailable(self, tier: str) -> str | None:
-        """Why this backend cannot start a worker of `tier` here, or None when it can."""
+    def unavailable(self, grade: str) -> str | None:  # noqa: ARG002 - subclasses use it
+        """Why this backend cannot start a worker of `grade` here, or None when it can."""
         return None
 
     async def run(self, job: WorkerJob) -> str:

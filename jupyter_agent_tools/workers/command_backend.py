@@ -24,7 +24,7 @@ from typing import Any
 
 from traitlets import Dict, Float, List, Unicode
 
-from ..runtime.processes import PIPE, BoundedOutput, ManagedProcess, drain
+from ..processes import PIPE, BoundedOutput, ManagedProcess, drain
 from .backends import WorkerBackend, WorkerFailed, WorkerJob, tail
 
 # Secrets of the hosting server that a worker must not inherit.
@@ -51,27 +51,27 @@ class CommandBackend(WorkerBackend):
         2.0, help="After SIGTERM, how long a stopped worker's process group gets before SIGKILL."
     ).tag(config=True)
 
-    def unavailable(self, tier: str) -> str | None:
-        template = self.argv.get(tier)
+    def unavailable(self, grade: str) -> str | None:
+        template = self.argv.get(grade)  # keyed by what users call a worker's tier
         if not template:
-            return (f"No command is configured for tier {tier!r}. Set "
-                    f"c.CommandBackend.argv = {{{tier!r}: [...]}}, or use the python backend.")
-        if not self.parent.runtime.server_url:
+            return (f"No command is configured for tier {grade!r}. Set "
+                    f"c.CommandBackend.argv = {{{grade!r}: [...]}}, or use the python backend.")
+        if not getattr(getattr(self.parent, "runtime", None), "server_url", None):
             return ("Command workers call tools over HTTP, and this runtime has no server. "
                     "Run under jupyter server, or use the python backend.")
         if shutil.which(template[0]) is None:
-            self.log.warning("worker command for tier %s not found: %s", tier, template[0])
-            return (f"The program configured for tier {tier!r} is not installed or not on PATH; "
+            self.log.warning("worker command for tier %s not found: %s", grade, template[0])
+            return (f"The program configured for tier {grade!r} is not installed or not on PATH; "
                     "ask the user to install it or to change c.CommandBackend.argv.")
         return None
 
     def _argv(self, job: WorkerJob) -> list[str]:
-        fields = {"tier": job.tier, "worker_id": job.worker_id, "run_id": job.run.id,
+        fields = {"tier": job.grade, "worker_id": job.worker_id, "run_id": job.run.id,
                   "label": job.label, "cwd": str(job.run.cwd)}
         try:
-            return [part.format(**fields) for part in self.argv[job.tier]]
+            return [part.format(**fields) for part in self.argv[job.grade]]
         except (KeyError, IndexError, ValueError) as exc:
-            raise WorkerFailed(f"c.CommandBackend.argv for tier {job.tier!r} has a bad "
+            raise WorkerFailed(f"c.CommandBackend.argv for tier {job.grade!r} has a bad "
                                f"placeholder ({exc}); ask the user to fix it.") from None
 
     def _env(self, job: WorkerJob) -> dict[str, str]:
@@ -81,7 +81,7 @@ class CommandBackend(WorkerBackend):
             JUPYTER_TOKEN=job.token or "",
             JUPYTER_AGENT_TOOLS_RUN_ID=job.run.id,
             JUPYTER_AGENT_TOOLS_WORKER_ID=job.worker_id,
-            JUPYTER_AGENT_TOOLS_TIER=job.tier,
+            JUPYTER_AGENT_TOOLS_TIER=job.grade,
         )
         return env
 

@@ -26,19 +26,22 @@ from typing import TYPE_CHECKING, Any
 
 from traitlets import Enum, Float, Int, Unicode
 
-from ..runtime import Approvals, ErrorCode, Resource, Surface, ToolError
+from ..runtime.config import RenamedConfig, renamed_to
 from ..runtime.resources import ResourceProvider
+from ..runtime.tiers import Approvals, Surface
+from ..runtime.tool import Resource
 from .backends import WorkerBackend, load_backend_class
-from .worker import Worker, WorkerStatus
+from .errors import GradeUnavailable, ParentClosed, TooManyWorkers, UnknownWorker
+from .worker import Worker, WorkerGrade, WorkerLimits, WorkerStatus
 
 if TYPE_CHECKING:
-    from ..runtime import Run, RunOptions
+    from ..runtime.run import Run, RunOptions
 
-TIERS = ("fast", "good")
+GRADES = tuple(grade.value for grade in WorkerGrade)
 _STRICTNESS = [Approvals.AUTO, Approvals.ASK, Approvals.DENY]
 
 
-class WorkerPool(ResourceProvider):
+class WorkerPool(RenamedConfig, ResourceProvider):
     """Background workers for runs created with `vibe=True`."""
 
     resource = Resource.WORKERS
@@ -49,7 +52,7 @@ class WorkerPool(ResourceProvider):
         "'python' (a callable, c.PythonBackend.agent), an entry point of the "
         "'jupyter_agent_tools.worker_backends' group, or 'module:Class'.",
     ).tag(config=True)
-    default_tier = Enum(list(TIERS), "fast", help="Tier of a worker spawned without one.").tag(
+    default_tier = Enum(list(GRADES), "fast", help="Tier of a worker spawned without one.").tag(
         config=True
     )
     fast_surface = Enum([s.value for s in Surface], "readonly",
@@ -78,19 +81,22 @@ class WorkerPool(ResourceProvider):
     max_result_chars = Int(
         8000, help="Longest last result kept per worker (the tail of its output)."
     ).tag(config=True)
-    list_result_chars = Int(
+    max_list_result_chars = Int(
         500, help="Longest last result shown per worker by vibe_list (vibe_wait shows it all)."
     ).tag(config=True)
-    event_result_chars = Int(
+    max_event_result_chars = Int(
         500, help="Longest last result carried by a worker_state event."
     ).tag(config=True)
     wait_default_seconds = Int(30, help="How long vibe_wait waits when no timeout is given.").tag(
         config=True
     )
-    wait_max_seconds = Int(600, help="Longest timeout vibe_wait accepts.").tag(config=True)
+    max_wait_seconds = Int(600, help="Longest timeout vibe_wait accepts.").tag(config=True)
     stop_timeout_seconds = Float(
         15.0, help="Longest a kill or restart waits for a worker's execution to wind down."
     ).tag(config=True)
+    list_result_chars = renamed_to("max_list_result_chars", Int)
+    event_result_chars = renamed_to("max_event_result_chars", Int)
+    wait_max_seconds = renamed_to("max_wait_seconds", Int)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -118,7 +124,7 @@ class WorkerPool(ResourceProvider):
         self._handles.add(handle)
         return handle
 
-    async def release(self, run: Run, handle: RunWorkers) -> None:
+    async def release(self, run: Run, handle: RunWorkers) -> None:  # noqa: ARG002 - interface
         await handle.close()
 
     async def shutdown(self) -> None:
@@ -130,7 +136,7 @@ class WorkerPool(ResourceProvider):
         return {
             "backend": self.backend,
             "backend_error": self.backend_error,
-            "tiers": {tier: _availability(self.unavailable(tier)) for tier in TIERS},
+            "tiers": {grade: _availability(self.unavailable(grade)) for grade in GRADES},
             "max_running": self.max_running,
             "running": sum(w.status is WorkerStatus.RUNNING for w in workers),
             "queued": sum(w.status is WorkerStatus.QUEUED for w in workers),
@@ -138,21 +144,27 @@ class WorkerPool(ResourceProvider):
 
     # -- what a spawn needs ---------------------------------------------------------------
 
-    def unavailable(self, tier: str) -> str | None:
-        """Why a worker of `tier` cannot be started here, or None."""
+    def unavailable(self, grade: str) -> str | None:
+        """Why a worker of `grade` cannot be started here, or None."""
         if self.worker_backend is None:
             return (f"The worker backend {self.backend!r} could not be loaded "
                     f"({self.backend_error}); ask the user to fix c.WorkerPool.backend.")
-        return self.worker_backend.unavailable(tier)
+        return self.worker_backend.unavailable(grade)
 
-    def child_options(self, parent: Run, tier: str) -> tuple[str, str]:
-        """The child run's (surface, approvals): the tier's, capped by the parent's."""
-        surface = Surface(getattr(self, f"{tier}_surface"))
+    def child_options(self, parent: Run, grade: WorkerGrade) -> tuple[str, str]:
+        """The child run's (surface, approvals): the grade's, capped by the parent's."""
+        surface = Surface(getattr(self, f"{grade.value}_surface"))
         if not surface.tiers <= parent.surface.tiers:
             surface = parent.surface
-        approvals = max(Approvals(getattr(self, f"{tier}_approvals")), parent.gate.policy,
-                        key=_STRICTNESS.index)
+        approvals = max(Approvals(getattr(self, f"{grade.value}_approvals")),
+                        parent.gate.policy, key=_STRICTNESS.index)
         return surface.value, approvals.value
+
+    def limits(self) -> WorkerLimits:
+        return WorkerLimits(max_worker_seconds=self.max_worker_seconds,
+                            max_result_chars=self.max_result_chars,
+                            max_event_result_chars=self.max_event_result_chars,
+                            stop_timeout_seconds=self.stop_timeout_seconds)
 
 
 def _availability(reason: str | None) -> dict[str, Any]:
@@ -172,23 +184,20 @@ class RunWorkers:
     def get(self, worker_id: str) -> Worker:
         worker = self.workers.get(worker_id)
         if worker is None:
-            known = ", ".join(self.workers) or "none"
-            raise ToolError(ErrorCode.NOT_FOUND,
-                            f"This run has no worker {worker_id!r} (its workers: {known}). "
-                            "Call vibe_list to see them.")
+            raise UnknownWorker(worker_id, list(self.workers))
         return worker
 
-    async def spawn(self, brief: str, label: str, tier: str | None) -> Worker:
+    async def spawn(self, brief: str, label: str, grade: WorkerGrade | None) -> Worker:
         """Create the worker's child run and queue the worker; returns at once."""
-        tier = tier or self.pool.default_tier
-        reason = self.pool.unavailable(tier)
+        grade = grade or WorkerGrade(self.pool.default_tier)
+        reason = self.pool.unavailable(grade.value)
         if reason is not None:
-            raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot start a {tier} worker: {reason}")
+            raise GradeUnavailable(grade.value, reason)
         if self._closed:
-            raise ToolError(ErrorCode.NOT_FOUND, "This run is closed. Create a new run.")
+            raise ParentClosed()
         await self._make_room()
         runtime = self.pool.runtime
-        surface, approvals = self.pool.child_options(self.parent, tier)
+        surface, approvals = self.pool.child_options(self.parent, grade)
         cwd = self.parent.cwd.relative_to(runtime.root_path).as_posix() or "."
         child = await runtime.create_run(cwd=cwd, surface=surface, approvals=approvals,
                                          space=self.parent.space, parent_id=self.parent.id,
@@ -197,8 +206,10 @@ class RunWorkers:
         assert backend is not None  # unavailable() said so otherwise
         token = runtime.run_tokens.issue(child.id) if backend.uses_http else None
         self._count += 1
-        worker = Worker(self.pool, backend, self.parent, worker_id=f"w{self._count}",
-                        label=label, tier=tier, brief=brief, child=child, token=token)
+        worker = Worker(backend, self.parent, worker_id=f"w{self._count}", label=label,
+                        grade=grade, brief=brief, child=child, token=token,
+                        slots=self.pool.slots, limits=self.pool.limits(),
+                        server_url=runtime.server_url, log=self.pool.log)
         self.workers[worker.id] = worker
         worker.start()
         return worker
@@ -207,11 +218,7 @@ class RunWorkers:
         while len(self.workers) >= self.pool.max_workers_per_run:
             finished = [w for w in self.workers.values() if w.status.finished]
             if not finished:
-                raise ToolError(
-                    ErrorCode.UNAVAILABLE,
-                    f"This run already has {len(self.workers)} active workers (the limit). "
-                    "Wait for one with vibe_wait or stop one with vibe_kill.",
-                )
+                raise TooManyWorkers(len(self.workers))
             oldest = min(finished, key=lambda w: w.finished_at or 0)
             del self.workers[oldest.id]
             await self.pool.runtime.close_run(oldest.child.id)

@@ -15,12 +15,38 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-from typing import Any
+from typing import Any, Protocol
 
 from traitlets import Any as AnyTrait
 
-from ..runtime import Origin, Run, ToolResult
+from ..runtime.run import Run
+from ..runtime.tool import Origin
 from .backends import WorkerBackend, WorkerFailed, WorkerJob, tail
+
+
+class CallResult(Protocol):
+    """What a tool call answers a worker's agent (the runtime's result of `Run.call`)."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def text(self) -> str:
+        """What an agent reads."""
+        ...
+
+    @property
+    def data(self) -> dict[str, Any]: ...
+
+    @property
+    def error(self) -> dict[str, str] | None:
+        """None, or the error's `code` and `message` (what to do next)."""
+        ...
+
+    @property
+    def code(self) -> str | None:
+        """The error code, or None when the call succeeded."""
+        ...
 
 
 class WorkerStopped(RuntimeError):
@@ -37,16 +63,16 @@ class WorkerRun:
         self._stopped = False
         self.id = job.run.id
         self.cwd = job.run.cwd
-        self.tier = job.tier
+        self.tier = job.grade  # the user's word for it
         self.worker_id = job.worker_id
 
-    async def call(self, name: str, args: dict[str, Any] | None = None) -> ToolResult:
+    async def call(self, name: str, args: dict[str, Any] | None = None) -> CallResult:
         """Call a tool through the child run (its surface, gate and wrappers)."""
         if self._stopped:
             raise WorkerStopped(f"Worker {self.worker_id} was stopped; its calls are refused.")
         return await self._run.call(name, args or {}, origin=Origin.WORKER)
 
-    def call_sync(self, name: str, args: dict[str, Any] | None = None) -> ToolResult:
+    def call_sync(self, name: str, args: dict[str, Any] | None = None) -> CallResult:
         """`call` for a sync agent, which runs in a thread."""
         return asyncio.run_coroutine_threadsafe(self.call(name, args), self._loop).result()
 
@@ -86,7 +112,7 @@ class PythonBackend(WorkerBackend):
             agent = getattr(importlib.import_module(module_name), attr)
         return agent
 
-    def unavailable(self, tier: str) -> str | None:
+    def unavailable(self, grade: str) -> str | None:  # noqa: ARG002 - every grade alike
         try:
             agent = self._agent()
         except (ImportError, AttributeError, ValueError) as exc:
@@ -109,7 +135,7 @@ class PythonBackend(WorkerBackend):
                 result = await asyncio.to_thread(agent, job.brief, run)
         except (WorkerFailed, asyncio.CancelledError):
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the user's agent may raise anything
             raise WorkerFailed(f"The agent raised {type(exc).__name__}: {exc}") from None
         finally:
             run.stop()

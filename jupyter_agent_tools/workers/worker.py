@@ -3,15 +3,35 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
+from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from .backends import WorkerBackend, WorkerFailed, WorkerJob, tail
+from .backends import WorkerBackend, WorkerJob, tail
+from .errors import WorkerFailed
 
 if TYPE_CHECKING:
-    from ..runtime import Run
-    from .pool import WorkerPool
+    from ..runtime.run import Run
+
+
+class WorkerGrade(str, Enum):
+    """How capable a worker is. Users (tool arguments, config, README) call it its tier;
+    the name differs here so it is not confused with a tool's tier (read/write/exec)."""
+
+    FAST = "fast"
+    GOOD = "good"
+
+
+@dataclass(frozen=True)
+class WorkerLimits:
+    """The bounds a worker runs within (the pool's config, fixed when it is spawned)."""
+
+    max_worker_seconds: int
+    max_result_chars: int
+    max_event_result_chars: int
+    stop_timeout_seconds: float
 
 
 class WorkerStatus(str, Enum):
@@ -29,14 +49,19 @@ class WorkerStatus(str, Enum):
 class Worker:
     """One background worker of a parent run. Its state changes go out on the parent's bus."""
 
-    def __init__(self, pool: WorkerPool, backend: WorkerBackend, parent: Run, *, worker_id: str,
-                 label: str, tier: str, brief: str, child: Run, token: str | None) -> None:
-        self.pool = pool
+    def __init__(self, backend: WorkerBackend, parent: Run, *, worker_id: str, label: str,
+                 grade: WorkerGrade, brief: str, child: Run, token: str | None,
+                 slots: asyncio.Semaphore, limits: WorkerLimits, server_url: str,
+                 log: logging.Logger | logging.LoggerAdapter[Any]) -> None:
         self.backend = backend
+        self.slots = slots  # shared by every worker of the pool: a running one holds one
+        self.limits = limits
+        self.server_url = server_url
+        self.log = log
         self.parent = parent
         self.id = worker_id
         self.label = label
-        self.tier = tier
+        self.grade = grade
         self.brief = brief
         self.child = child
         self.token = token
@@ -64,7 +89,7 @@ class Worker:
         return {
             "worker_id": self.id,
             "label": self.label,
-            "tier": self.tier,
+            "tier": self.grade.value,
             "status": self.status.value,
             "elapsed_seconds": self.elapsed_seconds,
             "result": result,
@@ -75,11 +100,11 @@ class Worker:
     def _set(self, status: WorkerStatus) -> None:
         self.status = status
         self.parent.events.publish("worker_state", run_id=self.parent.id,
-                                   **self.describe(self.pool.event_result_chars))
+                                   **self.describe(self.limits.max_event_result_chars))
 
     def _finish(self, status: WorkerStatus, result: str) -> None:
         self.finished_at = time.time()
-        self.result = tail(result, self.pool.max_result_chars)
+        self.result = tail(result, self.limits.max_result_chars)
         self._set(status)
         self._finished.set()
 
@@ -95,18 +120,18 @@ class Worker:
         self.result = ""
         self.started_at = self.finished_at = None
         job = WorkerJob(
-            worker_id=self.id, label=self.label, brief=self.brief, tier=self.tier,
-            run=self.child, token=self.token, server_url=self.pool.runtime.server_url,
-            max_result_chars=self.pool.max_result_chars, report=self._report,
+            worker_id=self.id, label=self.label, brief=self.brief, grade=self.grade.value,
+            run=self.child, token=self.token, server_url=self.server_url,
+            max_result_chars=self.limits.max_result_chars, report=self._report,
         )
         self._set(WorkerStatus.QUEUED)
         self._task = asyncio.ensure_future(self._execute(job))
 
     async def _execute(self, job: WorkerJob) -> None:
-        async with self.pool.slots:
+        async with self.slots:
             self.started_at = time.time()
             self._set(WorkerStatus.RUNNING)
-            limit = self.pool.max_worker_seconds
+            limit = self.limits.max_worker_seconds
             try:
                 result = await asyncio.wait_for(self.backend.run(job), limit)
             except WorkerFailed as failure:
@@ -115,7 +140,7 @@ class Worker:
                 self._finish(WorkerStatus.FAILED, f"{self.result}\n[stopped: the worker ran "
                              f"past its limit of {limit}s (c.WorkerPool.max_worker_seconds)]")
             except Exception as exc:  # a backend bug: the worker fails, the pool carries on
-                self.pool.log.exception("worker %s of run %s failed", self.id, self.parent.id)
+                self.log.exception("worker %s of run %s failed", self.id, self.parent.id)
                 self._finish(WorkerStatus.FAILED,
                              f"The {self.backend.name} backend failed: {type(exc).__name__}: {exc}")
             else:
@@ -126,10 +151,10 @@ class Worker:
         if task is None or task.done():
             return
         task.cancel()
-        await asyncio.wait({task}, timeout=self.pool.stop_timeout_seconds)
+        await asyncio.wait({task}, timeout=self.limits.stop_timeout_seconds)
         if not task.done():
-            self.pool.log.warning("worker %s did not stop within %ss", self.id,
-                                  self.pool.stop_timeout_seconds)
+            self.log.warning("worker %s did not stop within %ss", self.id,
+                             self.limits.stop_timeout_seconds)
 
     async def kill(self) -> bool:
         """Stop the worker (its whole process group); False when it had finished already."""

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from kernel_helpers import free_port
 
-from jupyter_agent_tools.runtime.processes import signal_process_group
+from jupyter_agent_tools.processes import signal_process_group
 
 
 @dataclass

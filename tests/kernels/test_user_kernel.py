@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from typing import Any
 
 import nbformat
@@ -17,7 +18,7 @@ from jupyter_client.jsonutil import json_default
 from jupyter_client.session import Session
 
 from jupyter_agent_tools.kernels.protocol import STDIN_PREFIX
-from jupyter_agent_tools.runtime import ToolError
+from jupyter_agent_tools.runtime import Resource, ToolError
 
 WAIT = 60  # seconds: a bound on waits that should end soon, never an assertion
 
@@ -178,14 +179,14 @@ async def test_a_cell_waits_for_the_users_running_cell(runtime, connect, jp_fetc
     assert (await asyncio.wait_for(users_cell, WAIT))["content"]["status"] == "ok"
 
     # Busy longer than the eval's budget: the agent's cell never runs, and the user's is not
-    # interrupted.
-    factory = runtime.provider("kernels")
-    factory.idle_timeout_seconds = 1.0
+    # interrupted. (A run's limits are fixed when it is created: this one gets new ones.)
+    interpreters = run.resources[Resource.KERNELS]
+    interpreters.limits = replace(interpreters.limits, idle_timeout_seconds=1.0)
     users_cell = await user.running("time.sleep(6)\nfinished = True")
     busy = await run.call("eval", cell("agent_ran = True"))
     assert busy.code == "timeout" and "busy running another cell" in busy.error["message"], busy
     assert (await asyncio.wait_for(users_cell, WAIT))["content"]["status"] == "ok"
-    factory.idle_timeout_seconds = 30.0
+    interpreters.limits = replace(interpreters.limits, idle_timeout_seconds=30.0)
     check = await run.call("eval", cell("print(finished, 'agent_ran' in dir())"))
     assert check.text.strip() == "True False", check.text
 
@@ -278,7 +279,8 @@ async def test_a_stuck_cell_leaves_the_user_kernel_running(runtime, open_noteboo
     kernel_id, _ = await open_notebook("analysis.ipynb")
     run = await runtime.create_run(notebook="analysis.ipynb")
     assert (await run.call("eval", cell("kept = 'the user data'"))).ok
-    runtime.provider("kernels").idle_timeout_seconds = 1.0
+    interpreters = run.resources[Resource.KERNELS]
+    interpreters.limits = replace(interpreters.limits, idle_timeout_seconds=1.0)
     stuck = await run.call("eval", cell(
         "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(15)"))
     assert stuck.code == "timeout" and "ask the user to interrupt" in stuck.error["message"]

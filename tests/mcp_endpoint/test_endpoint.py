@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -226,3 +227,57 @@ def _initialize() -> dict:
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                    "clientInfo": {"name": "test", "version": "1"}}}))
+
+
+async def test_a_call_is_answered_in_json_unless_it_asks_for_progress(mcp_url, auth_headers, project):
+    """One JSON body per answer (cheaper, keeps the connection); a call with a progress token
+    gets an event stream, where its progress is said before its answer."""
+    async with httpx2.AsyncClient(headers=auth_headers, timeout=60) as http:
+        opened = await http.post(mcp_url(cwd="proj"), json=_initialize(), headers=_MCP_HEADERS)
+        assert opened.headers["content-type"].startswith("application/json")
+        assert opened.json()["result"]["serverInfo"]["name"] == "jupyter-agent-tools"
+        headers = {**_MCP_HEADERS, "Mcp-Session-Id": opened.headers["mcp-session-id"],
+                   "Mcp-Protocol-Version": "2025-11-25"}
+        await http.post(mcp_url(), json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                        headers=headers)
+
+        def call(request_id: int, meta: dict | None = None) -> dict:
+            params: dict = {"name": "read", "arguments": {"path": "main.py"}}
+            if meta is not None:
+                params["_meta"] = meta
+            return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+        plain = await http.post(mcp_url(), json=call(2), headers=headers)
+        assert plain.status_code == 200
+        assert plain.headers["content-type"].startswith("application/json")
+        assert "Square(2.0)" in plain.json()["result"]["content"][0]["text"]
+
+        streamed = await http.post(mcp_url(), json=call(3, {"progressToken": "p1"}),
+                                   headers=headers)
+        assert streamed.headers["content-type"].startswith("text/event-stream")
+        events = [json.loads(line.removeprefix("data: ")) for line in streamed.text.splitlines()
+                  if line.startswith("data: ") and line != "data: "]
+        assert events[-1]["id"] == 3 and "Square(2.0)" in events[-1]["result"]["content"][0]["text"]
+        await http.delete(mcp_url(), headers=headers)
+
+
+async def test_a_json_answer_cut_short_by_the_run_closing_is_404_not_5xx(mcp_url, auth_headers,
+                                                                          runtime_of, api):
+    async with httpx2.AsyncClient(headers=auth_headers, timeout=60) as http:
+        opened = await http.post(mcp_url(), json=_initialize(), headers=_MCP_HEADERS)
+        headers = {**_MCP_HEADERS, "Mcp-Session-Id": opened.headers["mcp-session-id"],
+                   "Mcp-Protocol-Version": "2025-11-25"}
+        await http.post(mcp_url(), json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                        headers=headers)
+        call = http.post(mcp_url(), headers=headers, json={
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": "sleep 30"}}})
+        pending = asyncio.ensure_future(call)
+        [run] = mcp_runs(runtime_of)
+        while not run.transcript.entries():  # the call is in progress
+            await asyncio.sleep(0.05)
+        code, _ = await api("DELETE", f"runs/{run.id}")
+        assert code == 204
+        answer = await asyncio.wait_for(pending, 30)
+    assert answer.status_code == 404
+    assert answer.json()["error"]["message"]

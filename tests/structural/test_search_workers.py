@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
+
+import psutil
 
 from jupyter_agent_tools import Runtime
 from jupyter_agent_tools.structural.cache import CachedFile, TreeCache
@@ -71,6 +74,32 @@ async def test_no_worker_outlives_the_runtime(root, files):
         assert b"structural.worker" not in cmdline, f"worker {pid} is still alive"
 
 
+def _ended(pid: int, within_seconds: float = 5.0) -> bool:
+    """Whether `pid` is gone or a zombie within `within_seconds` (SIGKILL is asynchronous)."""
+    deadline = time.monotonic() + within_seconds
+    while True:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
+async def test_a_killed_pool_leaves_no_process():
+    pool = WorkerPool(2, 2**20, 27.0, 10.0)
+    pool.start()
+    pids = [worker.pid for worker in pool.workers]
+    assert all(pids)
+    for pid in pids:  # each in a session of its own: ending its group reaches what it started
+        assert pid is not None and os.getsid(pid) == pid
+    await pool.shutdown()
+    assert all(_ended(pid) for pid in pids if pid is not None)
+    assert all(not worker.alive() for worker in pool.workers)
+
+
 async def test_a_killed_worker_is_replaced(run, files):
     files({f"m{i}.py": f"print({i})\n" for i in range(6)})
     for worker in run.runtime.provider("parser").pool.workers:
@@ -84,7 +113,7 @@ async def test_cache_budget_is_configured_on_the_provider(root, files):
 
     files({f"m{i}.py": f"print({i})\n" for i in range(4)})
     config = Config()
-    config.ParserProvider.tree_cache_mb = 0  # no memory for trees: every search parses
+    config.ParserProvider.max_tree_cache_mb = 0  # no memory for trees: every search parses
     config.ParserProvider.workers = 1
     rt = Runtime(root_dir=str(root), resource_providers=[PARSER], config=config)
     try:

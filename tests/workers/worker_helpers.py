@@ -44,4 +44,4 @@ class EchoBackend(WorkerBackend):
     name = "echo"
 
     async def run(self, job: WorkerJob) -> str:
-        return f"{job.tier}: {job.brief}"
+        return f"{job.grade}: {job.brief}"

@@ -10,6 +10,8 @@ of it) can wait on a call while the shell is busy running that cell. The server 
 with `allow_stdin` off, so IPython itself never reads this socket.
 """
 
+from __future__ import annotations
+
 import importlib
 import importlib.metadata
 import itertools
@@ -19,6 +21,8 @@ import select
 import sys
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import zmq
 
@@ -26,7 +30,7 @@ import zmq
 class ToolError(Exception):
     """A tool call failed: `code` is the contract's error code, `message` says what to do."""
 
-    def __init__(self, code, message, data=None):
+    def __init__(self, code: str, message: str, data: dict[str, Any] | None = None) -> None:
         super().__init__(f"[{code}] {message}")
         self.code = code
         self.message = message
@@ -36,14 +40,14 @@ class ToolError(Exception):
 class ToolResult:
     """What `tool()` returns: `text` (what an agent reads) and `data` (structured)."""
 
-    def __init__(self, text, data):
+    def __init__(self, text: str, data: Any) -> None:
         self.text = text
         self.data = data
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.text
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         # What a cell ending in tool(...) shows: the text an agent would read.
         return self.text
 
@@ -56,7 +60,7 @@ class _Bridge:
     its caller; the others wait on `turn` and one of them takes over when it leaves.
     """
 
-    def __init__(self, kernel, prefix, timeout):
+    def __init__(self, kernel: Any, prefix: str, timeout: float) -> None:
         self.kernel = kernel
         self.session = kernel.session
         self.socket = kernel.stdin_socket
@@ -66,7 +70,7 @@ class _Bridge:
         self.timeout = timeout
         self.lock = threading.Lock()
         self.turn = threading.Condition(self.lock)
-        self.replies = {}  # call id -> its reply, None until it arrives
+        self.replies: dict[int, Any] = {}  # call id -> its reply, None until it arrives
         self.reading = False
         self.ids = itertools.count(1)
         self.readable = self.socket.getsockopt(zmq.FD)
@@ -75,7 +79,7 @@ class _Bridge:
         os.set_blocking(self.wake_reader, False)
         os.set_blocking(self.wake, False)
 
-    def call(self, name, args):
+    def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         # In a user's kernel other clients (the notebook) run cells too: only the cells of the
         # client that installed the bridge may call, or a notebook cell would act as the agent.
         if self.kernel._parent_ident["shell"] != self.ident:
@@ -109,11 +113,11 @@ class _Bridge:
                             reply.get("data"))
         return ToolResult(reply["text"], reply["data"])
 
-    def close(self):
+    def close(self) -> None:
         os.close(self.wake_reader)
         os.close(self.wake)
 
-    def _read_until_readable(self, timeout):
+    def _read_until_readable(self, timeout: float) -> None:
         """Sleep, without the lock, until a message may have arrived; then take it."""
         self.reading = True
         self.lock.release()
@@ -129,7 +133,7 @@ class _Bridge:
             pass
         self._take_arrived()
 
-    def _take_arrived(self):
+    def _take_arrived(self) -> None:
         """Receive every message waiting on the socket (lock held): replies to their callers.
 
         The socket's file descriptor only signals new arrivals, and any use of the socket may
@@ -140,7 +144,7 @@ class _Bridge:
             try:  # checks the signature, as the kernel's own input() would
                 _, msg = self.session.recv(self.socket, mode=zmq.NOBLOCK)
                 reply = json.loads(msg["content"]["value"]) if msg else None
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - one bad message must not stop the rest
                 print(f"[agent-tools] dropped an unreadable bridge reply: {exc}",
                       file=sys.__stderr__)
                 continue
@@ -154,11 +158,11 @@ class _Bridge:
                 os.write(self.wake, b"!")
 
 
-_bridge = None
-_uninstall_steps = []
+_bridge: _Bridge | None = None
+_uninstall_steps: list[Callable[[], None]] = []
 
 
-def tool(name, args=None):
+def tool(name: str, args: dict[str, Any] | None = None) -> ToolResult:
     """Call an agent tool from this cell; returns a ToolResult, raises ToolError on failure."""
     if not isinstance(name, str):
         raise TypeError("tool(name, args): name is the tool's name, a str")
@@ -172,7 +176,7 @@ def tool(name, args=None):
 
 # -- %pip: evict what an install touched, so the next import sees the new version ----------
 
-def _top_level_modules(dist):
+def _top_level_modules(dist: importlib.metadata.Distribution) -> set[str]:
     text = dist.read_text("top_level.txt")
     if text:
         return {line.strip() for line in text.splitlines() if line.strip()}
@@ -193,9 +197,9 @@ def _top_level_modules(dist):
     return names
 
 
-def _installed():
+def _installed() -> dict[tuple[str, str], frozenset[str]]:
     """{(distribution name, version): its top-level modules} of everything importable."""
-    snapshot = {}
+    snapshot: dict[tuple[str, str], frozenset[str]] = {}
     for dist in importlib.metadata.distributions():
         name = (dist.metadata["Name"] or "").lower()
         if name:
@@ -203,9 +207,10 @@ def _installed():
     return snapshot
 
 
-def evict_changed(before, after):
+def evict_changed(before: dict[tuple[str, str], frozenset[str]],
+                  after: dict[tuple[str, str], frozenset[str]]) -> list[str]:
     """Drop from sys.modules every module of a distribution added, removed or upgraded."""
-    tops = set()
+    tops: set[str] = set()
     for key in set(before) ^ set(after):
         tops.update(before.get(key, ()))
         tops.update(after.get(key, ()))
@@ -217,12 +222,12 @@ def evict_changed(before, after):
     return evicted
 
 
-def _install_pip_magic(shell):
+def _install_pip_magic(shell: Any) -> None:
     original = shell.find_line_magic("pip")
     if original is None:
         return
 
-    def pip(line):
+    def pip(line: str) -> None:
         """%pip, then evict the modules of what it installed or removed."""
         before = _installed()
         original(line)
@@ -235,7 +240,7 @@ def _install_pip_magic(shell):
     shell.register_magic_function(pip, "line", "pip")
 
 
-def install(prefix, timeout, cwd):
+def install(prefix: str, timeout: float, cwd: str) -> None:
     """Wire the bridge into this kernel: `tool`/`ToolError` names, %pip (cwd "": stay put)."""
     global _bridge
     from IPython import get_ipython
@@ -243,7 +248,7 @@ def install(prefix, timeout, cwd):
     shell = get_ipython()
     _bridge = _Bridge(shell.kernel, prefix, timeout)
 
-    def names_back(*_):
+    def names_back(*_: object) -> None:
         # `%reset` empties the namespace; the bridge's names come back for the next cell.
         shell.user_ns.setdefault("tool", tool)
         shell.user_ns.setdefault("ToolError", ToolError)
@@ -253,7 +258,7 @@ def install(prefix, timeout, cwd):
     original_pip = shell.find_line_magic("pip")
     _install_pip_magic(shell)
 
-    def undo():
+    def undo() -> None:
         shell.events.unregister("pre_run_cell", names_back)
         if original_pip is not None:
             shell.register_magic_function(original_pip, "line", "pip")
@@ -266,7 +271,7 @@ def install(prefix, timeout, cwd):
         os.chdir(cwd)
 
 
-def uninstall():
+def uninstall() -> None:
     """Leave the kernel as it was before `install` (a user's kernel outlives the run)."""
     global _bridge
     while _uninstall_steps:

@@ -30,7 +30,7 @@ from ...dap.protocol import StackFrame
 from ...dap.session import DebugSession, State
 from ...dap.supervisor import DebugSupervisor
 from ...files import FilesError, read_text_inside, resolve_inside
-from ...runtime import CallContext, ErrorCode, Resource, Run, ToolError, ToolResult
+from ...runtime import CallContext, ErrorCode, Resource, RunView, ToolError, ToolResult
 from ...runtime.limits import bound_text
 from ...runtime.validation import validate_action
 from .args import (
@@ -130,7 +130,7 @@ def _failure(exc: Exception) -> str:
     return str(exc)
 
 
-async def _dispatch(run: Run, supervisor: DebugSupervisor, action: DebugAction) -> ToolResult:
+async def _dispatch(run: RunView, supervisor: DebugSupervisor, action: DebugAction) -> ToolResult:
     match action:
         case Adapters():
             return await adapters(run, supervisor)
@@ -165,7 +165,7 @@ async def _dispatch(run: Run, supervisor: DebugSupervisor, action: DebugAction) 
 # -- session lifecycle ---------------------------------------------------------------------
 
 
-async def adapters(run: Run, supervisor: DebugSupervisor) -> ToolResult:
+async def adapters(run: RunView, supervisor: DebugSupervisor) -> ToolResult:
     rows, lines = [], []
     for found in await supervisor.availability(run):
         rows.append({"name": found.spec.name, "usable": found.usable, "reason": found.reason,
@@ -177,7 +177,7 @@ async def adapters(run: Run, supervisor: DebugSupervisor) -> ToolResult:
     return ToolResult.success("\n".join(lines), {"adapters": rows})
 
 
-async def status(run: Run, supervisor: DebugSupervisor) -> ToolResult:
+async def status(run: RunView, supervisor: DebugSupervisor) -> ToolResult:
     session = supervisor.session(run)
     await session.locate_stop()
     text, data = await _stop_report(run, session, with_output=False)
@@ -191,7 +191,7 @@ async def status(run: Run, supervisor: DebugSupervisor) -> ToolResult:
                                "pid": session.debuggee_pid, "expires_in_seconds": left})
 
 
-async def breakpoints(run: Run, supervisor: DebugSupervisor, args: Breakpoints) -> ToolResult:
+async def breakpoints(run: RunView, supervisor: DebugSupervisor, args: Breakpoints) -> ToolResult:
     path = run.resolve(args.file)
     if not path.is_file():
         raise ToolError(ErrorCode.NOT_FOUND, f"{args.file} is not a file. Check it with glob.")
@@ -216,7 +216,7 @@ async def breakpoints(run: Run, supervisor: DebugSupervisor, args: Breakpoints) 
                               {"file": name, "lines": lines, "sent": True, "breakpoints": shown})
 
 
-async def launch(run: Run, supervisor: DebugSupervisor, args: Launch) -> ToolResult:
+async def launch(run: RunView, supervisor: DebugSupervisor, args: Launch) -> ToolResult:
     program = run.resolve(args.program)
     if not program.exists():
         raise ToolError(ErrorCode.NOT_FOUND, f"{args.program} does not exist. Check the path "
@@ -230,7 +230,7 @@ async def launch(run: Run, supervisor: DebugSupervisor, args: Launch) -> ToolRes
                               {**data, "adapter": spec.name, "pid": session.debuggee_pid})
 
 
-async def attach(run: Run, supervisor: DebugSupervisor, args: Attach) -> ToolResult:
+async def attach(run: RunView, supervisor: DebugSupervisor, args: Attach) -> ToolResult:
     spec = await _choose(run, supervisor, args.adapter, None)
     arguments = _fill_port(spec.attach_arguments, args.port)
     session = await supervisor.start(run, spec, "attach", arguments, port=args.port)
@@ -239,7 +239,7 @@ async def attach(run: Run, supervisor: DebugSupervisor, args: Attach) -> ToolRes
                               {**data, "adapter": spec.name})
 
 
-async def terminate(run: Run, supervisor: DebugSupervisor) -> ToolResult:
+async def terminate(run: RunView, supervisor: DebugSupervisor) -> ToolResult:
     session = await supervisor.terminate(run)
     output = session.output.take_new()
     text = ("Detached from the process (it keeps running) and ended the adapter."
@@ -253,14 +253,14 @@ async def terminate(run: Run, supervisor: DebugSupervisor) -> ToolResult:
 # -- execution -----------------------------------------------------------------------------
 
 
-async def resume(run: Run, supervisor: DebugSupervisor, args: Resume) -> ToolResult:
+async def resume(run: RunView, supervisor: DebugSupervisor, args: Resume) -> ToolResult:
     session = supervisor.session(run)
     await session.resume(RESUME_COMMANDS[args.action], args.thread_id)
     text, data = await _stop_report(run, session)
     return ToolResult.success(text, data)
 
 
-async def pause(run: Run, supervisor: DebugSupervisor, args: Pause) -> ToolResult:
+async def pause(run: RunView, supervisor: DebugSupervisor, args: Pause) -> ToolResult:
     session = supervisor.session(run)
     await session.pause(args.thread_id)
     text, data = await _stop_report(run, session)
@@ -270,21 +270,21 @@ async def pause(run: Run, supervisor: DebugSupervisor, args: Pause) -> ToolResul
 # -- inspection ----------------------------------------------------------------------------
 
 
-async def threads(run: Run, supervisor: DebugSupervisor) -> ToolResult:
+async def threads(run: RunView, supervisor: DebugSupervisor) -> ToolResult:
     found = await supervisor.session(run).threads()
     rows = [{"id": t.id, "name": t.name} for t in found]
     return ToolResult.success("\n".join(f"thread {t.id}: {t.name}" for t in found)
                               or "No threads.", {"threads": rows})
 
 
-async def stack(run: Run, supervisor: DebugSupervisor, args: Stack) -> ToolResult:
+async def stack(run: RunView, supervisor: DebugSupervisor, args: Stack) -> ToolResult:
     frames = await supervisor.session(run).stack(args.thread_id)
     rows = await _frame_rows(run, frames)
     text = "\n".join(f"frame {r['id']}: {r['name']} at {_where(r)}" for r in rows)
     return ToolResult.success(text or "No frames.", {"frames": rows})
 
 
-async def scopes(run: Run, supervisor: DebugSupervisor, args: Scopes) -> ToolResult:
+async def scopes(run: RunView, supervisor: DebugSupervisor, args: Scopes) -> ToolResult:
     found = await supervisor.session(run).scopes(args.frame_id)
     rows = [{"name": s.name, "reference": s.variables_reference} for s in found]
     return ToolResult.success(
@@ -292,7 +292,7 @@ async def scopes(run: Run, supervisor: DebugSupervisor, args: Scopes) -> ToolRes
         {"scopes": rows})
 
 
-async def variables(run: Run, supervisor: DebugSupervisor, args: Variables) -> ToolResult:
+async def variables(run: RunView, supervisor: DebugSupervisor, args: Variables) -> ToolResult:
     found, more = await supervisor.session(run).variables(args.reference)
     rows = [{"name": v.name, "value": v.value, "type": v.type,
              "reference": v.variables_reference} for v in found]
@@ -304,7 +304,7 @@ async def variables(run: Run, supervisor: DebugSupervisor, args: Variables) -> T
                               {"variables": rows, "truncated": more})
 
 
-async def evaluate(run: Run, supervisor: DebugSupervisor, args: Evaluate) -> ToolResult:
+async def evaluate(run: RunView, supervisor: DebugSupervisor, args: Evaluate) -> ToolResult:
     result = await supervisor.session(run).evaluate(args.expression, args.frame_id)
     text = f"{args.expression} = {result.result}"
     if result.variables_reference:
@@ -313,7 +313,7 @@ async def evaluate(run: Run, supervisor: DebugSupervisor, args: Evaluate) -> Too
                                      "reference": result.variables_reference})
 
 
-async def output(run: Run, supervisor: DebugSupervisor) -> ToolResult:
+async def output(run: RunView, supervisor: DebugSupervisor) -> ToolResult:
     session = supervisor.session(run)
     buffer = session.output
     buffer.take_new()
@@ -326,7 +326,7 @@ async def output(run: Run, supervisor: DebugSupervisor) -> ToolResult:
 # -- helpers -------------------------------------------------------------------------------
 
 
-async def _choose(run: Run, supervisor: DebugSupervisor, name: str | None,
+async def _choose(run: RunView, supervisor: DebugSupervisor, name: str | None,
             program: Path | None) -> AdapterSpec:
     """The adapter named, else the one whose program suffix matches, else the first usable."""
     if name is not None:
@@ -360,7 +360,7 @@ def _fill_port(template: Any, port: int) -> Any:
     return template
 
 
-async def _stop_report(run: Run, session: DebugSession, with_output: bool = True
+async def _stop_report(run: RunView, session: DebugSession, with_output: bool = True
                  ) -> tuple[str, dict[str, Any]]:
     """Where execution stands, in a sentence, plus the output it printed since last shown."""
     data: dict[str, Any] = {"state": session.state.value}
@@ -391,12 +391,12 @@ async def _stop_report(run: Run, session: DebugSession, with_output: bool = True
     return text, data
 
 
-async def _frame_rows(run: Run, frames: list[StackFrame]) -> list[dict[str, Any]]:
+async def _frame_rows(run: RunView, frames: list[StackFrame]) -> list[dict[str, Any]]:
     """Frames as results show them, with their source lines read in a worker thread."""
     return await asyncio.to_thread(lambda: [_frame_row(run, frame) for frame in frames])
 
 
-def _frame_row(run: Run, frame: StackFrame) -> dict[str, Any]:
+def _frame_row(run: RunView, frame: StackFrame) -> dict[str, Any]:
     path = frame.source.path if frame.source is not None else None
     row: dict[str, Any] = {"id": frame.id, "name": frame.name, "line": frame.line,
                            "file": run.relpath(Path(path)) if path else None}
@@ -417,7 +417,7 @@ def _where(row: dict[str, Any]) -> str:
     return f"{where} ({OUTSIDE_ROOT})" if row.get("outside_root") else where
 
 
-def _source_line(run: Run, path: Path, line: int) -> str | None:
+def _source_line(run: RunView, path: Path, line: int) -> str | None:
     try:
         lines = read_text_inside(run.runtime.root_path, path,
                                  run.runtime.max_read_bytes).splitlines()

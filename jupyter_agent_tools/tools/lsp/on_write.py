@@ -21,7 +21,7 @@ async def diagnostics_on_write(ctx: CallContext, _args: Any, call_next: CallNext
     """The wrapper the `lsp` resource contributes: reads `ctx.written` after the call."""
     result = await call_next()
     session: LspSession | None = ctx.run.resources.get(Resource.LSP)
-    if session is None or not result.ok:
+    if session is None or not result.ok or not ctx.written:  # most calls: no thread hop
         return result
     changed = list(dict.fromkeys(ctx.written))
     on_disk = await asyncio.to_thread(lambda: {p: (p.is_file(), p.exists()) for p in changed})

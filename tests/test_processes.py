@@ -9,7 +9,7 @@ import time
 
 import psutil
 
-from jupyter_agent_tools.runtime.processes import PIPE, STDOUT, ManagedProcess, ProcessTree
+from jupyter_agent_tools.processes import PIPE, STDOUT, ManagedProcess, ProcessTree
 
 # A parent that ignores SIGTERM and starts a child in a session of its own (out of the
 # parent's process group) that ignores it too, then waits for ever.

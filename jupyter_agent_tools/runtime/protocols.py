@@ -1,0 +1,97 @@
+"""What a tool sees of its run and of the runtime, as Protocols.
+
+`Tool`, `CallContext` and the approval gate need a run and the runtime, and `Run` and `Runtime`
+need tools: this module (it imports only results and files/) lets the first name the second
+without importing it (no import cycle, `TYPE_CHECKING` included). `Run` and `Runtime` satisfy
+these Protocols structurally; each lists only the members tools use, so mypy still checks
+every access.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..files.walk import FileWalker
+from .results import ToolResult
+
+
+class Resource(str, Enum):
+    """Names of the live resources a run can have attached."""
+
+    WORKDIR = "workdir"
+    PARSER = "parser"
+    LSP = "lsp"
+    KERNELS = "kernels"
+    DEBUG = "debug"
+    CONVERSATION = "conversation"
+    QUESTIONS = "questions"
+    SPACE = "space"
+    WORKERS = "workers"
+
+
+class Origin(str, Enum):
+    """Where a call came from; recorded in the transcript."""
+
+    API = "api"
+    HTTP = "http"
+    CELL = "cell"
+    WORKER = "worker"
+    CLI = "cli"
+    NOTEBOOK = "notebook"
+    MCP = "mcp"
+
+
+class RuntimeView(Protocol):
+    """The runtime's root and limits, as tools read them (`runtime.Runtime` is one)."""
+
+    root_path: Path
+    # The hosting server application (its contents manager, shared documents), None embedded.
+    parent: Any
+    max_output_chars: int
+    max_read_lines: int
+    max_read_bytes: int
+    max_line_chars: int
+    max_grep_results: int
+    max_glob_results: int
+    grep_timeout_seconds: float
+    max_grep_output_bytes: int
+    max_concurrent_greps: int
+    max_search_argument_chars: int
+    max_walk_entries: int
+    walk_timeout_seconds: float
+    bash_timeout_seconds: int
+    max_bash_timeout_seconds: int
+    max_bash_memory_mb: int
+    respect_gitignore: bool
+    skip_dirs: list[str]
+
+
+class RunView(Protocol):
+    """A run as its tools use it: identity, paths, attached resources (`run.Run` is one)."""
+
+    id: str
+    cwd: Path
+    conversation_id: str | None
+    resources: dict[Resource, Any]
+
+    @property
+    def runtime(self) -> RuntimeView: ...
+
+    def resolve(self, path: str) -> Path:
+        """An absolute path for `path` (relative to the run's cwd), refused outside the root."""
+        ...
+
+    def relpath(self, path: Path) -> str:
+        """How results name a file: relative to the run's cwd, else to the root."""
+        ...
+
+    def walker(self, **overrides: Any) -> FileWalker:
+        """A tree walker configured from the runtime's limits."""
+        ...
+
+    async def call(self, name: str, args: dict[str, Any] | None = None, *,
+                   origin: Origin | str = Origin.API) -> ToolResult:
+        """Call another tool of this run (e.g. from an eval cell), through the one dispatch path."""
+        ...
