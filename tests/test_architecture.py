@@ -4,9 +4,7 @@ ARCHITECTURE.md states these rules; this test reads every module of ``jupyter_ag
 with ``ast`` and checks them. Every import counts — at module level, inside functions and
 inside ``if TYPE_CHECKING:`` — because each one couples the two modules all the same.
 
-While issue 16 is being carried out, today's violations are listed in ``KNOWN_VIOLATIONS``.
-The list can only shrink: a new violation fails the test, and so does a listed one that no
-longer exists (delete its line).
+A failure names each violation (and, for a cycle, one path around it).
 """
 
 from __future__ import annotations
@@ -39,12 +37,6 @@ ERROR_BASES = {
     "questions": "QuestionError",
     "workers": "WorkerError",
 }
-
-# Today's violations, while issue 16 is under way: "importer -> imported", "cycle: ...",
-# "lsp: no LspError in lsp/errors.py". Delete a line when its violation is gone.
-KNOWN_VIOLATIONS: set[str] = {
-}
-
 
 @dataclass(frozen=True)
 class Module:
@@ -254,28 +246,10 @@ def graph() -> dict[str, set[str]]:
     return import_graph()
 
 
-def _assert_known(found: set[str], details: dict[str, str], kind: str) -> None:
-    listed = {violation for violation in KNOWN_VIOLATIONS if _kind(violation) == kind}
-    new = sorted(found - listed)
-    gone = sorted(listed - found)
-    message = []
-    if new:
-        message.append(f"New {kind} violations (fix them; see ARCHITECTURE.md):")
-        message += [f"  {violation}{details.get(violation, '')}" for violation in new]
-    if gone:
-        message.append(f"Fixed {kind} violations still listed in KNOWN_VIOLATIONS (delete them):")
-        message += [f"  {violation}" for violation in gone]
-    assert not message, "\n".join(message)
-
-
-def _kind(violation: str) -> str:
-    if violation.startswith("cycle: "):
-        return "cycle"
-    if violation.startswith("package cycle: "):
-        return "package cycle"
-    if " -> " in violation:
-        return "layer"
-    return "error family"
+def _assert_none(found: set[str], details: dict[str, str], kind: str) -> None:
+    message = [f"{kind.capitalize()} violations (fix them; see ARCHITECTURE.md):"]
+    message += [f"  {violation}{details.get(violation, '')}" for violation in sorted(found)]
+    assert not found, "\n".join(message)
 
 
 def test_every_module_belongs_to_a_layer():
@@ -285,24 +259,24 @@ def test_every_module_belongs_to_a_layer():
 
 def test_each_layer_imports_only_what_it_may(graph):
     found = layer_violations(graph)
-    _assert_known(set(found), {name: f"  ({rule})" for name, rule in found.items()}, "layer")
+    _assert_none(set(found), {name: f"  ({rule})" for name, rule in found.items()}, "layer")
 
 
 def test_the_import_graph_has_no_cycles(graph):
     found = cycle_violations(graph)
-    _assert_known(set(found), {name: f"\n    e.g. {path}" for name, path in found.items()},
+    _assert_none(set(found), {name: f"\n    e.g. {path}" for name, path in found.items()},
                   "cycle")
 
 
 def test_the_packages_import_each_other_without_cycles(graph):
     packages = package_graph(graph)
     found = {f"package {name}": path for name, path in cycle_violations(packages).items()}
-    _assert_known(set(found), {name: f"\n    e.g. {path}" for name, path in found.items()},
+    _assert_none(set(found), {name: f"\n    e.g. {path}" for name, path in found.items()},
                   "package cycle")
 
 
 def test_each_resource_package_has_one_exception_family():
-    _assert_known(error_family_violations(package_modules()), {}, "error family")
+    _assert_none(error_family_violations(package_modules()), {}, "error family")
 
 
 def test_the_graph_sees_every_kind_of_import(tmp_path):
