@@ -392,9 +392,10 @@ async def test_a_notebook_over_the_read_limit_is_read_edited_and_grepped(runtime
     edited = await run.call("edit", {"path": "training.ipynb", "cell": 2,
                                      "old_string": "print", "new_string": "log"})
     assert edited.ok, edited.text
-    found = await run.call("grep", {"pattern": r"log\(losses"})
-    assert found.ok and found.data["matches"] == [
-        {"file": "training.ipynb", "line": 1, "text": "log(losses[-1])", "cell": 2}]
+    for where in ({}, {"path": "training.ipynb"}):  # a folder's notebooks, or the one named
+        found = await run.call("grep", {"pattern": r"log\(losses", **where})
+        assert found.ok and found.data["matches"] == [
+            {"file": "training.ipynb", "line": 1, "text": "log(losses[-1])", "cell": 2}]
     runtime.max_notebook_bytes = 1_000_000
     refused = await run.call("read", {"path": "training.ipynb"})
     assert refused.code == "failed" and "1000000-byte limit" in refused.error["message"]
