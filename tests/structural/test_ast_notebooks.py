@@ -220,8 +220,9 @@ async def test_a_rewrite_that_breaks_a_cell_names_the_cell_and_its_line(run, roo
                                       "path": "analysis.ipynb"})
     assert res.code == "invalid_arguments", res.text
     # The function is cell 5's lines 1-3; the virtual document's line would be another.
-    assert "breaks the python syntax at analysis.ipynb [cell 5] 3:" in res.error["message"]
+    # The error starts at the rewritten `return`: line 3, column 5 of the cell.
+    assert "breaks the python syntax at analysis.ipynb [cell 5] 3:5;" in res.error["message"]
     (broken,) = res.data["broken_files"]
-    assert (broken["file"], broken["cell"], broken["line"]) == ("analysis.ipynb", 5, 3)
-    assert broken["column"] >= 5
+    assert {key: broken[key] for key in ("file", "cell", "line", "column")} == {
+        "file": "analysis.ipynb", "cell": 5, "line": 3, "column": 5}
     assert (root / "analysis.ipynb").read_bytes() == before
