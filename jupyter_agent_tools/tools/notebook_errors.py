@@ -2,8 +2,9 @@
 
 The one place the notebooks package's exceptions (`notebooks/errors.py`, facts only) become
 ToolErrors, as `runtime/file_errors.py` is for the files package. `doing` says what the
-call was doing: an invalid notebook means one thing to write (the content given is wrong)
-and another to edit (the file must be repaired first).
+call was doing: an invalid notebook means one thing to write (the content given is wrong),
+another to edit (the file must be repaired first), another to a tool that only reads it
+(language servers: it is served once repaired).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..notebooks import (
 )
 from ..runtime import ErrorCode, ToolError
 
-Doing = Literal["edit", "write"]
+Doing = Literal["read", "edit", "write"]
 
 _REPAIR = {
     "not_utf8": " Look at it with bash.",
@@ -42,6 +43,9 @@ def notebook_error(exc: NotebookError, *, doing: Doing = "edit",
             return ToolError(invalid, f"{said} Nothing was written. Write the whole notebook as "
                              "nbformat 4 JSON, or change one cell with edit {path, cell, "
                              "old_string, new_string}.")
+        if doing == "read":
+            return ToolError(invalid, f"{said} It is used as a notebook once repaired: read "
+                             "shows its text; write the whole corrected notebook.")
         return ToolError(ErrorCode.FAILED, f"{said} Cells cannot be edited until it is "
                          "repaired: read shows its text; write the whole corrected notebook.")
     if isinstance(exc, StaleNotebook):

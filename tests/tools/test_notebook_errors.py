@@ -48,7 +48,7 @@ def _raised(action: Callable[[], object]) -> NotebookError:
     ('{"nbformat": 3, "nbformat_minor": 0, "worksheets": [], "metadata": {}}', "old_format",
      "Convert it with `jupyter nbconvert --to notebook --inplace`."),
 ])
-def test_an_invalid_notebook_says_what_next_for_write_and_for_edit(text, reason, next_step):
+def test_an_invalid_notebook_says_what_next_for_each_use(text, reason, next_step):
     exc = _raised(lambda: Notebook.from_text(text, name="broken.ipynb"))
     assert isinstance(exc, InvalidNotebook) and (exc.name, exc.reason) == ("broken.ipynb", reason)
     written = notebook_error(exc, doing="write")
@@ -57,6 +57,8 @@ def test_an_invalid_notebook_says_what_next_for_write_and_for_edit(text, reason,
     assert "Nothing was written." in written.message
     edited = notebook_error(exc)
     assert edited.code == "failed" and "Cells cannot be edited until it is repaired" in edited.message
+    read = notebook_error(exc, doing="read")  # by a tool that only reads it (language servers)
+    assert read.code == "invalid_arguments" and "used as a notebook once repaired" in read.message
 
 
 def test_a_missing_cell_names_the_count_and_says_to_read():
