@@ -97,6 +97,8 @@ class RipgrepQuery:
     respect_gitignore: bool = True
     skip_dirs: tuple[str, ...] = ()
     max_file_bytes: int = 2_000_000
+    # Notebooks carry their outputs (plots): only their cell sources are searched.
+    max_notebook_bytes: int = 32_000_000
 
 
 @dataclass
@@ -188,7 +190,8 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
         query = query()
     if query.start.is_file():
         # rg searches a file it is named whatever its size or content; ours follows the rules.
-        left_out = _left_out(query.start, query.max_file_bytes)
+        left_out = _left_out(query.start, query.max_notebook_bytes if _is_notebook(query.start)
+                             else query.max_file_bytes)
         if left_out:
             return RipgrepOutcome([], 0, True, {"ignored": 0, "binary": 0, "oversized": 0,
                                                 left_out: 1})
@@ -207,7 +210,9 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
         only_notebooks = [] if query.glob else ["--glob", _NOTEBOOK_GLOB]
         # Without the search's --json and --debug: the debug log of every file left out
         # would cost more than the listing.
-        lister = [arg for arg in argv if arg not in _SEARCH_OUTPUT]
+        # It lists notebooks only, so their own size bound applies.
+        lister = _with_max_filesize([arg for arg in argv if arg not in _SEARCH_OUTPUT],
+                                    query.max_notebook_bytes)
         listed, _, listed_all, _ = _run([*lister, *only_notebooks, "--files", "--", start_rel],
                                         query.root, limits, handle)
     finally:
@@ -220,6 +225,11 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
         return plain
     return _merged(query, limits, plain,
                    _search_notebooks(rg, query, limits, handle, notebooks), listed_all)
+
+
+def _with_max_filesize(argv: list[str], limit: int) -> list[str]:
+    at = argv.index("--max-filesize") + 1
+    return [*argv[:at], str(limit), *argv[at + 1:]]
 
 
 def _is_notebook(path: Path) -> bool:
@@ -270,7 +280,8 @@ def _search_notebooks(rg: str, query: RipgrepQuery, limits: RipgrepLimits, handl
 def _cell_sources(query: RipgrepQuery, notebook: Path) -> list[str] | None:
     """Every cell's source, in order; None when `notebook` is not a notebook (or is gone)."""
     try:
-        cells = json.loads(read_bytes_inside(query.root, notebook, query.max_file_bytes))["cells"]
+        cells = json.loads(read_bytes_inside(query.root, notebook,
+                                             query.max_notebook_bytes))["cells"]
         return ["".join(source) if isinstance(source, list) else str(source)
                 for source in (cell.get("source", "") for cell in cells)]
     except (FilesError, ValueError, TypeError, KeyError, AttributeError):

@@ -68,6 +68,7 @@ class FileWalker:
         *,
         respect_gitignore: bool = True,
         max_file_bytes: int = 2_000_000,
+        max_notebook_bytes: int | None = None,
         skip_dirs: tuple[str, ...] = DEFAULT_SKIP_DIRS,
         skip_binary: bool = True,
         max_entries: int = DEFAULT_MAX_ENTRIES,
@@ -76,6 +77,8 @@ class FileWalker:
         self.root = Path(os.path.realpath(root))
         self.respect_gitignore = respect_gitignore
         self.max_file_bytes = max_file_bytes
+        # Notebooks carry their outputs (plots): they may have a bound of their own.
+        self.max_notebook_bytes = max_file_bytes if max_notebook_bytes is None else max_notebook_bytes
         self.skip_dirs = set(skip_dirs)
         self.skip_binary = skip_binary
         self.max_entries = max_entries
@@ -189,7 +192,9 @@ class FileWalker:
             except OSError:
                 self.stats.vanished += 1
                 return False
-        if size > self.max_file_bytes:
+        limit = (self.max_notebook_bytes if path.name.lower().endswith(".ipynb")
+                 else self.max_file_bytes)
+        if size > limit:
             self.stats.oversized += 1
             return False
         if self.skip_binary:

@@ -8,15 +8,25 @@ counts every cell from 1, as JupyterLab's status bar does.
 
 from .disk import NotebookFile, check_unchanged, content_hash, read_notebook, write_sources
 from .document import Cell, JsonStyle, Notebook, OutputSummary, is_notebook_path, validate
-from .errors import CellOutOfRange, InvalidNotebook, NotebookError, StaleNotebook
+from .errors import (
+    CellOutOfRange,
+    EditSpansCells,
+    EditTouchesMagic,
+    InvalidNotebook,
+    LineOutOfRange,
+    NotebookError,
+    NotKernelCode,
+    StaleNotebook,
+)
 from .language import CellLanguage, cell_language, language_name, notebook_language
 from .shared import SharedNotebook, open_shared_notebook
 from .virtual import CellPosition, CellSpan, DocumentEdit, Mask, VirtualDocument
 
 __all__ = [
     "Cell", "CellLanguage", "CellOutOfRange", "CellPosition", "CellSpan", "DocumentEdit",
-    "InvalidNotebook", "JsonStyle", "Mask", "Notebook", "NotebookError", "NotebookFile",
-    "OutputSummary", "SharedNotebook", "StaleNotebook", "VirtualDocument", "cell_language", "check_unchanged",
-    "content_hash", "is_notebook_path", "language_name", "notebook_language", "open_shared_notebook", "read_notebook",
-    "validate", "write_sources",
+    "EditSpansCells", "EditTouchesMagic", "InvalidNotebook", "JsonStyle", "LineOutOfRange",
+    "Mask", "NotKernelCode", "Notebook", "NotebookError", "NotebookFile", "OutputSummary",
+    "SharedNotebook", "StaleNotebook", "VirtualDocument", "cell_language", "check_unchanged",
+    "content_hash", "is_notebook_path", "language_name", "notebook_language",
+    "open_shared_notebook", "read_notebook", "validate", "write_sources",
 ]

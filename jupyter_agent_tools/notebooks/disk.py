@@ -66,6 +66,4 @@ def check_unchanged(root: Path, file: NotebookFile) -> None:
     """
     if identity_inside(root, file.path) != file.identity or content_hash(
             read_bytes_inside(root, file.path, shown=file.shown)) != file.snapshot:
-        raise StaleNotebook(f"{file.shown} changed on disk since it was read (saved from "
-                            "JupyterLab or by another tool); nothing was written. Read it "
-                            "again and redo the change on its current content.")
+        raise StaleNotebook(file.shown)

@@ -126,7 +126,7 @@ class Notebook:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InvalidNotebook(f"{name} is not UTF-8 text ({exc}); a notebook is a UTF-8 "
-                                  "JSON file. Look at it with bash.") from None
+                                  "JSON file.", name=name, reason="not_utf8") from None
         return cls.from_text(text, name=name)
 
     @classmethod
@@ -136,7 +136,7 @@ class Notebook:
         except json.JSONDecodeError as exc:
             raise InvalidNotebook(f"{name} is not valid JSON (line {exc.lineno}, column "
                                   f"{exc.colno}: {exc.msg}); a notebook is an nbformat JSON "
-                                  "file.") from None
+                                  "file.", name=name, reason="not_json") from None
         validate(data, name=name)
         return cls(data, JsonStyle.of(text, data))
 
@@ -166,10 +166,7 @@ class Notebook:
         """The cell numbered `number` (1-based); CellOutOfRange when there is none."""
         count = len(self.data["cells"])
         if not 1 <= number <= count:
-            raise CellOutOfRange(
-                f"there is no cell {number}: the notebook has {count} cell"
-                f"{'' if count == 1 else 's'} (numbered from 1). Read it to see them.",
-                cell=number, cell_count=count)
+            raise CellOutOfRange(cell=number, cell_count=count)
         return self.cells[number - 1]
 
     def with_sources(self, sources: Mapping[int, str]) -> bytes:
@@ -208,12 +205,13 @@ class Notebook:
 def validate(data: Any, *, name: str = "the notebook") -> None:
     """Refuse what is not a valid nbformat-4 notebook, saying the schema's complaint."""
     if not isinstance(data, dict) or ("cells" not in data and "worksheets" not in data):
-        raise InvalidNotebook(f"{name} is JSON but not a notebook (no \"cells\"). A notebook "
-                              "needs nbformat, nbformat_minor, metadata and cells.")
+        raise InvalidNotebook(f"{name} is JSON but not a notebook (no \"cells\"); a notebook "
+                              "has nbformat, nbformat_minor, metadata and cells.", name=name,
+                              reason="not_a_notebook")
     if data.get("nbformat") != 4:
         raise InvalidNotebook(
-            f"{name} is nbformat {data.get('nbformat')!r}; the tools work on nbformat 4. "
-            "Convert it with `jupyter nbconvert --to notebook --inplace`.")
+            f"{name} is nbformat {data.get('nbformat')!r}; the tools work on nbformat 4.",
+            name=name, reason="old_format", nbformat=data.get("nbformat"))
     # Imported here: nbformat's validator takes seconds to load, and the search workers
     # read notebooks (unvalidated) through this module.
     import nbformat
@@ -226,7 +224,7 @@ def validate(data: Any, *, name: str = "the notebook") -> None:
         except nbformat.ValidationError as exc:
             where = "/".join(str(part) for part in exc.absolute_path) or "the top level"
             raise InvalidNotebook(f"{name} is not a valid nbformat 4 notebook: at {where}: "
-                                  f"{exc.message}") from None
+                                  f"{exc.message}", name=name, reason="schema") from None
 
 
 def _joined(source: str | list[str]) -> str:

@@ -55,9 +55,7 @@ class SharedNotebook:
         keeps their text and cursor.
         """
         if not 1 <= cell <= self.cell_count:
-            raise CellOutOfRange(f"there is no cell {cell}: the open notebook has "
-                                 f"{self.cell_count} cells.", cell=cell,
-                                 cell_count=self.cell_count)
+            raise CellOutOfRange(cell=cell, cell_count=self.cell_count, shared=True)
         text = self._document.ycells[cell - 1]["source"]
         source = str(text)
         with self._document.ydoc.transaction():

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .document import Cell, Notebook
-from .errors import NotebookError
+from .errors import EditSpansCells, EditTouchesMagic, LineOutOfRange, NotKernelCode
 
 CELL_SEPARATOR_LINES = 2
 
@@ -132,9 +132,7 @@ class VirtualDocument:
         """The document position of a place in a cell (line and character from 0)."""
         span = self._span(cell)
         if not 0 <= line < max(span.line_count, 1):
-            raise NotebookError(f"cell {cell} has {span.line_count} line"
-                                f"{'' if span.line_count == 1 else 's'}; there is no line "
-                                f"{line + 1}.")
+            raise LineOutOfRange(cell=cell, line=line + 1, line_count=span.line_count)
         return span.first_line + line, character
 
     def is_masked(self, line: int, character: int) -> bool:
@@ -153,13 +151,10 @@ class VirtualDocument:
             start = self.cell_position(*edit.start)
             end = self.cell_position(*edit.end)
             if start is None or end is None or start.cell != end.cell:
-                raise NotebookError("an edit of the virtual document spans more than one cell "
-                                    "(or the space between cells); edit each cell on its own.")
+                raise EditSpansCells
             for mask in self.masks:
                 if edit.start[0] <= mask.line <= edit.end[0] and _overlaps(edit, mask):
-                    raise NotebookError(
-                        f"an edit touches IPython syntax ({mask.original.strip()!r}) in "
-                        f"cell {start.cell}; masked magics and shell commands are not edited.")
+                    raise EditTouchesMagic(cell=start.cell, syntax=mask.original.strip())
             offsets = _line_offsets(self.sources[start.cell])
             by_cell.setdefault(start.cell, []).append(
                 (offsets[start.line] + start.character, offsets[end.line] + end.character,
@@ -176,8 +171,7 @@ class VirtualDocument:
         for span in self.spans:
             if span.cell == cell:
                 return span
-        raise NotebookError(f"cell {cell} is not {self.language} code the kernel runs (a "
-                            "markdown or raw cell, or a cell magic of another language).")
+        raise NotKernelCode(cell=cell, language=self.language)
 
 
 def _overlaps(edit: DocumentEdit, mask: Mask) -> bool:

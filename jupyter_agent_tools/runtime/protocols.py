@@ -52,6 +52,7 @@ class RuntimeView(Protocol):
     max_output_chars: int
     max_read_lines: int
     max_read_bytes: int
+    max_notebook_bytes: int
     max_line_chars: int
     max_grep_results: int
     max_glob_results: int

@@ -102,6 +102,12 @@ class Runtime(RenamedConfig, LoggingConfigurable):
     max_read_bytes = Int(
         2_000_000, help="Largest file `read`, `edit` and the search tools open."
     ).tag(config=True)
+    max_notebook_bytes = Int(
+        32_000_000, help="Largest notebook (.ipynb) `read`, `edit`, `grep`, `ast_grep`, "
+        "`ast_edit` and `resolve` open (max_read_bytes is for other files): outputs such as "
+        "plots make notebooks big. What `read` shows stays within max_read_lines and "
+        "max_line_chars."
+    ).tag(config=True)
     max_line_chars = Int(2_000, help="Longest line shown by `read` and `grep`.").tag(config=True)
     max_grep_results = Int(200, help="Most matching lines `grep` returns.").tag(config=True)
     max_glob_results = Int(500, help="Most paths `glob` returns.").tag(config=True)

@@ -24,7 +24,7 @@ OTHER_LANGUAGE = "other_language"
 INVALID_NOTEBOOK = "invalid_notebook"
 
 # Searching never writes the file back: the formatting it would be written with is moot.
-_NEVER_WRITTEN = JsonStyle(indent=1, separators=(",", ": "), ensure_ascii=False, newline="\n",
+NEVER_WRITTEN = JsonStyle(indent=1, separators=(",", ": "), ensure_ascii=False, newline="\n",
                            trailing_newline=True, exact=False)
 
 
@@ -41,7 +41,7 @@ def notebook_entry(stamp: Stamp, raw: bytes, language: str) -> CachedFile:
         if not (isinstance(data, dict) and data.get("nbformat") == 4
                 and isinstance(data.get("cells"), list)):
             return CachedFile(stamp, b"", skip=INVALID_NOTEBOOK)
-        notebook = Notebook(data, _NEVER_WRITTEN)
+        notebook = Notebook(data, NEVER_WRITTEN)
         if notebook.language != language:
             return CachedFile(stamp, b"", skip=OTHER_LANGUAGE)
     except (ValueError, TypeError, AttributeError):  # not JSON, or odd metadata

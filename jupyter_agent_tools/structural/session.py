@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..files import FilesError, identity_inside, read_bytes_inside
 from ..notebooks import (
     DocumentEdit,
+    Notebook,
     NotebookError,
     VirtualDocument,
     is_notebook_path,
@@ -25,7 +26,7 @@ from ..notebooks import (
 from . import errors
 from .edits import EditStatus, EditStore, FileChange, StagedEdit, content_hash, unified_diff
 from .languages import GRAMMAR_IDS, close_ids, extensions_for, language_for_path
-from .notebooks import DocumentText
+from .notebooks import NEVER_WRITTEN, DocumentText
 from .pattern import PatternError, PatternSummary, metavariable_names
 from .rewrite import Replacement, apply, fill, non_overlapping, unbound_metavariables
 from .worker import SearchJob, SyntaxCheckJob
@@ -97,7 +98,9 @@ class StructuralSession:
         """The language of a notebook's kernel, from its metadata."""
         relpath = self.run.relpath(path)
         try:
-            data = json.loads(read_bytes_inside(self.run.runtime.root_path, path, shown=relpath))
+            data = json.loads(read_bytes_inside(self.run.runtime.root_path, path,
+                                                self.run.runtime.max_notebook_bytes,
+                                                shown=relpath))
             language = notebook_language(data.get("metadata") or {})
         except (ValueError, AttributeError):
             raise errors.NotANotebook(relpath) from None
@@ -120,7 +123,8 @@ class StructuralSession:
                                             exc.contexts) from None
 
     def _files(self, base: Path, language: str) -> tuple[list[tuple[str, int]], dict[str, int]]:
-        walker = self.run.walker(skip_binary=False)
+        walker = self.run.walker(skip_binary=False,
+                                 max_notebook_bytes=self.run.runtime.max_notebook_bytes)
         extensions = extensions_for(language)
         files: list[tuple[str, int]] = []
         vanished = 0
@@ -227,7 +231,8 @@ class StructuralSession:
         root = self.run.runtime.root_path
         relpath = self.run.relpath(target)
         try:
-            file = read_notebook(root, target, shown=relpath)
+            file = read_notebook(root, target, self.run.runtime.max_notebook_bytes,
+                                 shown=relpath)
         except (NotebookError, FilesError, OSError):
             file = None
         if file is None or file.snapshot != snapshot:
@@ -254,17 +259,24 @@ class StructuralSession:
         return change, before, after, spans
 
     async def _refuse_broken_syntax(self, language: str, rewritten: list[_Rewritten]) -> None:
-        """RewriteBreaksSyntax naming file and line when the rewrite adds syntax errors."""
+        """RewriteBreaksSyntax naming file, line and column (in a notebook: the cell, and the
+        line within it) when the rewrite adds syntax errors."""
         if not rewritten:
             return
         job = SyntaxCheckJob(language, [(change.relpath, before, after, spans)
                                         for change, before, after, spans in rewritten])
-        broken = [{"file": result["path"], "line": result["line"],
+        changes = {change.relpath: change for change, _, _, _ in rewritten}
+        broken = [{"file": result["path"], "line": result["line"], "column": result["column"],
                    "syntax_errors_before": result["errors_before"],
                    "syntax_errors_after": result["errors_after"]}
                   for result in await self.workers.check_syntax(job)
                   if result["errors_after"] > result["errors_before"]]
         if broken:
+            for place in broken:
+                change = changes[place["file"]]
+                if is_notebook_path(change.path.name) and place["line"] is not None:
+                    place.update(await asyncio.to_thread(_place_in_cell, change.new_content,
+                                                         place["line"], place["column"]))
             raise errors.RewriteBreaksSyntax(language, broken)
 
     def staged(self, edit_id: str) -> StagedEdit:
@@ -303,6 +315,16 @@ class StructuralSession:
 # A rewritten file: its change, its code before and after (a notebook's virtual document),
 # and where the replacements landed in the code after.
 _Rewritten = tuple[FileChange, bytes, bytes, list[tuple[int, int]]]
+
+
+def _place_in_cell(new_notebook: bytes, line: int, column: int) -> dict[str, int | None]:
+    """A place in the rewritten notebook's virtual document (from 1) as cell, and line and
+    column within the cell; cell None when the place is between cells."""
+    document = VirtualDocument.of(Notebook(json.loads(new_notebook), NEVER_WRITTEN))
+    where = document.cell_position(line - 1, column - 1)
+    if where is None:
+        return {"cell": None}
+    return {"cell": where.cell, "line": where.line + 1, "column": where.character + 1}
 
 
 def _cell_diff(relpath: str, cell: int, before: str, after: str) -> str:

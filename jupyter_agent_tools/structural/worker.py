@@ -116,7 +116,8 @@ class SearchEngine:
             return {"pattern_error": str(exc), "contexts": exc.contexts}
 
     def check_syntax(self, job: SyntaxCheckJob) -> dict[str, Any]:
-        """Per file: syntax errors before and after, and the line of the first new one."""
+        """Per file: syntax errors before and after, and where the first new one is (line and
+        column from 1, the column in characters)."""
         parser = self._parser(job.language)
         results = []
         for path, before, after, spans in job.files:
@@ -126,8 +127,13 @@ class SearchEngine:
             inside = [node for node in new
                       if any(start <= node.start_byte <= end for start, end in spans)]
             first = (inside or new)[0] if len(new) > len(old) else None
+            line = column = None
+            if first is not None:
+                line = first.start_point[0] + 1
+                line_start = after.rfind(b"\n", 0, first.start_byte) + 1
+                column = len(after[line_start:first.start_byte].decode("utf-8", "replace")) + 1
             results.append({"path": path, "errors_before": len(old), "errors_after": len(new),
-                            "line": first.start_point[0] + 1 if first is not None else None})
+                            "line": line, "column": column})
         return {"files": results}
 
     def run(self, job: SearchJob) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from pydantic import Field
 from ..files import read_text_inside, write_files_atomically
 from ..notebooks import (
     Cell,
+    CellOutOfRange,
     InvalidNotebook,
     Notebook,
     NotebookFile,
@@ -20,6 +21,7 @@ from ..notebooks import (
     write_sources,
 )
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
+from .notebook_errors import notebook_error
 
 
 class ReadArgs(ToolArgs):
@@ -76,7 +78,7 @@ class Read(Tool):
         if is_notebook_path(path.name):
             rel = ctx.run.relpath(path)
             try:
-                notebook = read_notebook(runtime.root_path, path, runtime.max_read_bytes,
+                notebook = read_notebook(runtime.root_path, path, runtime.max_notebook_bytes,
                                          shown=rel).notebook
             except InvalidNotebook as exc:  # shown as text, so that it can be repaired
                 return self._read_text(ctx, args, path, note=str(exc))
@@ -163,10 +165,7 @@ def _valid_notebook(rel: str, content: str) -> Notebook:
     try:
         return Notebook.from_text(content, name=rel)
     except InvalidNotebook as exc:
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                        f"{exc} Nothing was written. Write the whole notebook as nbformat 4 "
-                        "JSON, or change one cell with edit {path, cell, old_string, "
-                        "new_string}.") from None
+        raise notebook_error(exc, doing="write") from None
 
 
 class EditArgs(ToolArgs):
@@ -284,7 +283,7 @@ class Edit(Tool):
             write_sources(ctx.runtime.root_path, file,
                           {args.cell: source.replace(args.old_string, args.new_string)})
         except StaleNotebook as exc:
-            raise ToolError(ErrorCode.STALE_EDIT, str(exc)) from None
+            raise notebook_error(exc) from None
         return spans, source, file.notebook.style.exact
 
 
@@ -296,10 +295,7 @@ def _cell_spans(rel: str, sources: list[str], args: EditArgs) -> tuple[list[tupl
     """
     assert args.cell is not None
     if not 1 <= args.cell <= len(sources):
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                        f"{rel}: there is no cell {args.cell}: the notebook has {len(sources)} "
-                        "cells (numbered from 1). Read it to see them.",
-                        data={"cell_count": len(sources)})
+        raise notebook_error(CellOutOfRange(cell=args.cell, cell_count=len(sources)), path=rel)
     source, needle = sources[args.cell - 1], args.old_string
     starts, index = [], source.find(needle)
     while index != -1:
@@ -328,11 +324,10 @@ def _cell_spans(rel: str, sources: list[str], args: EditArgs) -> tuple[list[tupl
 def _read_notebook(ctx: CallContext, path: Path) -> NotebookFile:
     rel = ctx.run.relpath(path)
     try:
-        return read_notebook(ctx.runtime.root_path, path, ctx.runtime.max_read_bytes, shown=rel)
+        return read_notebook(ctx.runtime.root_path, path, ctx.runtime.max_notebook_bytes,
+                             shown=rel)
     except InvalidNotebook as exc:
-        raise ToolError(ErrorCode.FAILED,
-                        f"{exc} Cells cannot be edited until it is repaired: read shows its "
-                        "text; write the whole corrected notebook.") from None
+        raise notebook_error(exc) from None
 
 
 def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str, notebook: Notebook, *,

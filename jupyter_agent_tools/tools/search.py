@@ -141,6 +141,7 @@ class Grep(Tool):
                 pattern=args.pattern, glob=args.glob,
                 respect_gitignore=runtime.respect_gitignore,
                 skip_dirs=tuple(runtime.skip_dirs), max_file_bytes=runtime.max_read_bytes,
+                max_notebook_bytes=runtime.max_notebook_bytes,
             )
 
         limits = ripgrep.RipgrepLimits(

@@ -97,10 +97,12 @@ def _tool_error(exc: errors.StructuralError) -> ToolError:
         case errors.RewriteBreaksSyntax(language=language, broken=broken):
             first = broken[0]
             more = f" (and {len(broken) - 1} more files)" if len(broken) > 1 else ""
-            return ToolError(invalid, f"The rewrite breaks the {language} syntax of "
-                             f"{first['file']} at line {first['line']}{more}; nothing was "
-                             "staged. Check the rewrite's brackets and quotes, and that it is "
-                             "valid code where each match stands.",
+            # In a notebook, the place is the cell and the line within it, as ast_grep says.
+            where = (f"at {_place({**first, 'start': (first['line'], first['column'])})}"
+                     if first.get("cell") else f"of {first['file']} at line {first['line']}")
+            return ToolError(invalid, f"The rewrite breaks the {language} syntax {where}{more}; "
+                             "nothing was staged. Check the rewrite's brackets and quotes, and "
+                             "that it is valid code where each match stands.",
                              data={"broken_files": broken})
         case errors.UnknownEdit(edit_id=edit_id):
             return ToolError(ErrorCode.UNKNOWN_EDIT, f"This run has no staged edit {edit_id!r}. "

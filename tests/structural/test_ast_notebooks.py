@@ -171,3 +171,58 @@ async def test_rewrite_touching_a_magic_is_refused_with_why(run, root):
     assert res.code == "invalid_arguments", res.text
     assert "IPython syntax" in res.error["message"] and "cell 6" in res.error["message"]
     assert path.read_bytes() == before
+
+
+def plotted_notebook(path: Path) -> bytes:
+    """A 5 MB notebook: three small code cells, the second with a big plot among its outputs."""
+    plot = "iVBORw0KGgo" * 460_000  # ~5 MB of base64 PNG, as a saved matplotlib figure
+    return write_notebook(
+        path, [new_code_cell("import numpy as np\nxs = np.arange(10)"),
+               new_code_cell("plot(xs)\nprint(xs.sum())", execution_count=2,
+                             outputs=[new_output("display_data",
+                                                 data={"image/png": plot,
+                                                       "text/plain": "<Figure>"})]),
+               new_code_cell("print(xs.mean())")],
+        {"name": "python3", "display_name": "Python 3", "language": "python"},
+        {"name": "python", "version": "3.12.0"})
+
+
+async def test_a_notebook_over_the_read_limit_is_searched_and_rewritten(run, root):
+    before = plotted_notebook(root / "plots.ipynb")
+    assert len(before) > 5_000_000 > run.runtime.max_read_bytes
+    found = await run.call("ast_grep", {"pattern": "print($A)", "path": "plots.ipynb"})
+    assert found.ok, found.text
+    assert sorted((m["cell"], m["start"]) for m in found.data["matches"]) == [(2, [2, 1]),
+                                                                          (3, [1, 1])]
+    staged = await run.call("ast_edit", {"pattern": "print($A)", "rewrite": "log($A)",
+                                         "path": "plots.ipynb"})
+    assert staged.ok, staged.text
+    accepted = await run.call("resolve", {"edit_id": staged.data["edit_id"], "action": "accept"})
+    assert accepted.ok, accepted.text
+    after = nbformat.read(root / "plots.ipynb", as_version=4)
+    assert [cell.source for cell in after.cells][1:] == ["plot(xs)\nlog(xs.sum())",
+                                                         "log(xs.mean())"]
+    assert after.cells[1].outputs[0]["data"]["image/png"].startswith("iVBORw0KGgo")
+
+
+async def test_a_notebook_over_its_own_limit_is_skipped(parser_runtime, root):
+    plotted_notebook(root / "plots.ipynb")
+    parser_runtime.max_notebook_bytes = 1_000_000
+    run = await parser_runtime.create_run()
+    found = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
+    assert found.ok and found.data["total"] == 0
+    assert found.data["skipped"]["oversized"] == 1
+
+
+async def test_a_rewrite_that_breaks_a_cell_names_the_cell_and_its_line(run, root):
+    before = python_notebook(root / "analysis.ipynb")
+    res = await run.call("ast_edit", {"pattern": "return load($A)", "rewrite": "return load(($A",
+                                      "path": "analysis.ipynb"})
+    assert res.code == "invalid_arguments", res.text
+    # The function is cell 5's lines 1-3; the virtual document's line would be another.
+    # The error starts at the rewritten `return`: line 3, column 5 of the cell.
+    assert "breaks the python syntax at analysis.ipynb [cell 5] 3:5;" in res.error["message"]
+    (broken,) = res.data["broken_files"]
+    assert {key: broken[key] for key in ("file", "cell", "line", "column")} == {
+        "file": "analysis.ipynb", "cell": 5, "line": 3, "column": 5}
+    assert (root / "analysis.ipynb").read_bytes() == before

@@ -352,3 +352,50 @@ async def test_a_deno_notebook_is_read_and_edited_in_typescript(runtime, root):
                                      "old_string": "p % 2", "new_string": "p % 3"})
     assert edited.ok and "[cell 2] 2:3" in edited.text
     assert nbformat.read(root / "prices.ipynb", as_version=4).cells[1].source.endswith("p % 3 === 1)")
+
+
+def _write_plotted(root: Path) -> Path:
+    """A 5 MB notebook (a big plot and a long log among its outputs): over max_read_bytes."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    plot = "iVBORw0KGgo" * 460_000
+    log = "".join(f"epoch {i}: loss {1 / (i + 1):.4f}\n" for i in range(5_000))
+    notebook = new_notebook(cells=[
+        new_code_cell("losses = train(model)\nplot(losses)", execution_count=1,
+                      outputs=[new_output("stream", name="stdout", text=log),
+                               new_output("display_data", data={"image/png": plot,
+                                                                "text/plain": "<Figure>"})]),
+        new_code_cell("print(losses[-1])"),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                "language": "python"}})
+    path = root / "training.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+async def test_a_notebook_over_the_read_limit_is_read_edited_and_grepped(runtime_factory, root):
+    # Without language servers: their diagnostics after a write read the notebook with
+    # max_read_bytes until lsp/session.py switches to max_notebook_bytes.
+    runtime = runtime_factory(disabled_resources=["lsp"])
+    path = _write_plotted(root)
+    assert path.stat().st_size > 5_000_000 > runtime.max_read_bytes
+    run = await runtime.create_run()
+    second = await run.call("read", {"path": "training.ipynb", "offset": 2, "limit": 1})
+    assert second.ok, second.text
+    assert "[cell 2] code, python" in second.text and "1\tprint(losses[-1])" in second.text
+    # The outputs' text in full stays within the read bounds: max_line_chars per line, and
+    # the base64 plot is summarized, never printed.
+    full = await run.call("read", {"path": "training.ipynb", "limit": 1, "outputs": True})
+    assert full.ok and "image/png" in full.text and "iVBORw0KGgo" not in full.text
+    assert len(full.text) < 200_000
+    edited = await run.call("edit", {"path": "training.ipynb", "cell": 2,
+                                     "old_string": "print", "new_string": "log"})
+    assert edited.ok, edited.text
+    for where in ({}, {"path": "training.ipynb"}):  # a folder's notebooks, or the one named
+        found = await run.call("grep", {"pattern": r"log\(losses", **where})
+        assert found.ok and found.data["matches"] == [
+            {"file": "training.ipynb", "line": 1, "text": "log(losses[-1])", "cell": 2}]
+    runtime.max_notebook_bytes = 1_000_000
+    refused = await run.call("read", {"path": "training.ipynb"})
+    assert refused.code == "failed" and "1000000-byte limit" in refused.error["message"]
