@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..notebooks.errors import NotebookError
+
 
 class LspError(Exception):
     """Base of every error the lsp package raises."""
@@ -82,11 +84,12 @@ class NoServer(LspError):
 
 
 class UnreadableNotebook(LspError):
-    """A notebook that cannot be parsed; the message says why."""
+    """A notebook that cannot be parsed; `cause` (the notebooks package's error) says why."""
 
-    def __init__(self, path: Path, problem: str) -> None:
-        super().__init__(problem)
+    def __init__(self, path: Path, cause: NotebookError) -> None:
+        super().__init__(str(cause))
         self.path = path
+        self.cause = cause
 
 
 class LineOutOfRange(LspError):

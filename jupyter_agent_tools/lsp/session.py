@@ -284,10 +284,10 @@ class LspSession:
 
         def read() -> SourceDocument:
             try:
-                file = read_notebook(runtime.root_path, path, runtime.max_read_bytes,
+                file = read_notebook(runtime.root_path, path, runtime.max_notebook_bytes,
                                      shown=self.run.relpath(path))
             except NotebookError as exc:
-                raise UnreadableNotebook(path, str(exc)) from None
+                raise UnreadableNotebook(path, exc) from None
             document = VirtualDocument.of(file.notebook)
             return SourceDocument(path, path.with_name(
                 f".{path.name}{self._extension(document.language)}"), document.text, document,

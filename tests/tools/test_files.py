@@ -374,10 +374,9 @@ def _write_plotted(root: Path) -> Path:
     return path
 
 
-async def test_a_notebook_over_the_read_limit_is_read_edited_and_grepped(runtime_factory, root):
-    # Without language servers: their diagnostics after a write read the notebook with
-    # max_read_bytes until lsp/session.py switches to max_notebook_bytes.
-    runtime = runtime_factory(disabled_resources=["lsp"])
+async def test_a_notebook_over_the_read_limit_is_read_edited_and_grepped(runtime, root):
+    # With language servers: the diagnostics after the edit read the notebook within
+    # max_notebook_bytes too.
     path = _write_plotted(root)
     assert path.stat().st_size > 5_000_000 > runtime.max_read_bytes
     run = await runtime.create_run()

@@ -24,6 +24,7 @@ from ...lsp.errors import (
 from ...lsp.session import FileDiagnostics
 from ...runtime import ErrorCode, ToolError
 from ...runtime.file_errors import file_error
+from ..notebook_errors import notebook_error
 
 
 def tool_error(exc: LspError) -> ToolError:
@@ -38,7 +39,7 @@ def tool_error(exc: LspError) -> ToolError:
         case LspRequestError():
             return request_failure(exc)
         case UnreadableNotebook():
-            return ToolError(ErrorCode.INVALID_ARGUMENTS, str(exc))
+            return notebook_error(exc.cause, doing="read")
         case LineOutOfRange():
             return ToolError(ErrorCode.INVALID_ARGUMENTS,
                              f"line {exc.line} is outside {exc.where} (it has {exc.line_count} "

@@ -20,6 +20,7 @@ from ...lsp.session import LspSession, SourceDocument
 from ...lsp.workspace_edit import PlannedEdit, plan_workspace_edit
 from ...notebooks import DocumentEdit, NotebookError, check_unchanged
 from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
+from ..notebook_errors import notebook_error
 from .args import LspRenameArgs
 from .errors import failure_text, request_failure
 from .places import (
@@ -97,7 +98,7 @@ async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> 
     try:
         created = await asyncio.to_thread(write_now)
     except NotebookError as exc:
-        raise ToolError(ErrorCode.STALE_EDIT, str(exc)) from None
+        raise notebook_error(exc) from None
     ctx.wrote(*plan.changes, created=created)
     files = [{"path": session.run.relpath(p), "edits": plan.edit_counts.get(p, 0),
               "deleted": content is None} for p, content in plan.changes.items()]
