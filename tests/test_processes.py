@@ -5,9 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import time
 
 import psutil
+from process_helpers import ended
 
 from jupyter_agent_tools.processes import PIPE, STDOUT, ManagedProcess, ProcessTree
 
@@ -23,21 +23,6 @@ STUBBORN_TREE = textwrap.dedent("""
     print(child.pid, flush=True)
     time.sleep(600)
 """)
-
-
-def ended(pid: int, within_seconds: float = 5.0) -> bool:
-    """Whether `pid` is gone or a zombie within `within_seconds`: SIGKILL is delivered
-    asynchronously, so a process just killed may still show as running for a moment."""
-    deadline = time.monotonic() + within_seconds
-    while True:
-        try:
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.NoSuchProcess:
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
 
 
 async def test_a_tree_that_ignores_sigterm_and_leaves_the_group_is_ended(jp_asyncio_loop):

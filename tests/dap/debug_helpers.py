@@ -7,6 +7,7 @@ import socket
 import textwrap
 
 import psutil
+from process_helpers import is_ended
 
 from jupyter_agent_tools.dap.adapters import BUILTIN_ADAPTERS
 from jupyter_agent_tools.discovery import find_executable
@@ -89,20 +90,13 @@ def session_of(runtime, conversation_id: str):
     return runtime.provider("debug").conversations[conversation_id].session
 
 
-def ended(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
 async def wait_ended(*pids: int, bound: float = 20.0) -> list[int]:
     """Poll until every pid has ended (bounded); the ones still alive."""
     for _ in range(int(bound / 0.1)):
-        if all(ended(pid) for pid in pids):
+        if all(is_ended(pid) for pid in pids):
             break
         await asyncio.sleep(0.1)
-    return [pid for pid in pids if not ended(pid)]
+    return [pid for pid in pids if not is_ended(pid)]
 
 
 def free_port() -> int:

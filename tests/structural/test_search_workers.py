@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
-import psutil
+from process_helpers import ended
 
 from jupyter_agent_tools import Runtime
 from jupyter_agent_tools.structural.cache import CachedFile, TreeCache
@@ -74,20 +73,6 @@ async def test_no_worker_outlives_the_runtime(root, files):
         assert b"structural.worker" not in cmdline, f"worker {pid} is still alive"
 
 
-def _ended(pid: int, within_seconds: float = 5.0) -> bool:
-    """Whether `pid` is gone or a zombie within `within_seconds` (SIGKILL is asynchronous)."""
-    deadline = time.monotonic() + within_seconds
-    while True:
-        try:
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.NoSuchProcess:
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-
-
 async def test_a_killed_pool_leaves_no_process():
     pool = WorkerPool(2, 2**20, 27.0, 10.0)
     pool.start()
@@ -96,7 +81,7 @@ async def test_a_killed_pool_leaves_no_process():
     for pid in pids:  # each in a session of its own: ending its group reaches what it started
         assert pid is not None and os.getsid(pid) == pid
     await pool.shutdown()
-    assert all(_ended(pid) for pid in pids if pid is not None)
+    assert all(ended(pid) for pid in pids if pid is not None)
     assert all(not worker.alive() for worker in pool.workers)
 
 
