@@ -3,6 +3,7 @@ import { ReactWidget } from '@jupyterlab/ui-components';
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
+import { flushSync } from 'react-dom';
 
 import type { RunDescriptor, TranscriptRow, Worker } from '../api/types';
 import { describeRun } from '../state/runs';
@@ -28,10 +29,11 @@ export class AgentToolsPanel extends ReactWidget {
     this.addClass('jp-AgentTools');
     this.title.caption = trans.__('Agent Tools');
     model.changed.connect(() => this.update(), this);
-    // A card is what a person waits to see: render it now, not on the next animation frame.
+    // A card is what a person waits to see: render it now, not on the next animation frame
+    // (Lumino's update request) nor in React's next scheduled task (flushSync).
     model.cardAdded.connect(() => {
       if (this.isVisible) {
-        MessageLoop.sendMessage(this, Widget.Msg.UpdateRequest);
+        flushSync(() => MessageLoop.sendMessage(this, Widget.Msg.UpdateRequest));
       }
     }, this);
   }
