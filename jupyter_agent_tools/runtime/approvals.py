@@ -96,6 +96,13 @@ class ApprovalGate:
             )
 
 
+def too_many_open(exc: TooManyOpen) -> ToolError:
+    """A run at its limit of open cards, whether the new card is a question or a permission."""
+    return ToolError(ErrorCode.UNAVAILABLE,
+                     f"{exc.open_cards} cards of this run are still open; wait for their answers "
+                     "before asking more.")
+
+
 def _unanswered(exc: PermissionUnanswered, tool: str) -> ToolError:
     """What a permission card that got no answer means to the agent."""
     match exc:
@@ -106,10 +113,8 @@ def _unanswered(exc: PermissionUnanswered, tool: str) -> ToolError:
                 "run. Tell the user to open the agent panel there (notebook: "
                 "jupyter_agent_tools.notebook.open_panel()), then call it again.",
             )
-        case TooManyOpen(open_cards=open_cards):
-            return ToolError(ErrorCode.UNAVAILABLE,
-                             f"{open_cards} cards of this run are still open; wait for their "
-                             "answers before asking more.")
+        case TooManyOpen():
+            return too_many_open(exc)
         case NoAnswerInTime(card_number=number, card_id=card_id, status=status,
                             timeout_seconds=timeout):
             return ToolError(
@@ -119,4 +124,5 @@ def _unanswered(exc: PermissionUnanswered, tool: str) -> ToolError:
                 data={"card": number, "card_id": card_id, "status": status},
             )
     return ToolError(ErrorCode.NO_HUMAN, f"The permission card got no answer ({exc}), so the "
-                     f"{tool} call did not run.")
+                     f"{tool} call did not run. Call it again once someone can answer in "
+                     "the agent panel.")

@@ -81,7 +81,8 @@ def file_error(exc: FilesError) -> ToolError:
                          f"{shown} is not the file it was when the change was prepared (it was "
                          "replaced, moved or deleted); nothing was written. Prepare the change "
                          "again on the current file.")
-    return ToolError(ErrorCode.FAILED, f"{exc}.")
+    return ToolError(ErrorCode.FAILED, f"{exc}. Check the path with glob, or look at the "
+                     "file with bash (ls -l, file).")
 
 
 def os_error(exc: OSError, name: str | None = None, *, action: Action = "read") -> ToolError:

@@ -14,6 +14,7 @@ from ..questions import (
     TooManyOpenCards,
 )
 from ..runtime import CallContext, ErrorCode, Resource, Tier, Tool, ToolArgs, ToolError, ToolResult
+from ..runtime.approvals import too_many_open
 
 
 class AskOption(ToolArgs):
@@ -101,17 +102,16 @@ def _tool_error(exc: QuestionError) -> ToolError:
                              "on your stated assumption, or tell the user to open the agent "
                              "panel there (notebook: jupyter_agent_tools.notebook.open_panel()) "
                              "and ask again.")
-        case TooManyOpenCards(open_cards=open_cards):
-            return ToolError(ErrorCode.UNAVAILABLE,
-                             f"{open_cards} cards of this run are still open; wait for their "
-                             "answers before asking more.")
+        case TooManyOpenCards():
+            return too_many_open(exc)
         case CardTimedOut(card_number=number, card_id=card_id, status=status,
                           timeout_seconds=timeout):
             return ToolError(ErrorCode.TIMEOUT,
                              f"Nobody answered card {number} within {timeout:g} s. Continue on "
                              "your stated assumption and do not ask this again.",
                              data={"card": number, "card_id": card_id, "status": status})
-    return ToolError(ErrorCode.UNAVAILABLE, f"The question could not be asked: {exc}.")
+    return ToolError(ErrorCode.UNAVAILABLE, f"The question could not be asked: {exc}. Continue "
+                     "on your stated assumption.")
 
 
 def _card_option(option: AskOption) -> CardOption:

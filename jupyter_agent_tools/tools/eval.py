@@ -280,4 +280,5 @@ def _tool_error(exc: errors.KernelError) -> ToolError:
             return ToolError(ErrorCode.UNAVAILABLE, f"Setting up the {language} kernel failed "
                              f"({ending}): {output} Check the kernel's installation (status "
                              "shows it).")
-    return ToolError(ErrorCode.UNAVAILABLE, f"eval cannot run: {exc}.")
+    return ToolError(ErrorCode.UNAVAILABLE, f"eval cannot run: {exc}. Try again; if it keeps "
+                     "failing, run the code with bash meanwhile.")

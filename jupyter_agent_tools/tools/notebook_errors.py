@@ -65,4 +65,5 @@ def notebook_error(exc: NotebookError, *, doing: Doing = "edit",
     if isinstance(exc, EditTouchesMagic):
         return ToolError(invalid, f"{where}{exc} Nothing was changed; change the code around "
                          "it, or edit the cell's text with `edit`.", data={"cell": exc.cell})
-    return ToolError(ErrorCode.FAILED, f"{where}{exc}")
+    return ToolError(ErrorCode.FAILED, f"{where}{exc}. Read the notebook to see its cells, "
+                     "then try again.")

@@ -121,7 +121,8 @@ def _tool_error(exc: errors.StructuralError) -> ToolError:
             return ToolError(ErrorCode.TIMEOUT if timed_out else ErrorCode.FAILED,
                              f"The structural search failed: {reason}. Narrow `path` and try "
                              "again.")
-    return ToolError(ErrorCode.FAILED, f"The structural search failed: {exc}.")
+    return ToolError(ErrorCode.FAILED, f"The structural search failed: {exc}. Try "
+                     "again, or use grep meanwhile.")
 
 
 class AstGrepArgs(ToolArgs):

@@ -49,7 +49,8 @@ def _tool_error(exc: WorkerError) -> ToolError:
             return ToolError(ErrorCode.UNAVAILABLE,
                              f"This run already has {count} active workers (the limit). "
                              "Wait for one with vibe_wait or stop one with vibe_kill.")
-    return ToolError(ErrorCode.FAILED, f"The worker failed: {exc}.")
+    return ToolError(ErrorCode.FAILED, f"The worker failed: {exc}. See its state with "
+                     "vibe_list, or spawn a new one.")
 
 
 def _line(worker: Worker) -> str:

@@ -67,7 +67,8 @@ def tool_error(exc: LspError) -> ToolError:
             return ToolError(ErrorCode.FAILED,
                              f"The server's edit changes {exc.path.name} after deleting it; no "
                              "file was changed. Try the rename again.")
-    return ToolError(ErrorCode.FAILED, f"{exc}.")
+    return ToolError(ErrorCode.FAILED, f"{exc}. Call lsp with action=status to see the "
+                     "servers' state; use grep or ast_grep meanwhile.")
 
 
 def failure_text(exc: Exception) -> str:
