@@ -61,6 +61,11 @@ class ApprovalGate:
         self.policy = policy
         self.allowed_for_run: set[str] = set()
 
+    def passes_unasked(self, tool: Tool) -> bool:
+        """Whether every call of `tool` proceeds without a card or a refusal."""
+        return (tool.tier is Tier.READ or self.policy is Approvals.AUTO
+                or (self.policy is Approvals.ASK and tool.name in self.allowed_for_run))
+
     async def check(self, run: RunView, tool: Tool, args: dict[str, Any]) -> None:
         """Return when the call may proceed; raise ToolError(permission_denied | no_human)."""
         if tool.tier is Tier.READ or self.policy is Approvals.AUTO:

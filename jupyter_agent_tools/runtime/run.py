@@ -106,6 +106,10 @@ class Run:
         """An absolute path for `path` (relative to the run's cwd), refused outside the root."""
         return resolve_inside(self.runtime.root_path, self.cwd, path)
 
+    def _resolve_all(self, paths: list[str]) -> None:
+        for path in paths:
+            self.resolve(path)
+
     def relpath(self, path: Path) -> str:
         """How results name a file: relative to the run's cwd when inside it, else to the root."""
         # A string prefix, not Path.relative_to: results name a file per match, and pathlib's
@@ -287,8 +291,11 @@ class Run:
         ctx = CallContext(run=self, tool=tool, origin=origin, call_id=call_id)
         # A call that cannot succeed fails here, before a human is asked to approve it.
         await tool.prepare(ctx, parsed)
-        for path in tool.paths(parsed):
-            self.resolve(path)
+        paths = tool.paths(parsed)
+        if paths and not self.gate.passes_unasked(tool):
+            # Resolving touches the disk, so not on the loop; a call that goes ahead unasked
+            # skips it: its tool resolves each path again where it reads or writes.
+            await asyncio.to_thread(self._resolve_all, paths)
         tool.precheck(ctx, parsed)
         await self.gate.check(self, tool, args)
         if tool.parallel_safe:
