@@ -7,7 +7,8 @@ p50/p99 and the ratio (target: MCP <= 1.3x HTTP).
 After the interleaved timing, each transport makes the same calls again on its own while the
 server's CPU time is read before and after (benchmarks/loop_probe.py): CPU per call is the figure
 that a shared machine's load moves least (the p50 ratio is a fixed MCP cost over an HTTP call
-that is faster or slower with the load). With --profile FILE the server's loop thread runs under
+that is faster or slower with the load). The client's own CPU per call is printed beside it: the
+SDK client (httpx, its session and validation) is part of every MCP call's time. With --profile FILE the server's loop thread runs under
 cProfile (in its CPU time) during the MCP block, whose CPU figure then includes the profiler's.
 Run: python -m benchmarks.bench_mcp [--calls N] [--profile FILE]
 """
@@ -32,21 +33,24 @@ from .stats import line, summarize
 READ = {"path": "small.py"}
 
 
-async def _server_cpu_per_call(http: httpx2.AsyncClient, call: Callable[[], Awaitable[None]],
-                               calls: int, profile: bool) -> float:
-    """Milliseconds of the server process's CPU time per call, over `calls` calls in a row."""
+async def _cpu_per_call(http: httpx2.AsyncClient, call: Callable[[], Awaitable[None]],
+                        calls: int, profile: bool) -> tuple[float, float]:
+    """Milliseconds of CPU time per call of the server process and of this client process,
+    over `calls` calls in a row."""
     probe = str(http.base_url).removesuffix("agent-tools/api/") + "bench-loop-probe"
     before = (await http.get(probe)).json()["cpu_server_s"]
     if profile:
         await http.post(probe)  # starts the profile; the GET below writes it
+    client_before = time.process_time()
     for _ in range(calls):
         await call()
+    client = time.process_time() - client_before
     after = (await http.get(probe)).json()["cpu_server_s"]
-    return (after - before) / calls * 1000
+    return (after - before) / calls * 1000, client / calls * 1000
 
 
 async def _compare(url: str, token: str, calls: int,
-                   profile: bool) -> tuple[list[float], list[float], dict[str, float]]:
+                   profile: bool) -> tuple[list[float], list[float], dict[str, tuple[float, float]]]:
     headers = {"Authorization": f"token {token}"}
     async with httpx2.AsyncClient(base_url=url + "agent-tools/api/", headers=headers,
                                   timeout=60) as http:
@@ -74,8 +78,8 @@ async def _compare(url: str, token: str, calls: int,
                     start = time.perf_counter()
                     await call()
                     samples[name].append(time.perf_counter() - start)
-            cpu = {"http": await _server_cpu_per_call(http, over_http, calls, profile=False),
-                   "mcp": await _server_cpu_per_call(http, over_mcp, calls, profile=profile)}
+            cpu = {"http": await _cpu_per_call(http, over_http, calls, profile=False),
+                   "mcp": await _cpu_per_call(http, over_mcp, calls, profile=profile)}
     return samples["http"], samples["mcp"], cpu
 
 
@@ -104,8 +108,10 @@ def main() -> None:
     over_http, over_mcp = rows.values()
     print(f"MCP / HTTP p50: {over_mcp['p50_ms'] / over_http['p50_ms']:.2f}x (target <= 1.3x)   "
           f"calls/s: {over_mcp['calls_per_s'] / over_http['calls_per_s']:.2f}x")
-    print(f"server CPU per call ({calls} calls in a row each): HTTP {cpu['http']:.2f} ms, "
-          f"MCP {cpu['mcp']:.2f} ms ({cpu['mcp'] / cpu['http']:.2f}x)")
+    for side, index in (("server", 0), ("client", 1)):
+        http_ms, mcp_ms = cpu["http"][index], cpu["mcp"][index]
+        print(f"{side} CPU per call ({calls} calls in a row each): HTTP {http_ms:.2f} ms, "
+              f"MCP {mcp_ms:.2f} ms ({mcp_ms / http_ms:.2f}x)")
 
 
 if __name__ == "__main__":
