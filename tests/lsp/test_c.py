@@ -93,4 +93,5 @@ async def test_a_symbol_declared_outside_the_root_is_not_renamed(lsp_runtime, wr
                                             "new_name": "plus"})
     assert refused.code == "path_outside_root", refused.text
     assert "outside the server's root" in refused.text
+    assert refused.text.count("util.h") == 1, refused.text  # each place named once
     assert "add(a, a)" in (project / "main.c").read_text()
