@@ -131,6 +131,12 @@ async def test_the_tour_runs_top_to_bottom_in_a_checkout(api, jp_serverapp, jp_r
                      for output in cell.get("outputs", []))
     assert "edit_1 is accepted" in text and "Not resolved in the panel" not in text
     assert "answer: keep" in text
+    # 0 errors: the transcript the tour prints has a state per call ("ok" or "error CODE")
+    transcript = next(c for c in notebook.cells if "run.transcript()" in c.source)
+    states = [line.rsplit(" ", 2)[-2:] for output in transcript.outputs
+              for line in output.get("text", "").splitlines()]
+    assert sum(state[-1] == "ok" for state in states) >= 20, transcript.outputs
+    assert not [state for state in states if state[0] == "error"], transcript.outputs
     _, runs = await api("GET", "runs")
     assert runs == [], "the tour's last cell releases its run"
 

@@ -76,6 +76,9 @@ async def test_project_check_implementation_and_missing_files(lsp_runtime, write
 
     missing = await run.call("lsp", {"action": "diagnostics", "file": "nope.c"})
     assert missing.code == "not_found" and ".." not in missing.error["message"]
+    navigation = await run.call("lsp", {"action": "definition", "file": "nope.c", "line": 1,
+                                        "symbol": "add"})
+    assert navigation.code == "not_found", navigation.text  # the same answer for the same file
 
 
 async def test_a_symbol_declared_outside_the_root_is_not_renamed(lsp_runtime, write_files,
@@ -93,4 +96,5 @@ async def test_a_symbol_declared_outside_the_root_is_not_renamed(lsp_runtime, wr
                                             "new_name": "plus"})
     assert refused.code == "path_outside_root", refused.text
     assert "outside the server's root" in refused.text
+    assert refused.text.count("util.h") == 1, refused.text  # each place named once
     assert "add(a, a)" in (project / "main.c").read_text()

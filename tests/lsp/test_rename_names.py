@@ -58,3 +58,15 @@ async def test_a_rename_the_server_refuses_says_why_and_changes_nothing(lsp_runt
     assert "defined in the standard TypeScript library" in refused.text  # tsserver's reason
     assert "No file was changed" in refused.text
     assert (root / "web" / "app.ts").read_text() == TS_FILES["app.ts"]
+
+
+async def test_a_name_the_project_does_not_own_is_refused_by_prepare_rename(lsp_runtime, write_files,
+                                                                           root):
+    write_files(PY_FILES, "proj")
+    run = await lsp_runtime().create_run(cwd="proj")
+    refused = await run.call("lsp_rename", {"file": "main.py", "line": 5, "symbol": "print",
+                                            "new_name": "show"})
+    assert refused.code == "symbol_not_found", refused.text
+    # basedpyright's prepareRename has no range for a builtin: nothing else is asked
+    assert "'print' on line 5 cannot be renamed: basedpyright sees no symbol" in refused.text
+    assert (root / "proj" / "main.py").read_text() == PY_FILES["main.py"]

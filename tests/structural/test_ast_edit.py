@@ -85,13 +85,15 @@ async def test_a_failing_third_write_restores_every_file(run, files, root, monke
 
     def failing_replace(src, dst, **folder_fds):  # a disk failure we cannot cause as root
         if dst == third.name:  # the writer renames relative to the folder's descriptor
-            raise OSError(28, "No space left on device", dst)
+            # as os.replace fails: the temporary file first, the target second
+            raise OSError(28, "No space left on device", src, None, dst)
         return real_replace(src, dst, **folder_fds)
 
     monkeypatch.setattr(atomic.os, "replace", failing_replace)
     res = await run.call("resolve", {"edit_id": data["edit_id"], "action": "accept"})
     monkeypatch.undo()
     assert res.code == "failed" and "no file was changed" in res.error["message"]
+    assert "pkg/m3.py" in res.error["message"] and ".tmp" not in res.error["message"]
     for name, text in FOUR.items():
         assert (root / name).read_text() == text
     assert not [p for p in (root / "pkg").iterdir() if p.name.endswith(".tmp")]

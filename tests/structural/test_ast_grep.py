@@ -99,6 +99,27 @@ async def test_ignored_binary_and_oversized_files_are_skipped_and_counted(run, f
     assert "skipped: 1 ignored, 1 binary, 1 oversized" in res.text
 
 
+async def test_a_search_that_starts_inside_an_ignored_folder_searches_it(parser_runtime, files):
+    # Binder's layout: the tour's copy sits in a folder the checkout's .gitignore may list.
+    files({".gitignore": "agent-tools-runs/\n*.log.py\n",
+           "agent-tools-runs/tour-1/main.py": "print(1)\n",
+           "agent-tools-runs/tour-1/old.log.py": "print(2)\n"})
+    run = await parser_runtime.create_run(cwd="agent-tools-runs/tour-1")
+    res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
+    # The start is searched; the rules still apply below it.
+    assert [m["file"] for m in res.data["matches"]] == ["main.py"], res.text
+    assert res.data["skipped"]["ignored"] == 1
+    staged = await run.call("ast_edit", {"pattern": "print($A)", "rewrite": "log($A)",
+                                         "language": "python"})
+    assert staged.ok and staged.data["edit_id"], staged.text
+    from_root = await parser_runtime.create_run()
+    named = await from_root.call("ast_grep", {"pattern": "print($A)", "language": "python",
+                                              "path": "agent-tools-runs"})
+    assert [m["file"] for m in named.data["matches"]] == ["agent-tools-runs/tour-1/main.py"]
+    everywhere = await from_root.call("ast_grep", {"pattern": "print($A)", "language": "python"})
+    assert everywhere.data["total"] == 0 and everywhere.data["skipped"]["ignored"] == 1
+
+
 async def test_several_files_across_workers_in_file_order(run, files):
     padding = "# " + "-" * 8000 + "\n"  # 24 x 8 kB: several batches, so both workers search
     files({f"pkg/m{i:02}.py": f"{padding}x = {i}\nprint(x)\n" for i in range(24)})
@@ -171,12 +192,15 @@ async def test_pattern_without_a_literal_token_still_searches(run, files):
 
 
 async def test_a_span_is_one_match_however_many_nodes_share_it(run, files):
-    # The expression statement and the call both span `f(x)`: one match (the module
-    # spans the line break too).
-    files({"one.py": "f(x)\n"})
+    # JavaScript's expression statement (no `;`) and its call both span `f(x)`, as Python's
+    # block and its only statement do: one match each (the programs span the line break too).
+    files({"one.js": "f(x)\n", "one.py": "def g():\n    f(x)\n"})
     for pattern in ("$A", "$$$A"):
-        res = await run.call("ast_grep", {"pattern": pattern, "path": "one.py"})
+        res = await run.call("ast_grep", {"pattern": pattern, "path": "one.js"})
         assert [m["text"] for m in res.data["matches"]] == ["f(x)\n", "f(x)", "f", "(x)", "x"]
+        res = await run.call("ast_grep", {"pattern": pattern, "path": "one.py"})
+        assert [m["text"] for m in res.data["matches"]] == [
+            "def g():\n    f(x)\n", "def g():\n    f(x)", "g", "()", "f(x)", "f", "(x)", "x"]
 
 
 async def test_dart_calls_are_found_whatever_holds_them(run, files):
@@ -190,6 +214,10 @@ async def test_dart_calls_are_found_whatever_holds_them(run, files):
         "  widget.controller.dispose();\n"
         "}\n"
     )})
+    res = await run.call("ast_grep", {"pattern": "foo(1, 2)", "path": "lib/a.dart"})
+    assert [m["start"][0] for m in res.data["matches"]] == [3]
+    res = await run.call("ast_grep", {"pattern": "foo($$$A)", "path": "lib/a.dart"})
+    assert [m["captures"]["A"] for m in res.data["matches"]] == ["1, 2", "3, 4", "5, 6"]
     res = await run.call("ast_grep", {"pattern": "foo($A, $B)", "path": "lib/a.dart"})
     assert [(m["start"][0], m["captures"]) for m in res.data["matches"]] == [
         (3, {"A": "1", "B": "2"}), (4, {"A": "3", "B": "4"}), (5, {"A": "5", "B": "6"})]

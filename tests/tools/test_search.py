@@ -73,6 +73,8 @@ async def test_a_search_that_starts_inside_an_ignored_folder_searches_it(runtime
     assert grep.data["skipped"]["ignored"] == 2
     glob = await inside.call("glob", {"pattern": "*.py"})
     assert glob.data["files"] == ["app.py"]
+    listing = await inside.call("glob", {"pattern": "**/*"})  # the tour's first call
+    assert listing.data["files"] == [".gitignore", "app.py"], listing.text
 
     named = await from_root.call("grep", {"pattern": "hello",
                                           "path": "notebooks/agent-tools-runs/tour-1"})

@@ -49,8 +49,10 @@ async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> 
                                      types.PrepareRenameParams(document, position), args)
         if prepared is None:
             raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
-                            f"{args.symbol!r} on line {args.line} cannot be renamed (the server "
-                            "sees no renameable symbol there). Point at its definition or a use.")
+                            f"{args.symbol!r} on line {args.line} cannot be renamed: "
+                            f"{server.spec.name} sees no symbol there that the project owns (a "
+                            "builtin's or a library's name, or no name at all). No file was "
+                            "changed; point at a name the project defines, or at its definition.")
     await _refuse_outside_definitions(session, server, source.served, position, args)
     if server.spec.open_project_sources:
         await _open_every_source(session, server, args)
@@ -235,7 +237,7 @@ async def _refuse_outside_definitions(session: LspSession, server: LanguageServe
     if not getattr(server.capabilities, "definition_provider", None):
         return
     found = await navigation_request(server, "definition", path, position)
-    places = [Path(to_fs_path(uri) or uri) for uri, _ in found]
+    places = list(dict.fromkeys(Path(to_fs_path(uri) or uri) for uri, _ in found))  # once each
     outside = await asyncio.to_thread(lambda: [p for p in places if session.contained(p) is None])
     if outside:
         raise ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
