@@ -53,7 +53,10 @@ async def test_a_session_is_a_run_that_sees_its_surface(mcp_session, runtime_of,
         assert run.space == "lab"  # cards go to the JupyterLab panel by default
         assert set(full_tools) == set(run.tool_names())
         assert {"write", "bash", "eval", "ask_user"} <= set(full_tools)
-        assert full_tools["read"].input_schema["properties"]["path"]
+        schemas = {schema["name"]: schema for schema in run.schemas(format="json")}
+        assert full_tools["read"].input_schema == schemas["read"]["parameters"]
+        assert full_tools["read"].description == schemas["read"]["description"]
+        assert "path" in full_tools["read"].input_schema["properties"]
         assert full_tools["read"].annotations.read_only_hint is True
         assert full_tools["write"].annotations.read_only_hint is False
         async with mcp_session(cwd="proj", surface="plan") as plan:
@@ -88,7 +91,9 @@ async def test_errors_are_is_error_with_the_code(mcp_session, project):
     async with mcp_session(cwd="proj") as session:
         missing = await session.call_tool("read", {"path": "nope.py"})
         assert missing.is_error and missing.structured_content["error"]["code"] == "not_found"
-        assert "[not_found]" in missing.content[0].text
+        message = missing.structured_content["error"]["message"]
+        assert "nope.py" in message
+        assert missing.content[0].text == f"Error [not_found]: {message}"
         outside = await session.call_tool("read", {"path": "../../etc/passwd"})
         assert outside.structured_content["error"]["code"] == "path_outside_root"
         bad = await session.call_tool("grep", {"no_such_argument": 1})
