@@ -170,6 +170,16 @@ async def test_every_query_option_reaches_the_run(mcp_session, runtime_of, proje
         assert not (project / "x.txt").exists()
 
 
+async def test_the_token_may_be_in_the_url_with_the_options(mcp_session, runtime_of, project,
+                                                             jp_serverapp):
+    """For a client that cannot set headers: jupyter_server reads `?token=`; it is no option."""
+    token = jp_serverapp.identity_provider.token
+    async with mcp_session(headers={}, cwd="proj", surface="plan", token=token) as session:
+        assert "write" not in {tool.name for tool in (await session.list_tools()).tools}
+        [run] = mcp_runs(runtime_of)
+        assert run.describe()["cwd"] == "proj" and run.surface.value == "plan"
+
+
 async def test_bad_query_is_refused_as_post_runs_refuses_it_before_any_session(
         mcp_url, auth_headers, runtime_of, jp_serverapp, api):
     async with httpx2.AsyncClient(headers=auth_headers) as http:
@@ -258,6 +268,17 @@ async def test_the_run_route_serves_an_existing_run_and_leaves_it_open(mcp_sessi
     assert code == 200 and described["origin"] == "http"  # the run is still there
     code, transcript = await api("GET", f"runs/{run['id']}/transcript")
     assert [entry["origin"] for entry in transcript] == ["mcp"]
+
+
+async def test_the_run_route_refuses_options_it_would_ignore(mcp_url, auth_headers, api):
+    _, run = await api("POST", "runs", {"surface": "full"})
+    async with httpx2.AsyncClient(headers=auth_headers) as http:
+        refused = await http.post(mcp_url(f"agent-tools/api/runs/{run['id']}/mcp", surface="plan"),
+                                  json=_initialize(), headers=_MCP_HEADERS)
+    assert refused.status_code == 400
+    error = refused.json()["error"]
+    assert error["data"]["code"] == "invalid_arguments" and "['surface']" in error["message"]
+    assert "mcp-session-id" not in refused.headers
 
 
 async def test_a_run_token_works_on_its_run_route_only(mcp_url, runtime_of, api, jp_serverapp):
