@@ -19,13 +19,14 @@ from jupyter_agent_tools.runtime import Resource
 
 WAIT = 30  # seconds: a bound on waits that should end soon, never an assertion
 CARD_TIMEOUT = 4.0
+IDLE_TIMEOUT = 3.0
 
 
 @pytest.fixture
 def jp_server_config(jp_server_config):
     return {
         **jp_server_config,
-        "McpEndpoint": {"idle_timeout_seconds": 3.0, "progress_interval_seconds": 0.3},
+        "McpEndpoint": {"idle_timeout_seconds": IDLE_TIMEOUT, "progress_interval_seconds": 0.3},
         "QuestionPort": {"timeout_seconds": CARD_TIMEOUT},
     }
 
@@ -49,6 +50,15 @@ async def test_a_client_gone_without_delete_is_closed_after_the_idle_timeout(mcp
     # The client left without DELETE; its GET stream closed with it, so the session idles out.
     await until(lambda: run.closed, "the idle session's run to close")
     assert mcp_runs(runtime_of) == []
+
+
+async def test_a_connected_client_with_its_get_stream_open_does_not_idle_out(mcp_session,
+                                                                              runtime_of):
+    async with mcp_session() as session:
+        [run] = mcp_runs(runtime_of)
+        await asyncio.sleep(IDLE_TIMEOUT * 1.5)  # nothing asked; the SDK client's GET stream open
+        assert not run.closed
+        assert (await session.list_tools()).tools
 
 
 async def test_a_call_in_flight_longer_than_the_idle_timeout_keeps_the_session(
