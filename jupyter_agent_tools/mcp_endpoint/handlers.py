@@ -24,7 +24,7 @@ from ..http.handlers import RUN_ID
 from ..runtime import ErrorCode, ToolError
 from .asgi import TornadoASGIBridge
 from .endpoint import McpEndpoint
-from .options import run_request_from_query
+from .options import SERVER_PARAMETERS, run_request_from_query
 from .session import McpSession
 
 MCP_RESOURCE = "agent_tools:mcp"
@@ -145,7 +145,16 @@ class RunMcpHandler(McpHandler):
 
     async def _open(self, run_id: str | None) -> McpSession:
         assert run_id is not None
-        return await self.endpoint.open_existing_run(self.get_run(run_id))
+        run = self.get_run(run_id)
+        # The run's options were fixed when it was made: one given here would be ignored, and
+        # a client asking for `surface=plan` must not get a full run without being told.
+        options = sorted(set(self.request.query_arguments) - SERVER_PARAMETERS)
+        if options:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"Run {run_id} keeps the options it was created with; {options} "
+                            "cannot be given here. Drop them, or open agent-tools/mcp with them "
+                            "for a new run of its own.")
+        return await self.endpoint.open_existing_run(run)
 
 
 def _is_initialize(body: bytes) -> bool:

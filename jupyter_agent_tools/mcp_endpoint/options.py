@@ -13,10 +13,14 @@ from ..http.models import RunRequest
 from ..runtime import ErrorCode, ToolError
 
 DEFAULT_SPACE = "lab"
+#: Query parameters that are jupyter_server's, not run options: `?token=` authenticates the
+#: request (IdentityProvider.get_token), for clients that cannot set an Authorization header.
+SERVER_PARAMETERS = frozenset({"token"})
 
 
 def run_request_from_query(query: dict[str, list[bytes]]) -> RunRequest:
     """Parse tornado's `query_arguments`; invalid_arguments saying what to fix otherwise."""
+    query = {name: values for name, values in query.items() if name not in SERVER_PARAMETERS}
     repeated = sorted(name for name, values in query.items() if len(values) > 1)
     if repeated:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,

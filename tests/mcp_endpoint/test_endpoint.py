@@ -8,6 +8,7 @@ import json
 import os
 
 import httpx2
+import psutil
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -38,6 +39,12 @@ def mcp_runs(runtime):
     return [run for run in runtime.runs.values() if run.options.origin.value == "mcp"]
 
 
+def open_sessions(serverapp) -> dict:
+    """The server's open MCP sessions (its endpoint exists once a request needed it)."""
+    endpoint = serverapp.web_app.settings.get("agent_tools_mcp")
+    return {} if endpoint is None else endpoint.sessions
+
+
 async def test_a_session_is_a_run_that_sees_its_surface(mcp_session, runtime_of, project):
     async with mcp_session(cwd="proj") as full:
         full_tools = {tool.name: tool for tool in (await full.list_tools()).tools}
@@ -46,7 +53,10 @@ async def test_a_session_is_a_run_that_sees_its_surface(mcp_session, runtime_of,
         assert run.space == "lab"  # cards go to the JupyterLab panel by default
         assert set(full_tools) == set(run.tool_names())
         assert {"write", "bash", "eval", "ask_user"} <= set(full_tools)
-        assert full_tools["read"].input_schema["properties"]["path"]
+        schemas = {schema["name"]: schema for schema in run.schemas(format="json")}
+        assert full_tools["read"].input_schema == schemas["read"]["parameters"]
+        assert full_tools["read"].description == schemas["read"]["description"]
+        assert "path" in full_tools["read"].input_schema["properties"]
         assert full_tools["read"].annotations.read_only_hint is True
         assert full_tools["write"].annotations.read_only_hint is False
         async with mcp_session(cwd="proj", surface="plan") as plan:
@@ -81,7 +91,9 @@ async def test_errors_are_is_error_with_the_code(mcp_session, project):
     async with mcp_session(cwd="proj") as session:
         missing = await session.call_tool("read", {"path": "nope.py"})
         assert missing.is_error and missing.structured_content["error"]["code"] == "not_found"
-        assert "[not_found]" in missing.content[0].text
+        message = missing.structured_content["error"]["message"]
+        assert "nope.py" in message
+        assert missing.content[0].text == f"Error [not_found]: {message}"
         outside = await session.call_tool("read", {"path": "../../etc/passwd"})
         assert outside.structured_content["error"]["code"] == "path_outside_root"
         bad = await session.call_tool("grep", {"no_such_argument": 1})
@@ -116,6 +128,23 @@ async def test_eval_figure_arrives_as_image_and_delete_stops_the_kernel(
     assert run.closed and mcp_runs(runtime_of) == []
 
 
+def listening_addresses() -> set[tuple[str, int]]:
+    """The addresses this process (the test and its in-process Jupyter server) listens on."""
+    return {(c.laddr.ip, c.laddr.port) for c in psutil.Process().net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN}
+
+
+async def test_the_endpoint_is_on_the_servers_port_and_opens_no_socket(
+        mcp_session, mcp_url, jp_http_port, project):
+    before = listening_addresses()
+    assert jp_http_port in {port for _, port in before}
+    assert mcp_url().startswith(f"http://localhost:{jp_http_port}/")
+    async with mcp_session(cwd="proj") as session:
+        read = await session.call_tool("read", {"path": "main.py"})
+        assert not read.is_error
+        assert listening_addresses() == before
+
+
 async def test_no_token_is_403_and_creates_no_run(mcp_url, runtime_of):
     before = len(runtime_of.runs)
     async with httpx2.AsyncClient() as http:
@@ -124,18 +153,55 @@ async def test_no_token_is_403_and_creates_no_run(mcp_url, runtime_of):
     assert len(runtime_of.runs) == before
 
 
-async def test_bad_query_is_400_with_the_code_and_creates_no_run(mcp_url, auth_headers, runtime_of):
+async def test_every_query_option_reaches_the_run(mcp_session, runtime_of, project):
+    async with mcp_session(cwd="proj", approvals="deny", space="review", vibe="true",
+                           conversation_id="chat-7") as session:
+        [run] = mcp_runs(runtime_of)
+        described = run.describe()
+        assert {key: described[key] for key in ("cwd", "approvals", "space", "vibe",
+                                                "conversation_id", "origin")} == {
+            "cwd": "proj", "approvals": "deny", "space": "review", "vibe": True,
+            "conversation_id": "chat-7", "origin": "mcp"}
+        assert "vibe_spawn" in {tool.name for tool in (await session.list_tools()).tools}
+        # approvals=deny is the run's gate: a write-tier call through MCP is refused by it.
+        refused = await session.call_tool("write", {"path": "x.txt", "content": "x\n"})
+        assert refused.is_error
+        assert refused.structured_content["error"]["code"] == "permission_denied"
+        assert not (project / "x.txt").exists()
+
+
+async def test_the_token_may_be_in_the_url_with_the_options(mcp_session, runtime_of, project,
+                                                             jp_serverapp):
+    """For a client that cannot set headers: jupyter_server reads `?token=`; it is no option."""
+    token = jp_serverapp.identity_provider.token
+    async with mcp_session(headers={}, cwd="proj", surface="plan", token=token) as session:
+        assert "write" not in {tool.name for tool in (await session.list_tools()).tools}
+        [run] = mcp_runs(runtime_of)
+        assert run.describe()["cwd"] == "proj" and run.surface.value == "plan"
+
+
+async def test_bad_query_is_refused_as_post_runs_refuses_it_before_any_session(
+        mcp_url, auth_headers, runtime_of, jp_serverapp, api):
     async with httpx2.AsyncClient(headers=auth_headers) as http:
         for query, code in [({"surface": "everything"}, "invalid_arguments"),
+                            ({"approvals": "sometimes"}, "invalid_arguments"),
                             ({"vibe": "maybe"}, "invalid_arguments"),
+                            ({"space": ""}, "invalid_arguments"),
+                            ({"conversation_id": "c" * 10_000}, "invalid_arguments"),
                             ({"colour": "red"}, "invalid_arguments"),
                             ({"cwd": "../.."}, "path_outside_root"),
                             ({"cwd": "no/such/dir"}, "not_found")]:
             response = await http.post(mcp_url(**query), json=_initialize(), headers=_MCP_HEADERS)
-            assert 400 <= response.status_code < 500, (query, response.status_code)
             error = response.json()["error"]
             assert error["data"]["code"] == code, (query, error)
+            assert code in error["message"] and "mcp-session-id" not in response.headers
+            # The same values as a POST runs body: the same status and code.
+            status, body = await api("POST", "runs", query)
+            assert (response.status_code, code) == (status, body["error"]["code"]), query
+            if code != "not_found":  # a bad value; a directory that does not exist is a 404
+                assert response.status_code == 400, query
     assert runtime_of.runs == {}
+    assert open_sessions(jp_serverapp) == {}
 
 
 async def test_a_request_for_an_unknown_session_is_404(mcp_url, auth_headers):
@@ -204,7 +270,18 @@ async def test_the_run_route_serves_an_existing_run_and_leaves_it_open(mcp_sessi
     assert [entry["origin"] for entry in transcript] == ["mcp"]
 
 
-async def test_a_run_token_works_on_its_run_route_only(mcp_url, runtime_of, api):
+async def test_the_run_route_refuses_options_it_would_ignore(mcp_url, auth_headers, api):
+    _, run = await api("POST", "runs", {"surface": "full"})
+    async with httpx2.AsyncClient(headers=auth_headers) as http:
+        refused = await http.post(mcp_url(f"agent-tools/api/runs/{run['id']}/mcp", surface="plan"),
+                                  json=_initialize(), headers=_MCP_HEADERS)
+    assert refused.status_code == 400
+    error = refused.json()["error"]
+    assert error["data"]["code"] == "invalid_arguments" and "['surface']" in error["message"]
+    assert "mcp-session-id" not in refused.headers
+
+
+async def test_a_run_token_works_on_its_run_route_only(mcp_url, runtime_of, api, jp_serverapp):
     _, run = await api("POST", "runs", {})
     token = runtime_of.run_tokens.issue(run["id"])
     headers = {"Authorization": f"token {token}"}
@@ -216,7 +293,13 @@ async def test_a_run_token_works_on_its_run_route_only(mcp_url, runtime_of, api)
                 ClientSession(read, write) as session:
             await session.initialize()
             assert (await session.list_tools()).tools
-    assert len(runtime_of.runs) == 1
+        # Not another run's route: a token is bound to its own run.
+        _, other = await api("POST", "runs", {})
+        elsewhere = await http.post(mcp_url(f"agent-tools/api/runs/{other['id']}/mcp"),
+                                    json=_initialize(), headers=_MCP_HEADERS)
+        assert elsewhere.status_code == 403
+    assert set(runtime_of.runs) == {run["id"], other["id"]}
+    assert open_sessions(jp_serverapp) == {}
 
 
 _MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

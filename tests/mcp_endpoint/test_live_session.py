@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+import httpx2
 import mcp_types as types
 import pytest
 from fastmcp import Client
@@ -18,13 +19,14 @@ from jupyter_agent_tools.runtime import Resource
 
 WAIT = 30  # seconds: a bound on waits that should end soon, never an assertion
 CARD_TIMEOUT = 4.0
+IDLE_TIMEOUT = 3.0
 
 
 @pytest.fixture
 def jp_server_config(jp_server_config):
     return {
         **jp_server_config,
-        "McpEndpoint": {"idle_timeout_seconds": 3.0, "progress_interval_seconds": 0.3},
+        "McpEndpoint": {"idle_timeout_seconds": IDLE_TIMEOUT, "progress_interval_seconds": 0.3},
         "QuestionPort": {"timeout_seconds": CARD_TIMEOUT},
     }
 
@@ -48,6 +50,44 @@ async def test_a_client_gone_without_delete_is_closed_after_the_idle_timeout(mcp
     # The client left without DELETE; its GET stream closed with it, so the session idles out.
     await until(lambda: run.closed, "the idle session's run to close")
     assert mcp_runs(runtime_of) == []
+
+
+async def test_a_connected_client_with_its_get_stream_open_does_not_idle_out(mcp_session,
+                                                                              runtime_of):
+    async with mcp_session() as session:
+        [run] = mcp_runs(runtime_of)
+        await asyncio.sleep(IDLE_TIMEOUT * 1.5)  # nothing asked; the SDK client's GET stream open
+        assert not run.closed
+        assert (await session.list_tools()).tools
+
+
+async def test_a_call_in_flight_longer_than_the_idle_timeout_keeps_the_session(
+        mcp_url, auth_headers, runtime_of):
+    """Idle means no request in flight: a call that outlasts the timeout is answered, and the
+    session lives on (this client opens no GET stream, so the call is its only request)."""
+    headers = {"Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json"}
+    async with httpx2.AsyncClient(headers=auth_headers, timeout=WAIT) as http:
+        opened = await http.post(mcp_url(), headers=headers, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}}})
+        headers |= {"Mcp-Session-Id": opened.headers["mcp-session-id"],
+                    "Mcp-Protocol-Version": "2025-11-25"}
+        await http.post(mcp_url(), headers=headers,
+                        json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        [run] = mcp_runs(runtime_of)
+        answer = await http.post(mcp_url(), headers=headers, json={
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "bash", "arguments": {"command": "sleep 5; echo still-here"}}})
+        assert answer.status_code == 200
+        assert "still-here" in answer.json()["result"]["content"][0]["text"]
+        assert not run.closed
+        listed = await http.post(mcp_url(), headers=headers, json={
+            "jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+        assert listed.status_code == 200 and listed.json()["result"]["tools"]
+    # Then nothing more comes: the session idles out and closes its run.
+    await until(lambda: run.closed, "the idle session's run to close")
 
 
 async def test_tools_list_changed_when_a_resource_attaches(mcp_session, runtime_of):
@@ -177,7 +217,8 @@ async def test_fastmcp_client_lists_and_calls_tools(mcp_url, auth_headers, runti
         assert {"read", "grep"} <= names and "write" not in names
         result = await client.call_tool("grep", {"pattern": "beta"})
         assert "notes.txt" in result.content[0].text
-        assert result.structured_content["total"] >= 1 or result.structured_content
+        assert result.structured_content["matches"] == [
+            {"file": "notes.txt", "line": 2, "text": "beta"}]
         [run] = mcp_runs(runtime_of)
         assert run.surface.value == "readonly"
     await until(lambda: mcp_runs(runtime_of) == [], "the fastmcp session's run to close")
