@@ -190,3 +190,78 @@ async def test_rename_across_cells_and_modules_keeps_the_rest_of_the_file(lsp_ru
     assert renamed.cells[3].outputs == notebook.cells[3].outputs
     assert (project / "helpers.py").read_text().startswith("def rescale(")
     assert not (project / ".analysis.ipynb.py").exists()
+
+
+SHAPES = [
+    new_code_cell("class Shape:\n    def area(self) -> float:\n        raise NotImplementedError"),
+    new_code_cell("class Square(Shape):\n    def area(self) -> float:\n        return 1.0"),
+    new_code_cell("def measure(shape: Shape) -> float:\n    return shape.area()"),
+]
+
+
+async def test_the_other_actions_answer_by_cell_too(lsp_runtime, root):
+    project = write_project(root)
+    nbformat.write(new_notebook(cells=SHAPES, metadata={
+        "kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}}),
+        project / "shapes.ipynb")
+    run = await lsp_runtime().create_run(cwd="proj")
+
+    # basedpyright also reads the notebooks of its workspace itself, naming places in them
+    # as `analysis.ipynb#2`: shown by cell, never as the file's JSON.
+    from_module = await run.call("lsp", {"action": "references", "file": "helpers.py",
+                                         "line": 1, "symbol": "scale"})
+    assert from_module.ok, from_module.text
+    assert {(loc["path"], loc.get("cell"), loc["line"]) for loc in
+            from_module.data["locations"]} <= {("helpers.py", None, 1),
+                                               ("analysis.ipynb", 2, 3),
+                                               ("analysis.ipynb", 4, 4)}, from_module.text
+    # Once the notebook's virtual document is open too, each place is still named once.
+    hover = await run.call("lsp", {"action": "hover", "file": "analysis.ipynb", "cell": 4,
+                                   "line": 4, "symbol": "scale"})
+    assert hover.ok, hover.text
+    again = await run.call("lsp", {"action": "references", "file": "helpers.py", "line": 1,
+                                   "symbol": "scale"})
+    assert sorted((loc["path"], loc.get("cell", 0), loc["line"], loc.get("column", 0))
+                  for loc in again.data["locations"]) == [
+        ("analysis.ipynb", 2, 3, 21), ("analysis.ipynb", 4, 4, 10),
+        ("helpers.py", 0, 1, 0)], again.text
+    assert again.data["total"] == 3 and "analysis.ipynb [cell 4] 4:10: scaled" in again.text
+
+    implementation = await run.call("lsp", {"action": "implementation", "file": "shapes.ipynb",
+                                            "cell": 3, "line": 2, "symbol": "area"})
+    assert implementation.ok, implementation.text
+    assert [(loc["cell"], loc["line"], loc["column"])
+            for loc in implementation.data["locations"]] == [(1, 2, 9), (2, 2, 9)]
+    assert "shapes.ipynb [cell 2] 2:9: def area" in implementation.text
+
+    search = await run.call("lsp", {"action": "symbols", "query": "measure"})
+    assert search.ok, search.text
+    assert [(s["path"], s["cell"], s["line"], s["name"]) for s in search.data["symbols"]] == [
+        ("shapes.ipynb", 3, 1, "measure")], search.text
+    assert "function measure shapes.ipynb [cell 3] 1:5" in search.text
+
+    status = await run.call("lsp", {"action": "status", "file": "analysis.ipynb"})
+    assert status.ok and "Language servers for analysis.ipynb" in status.text
+    assert {s["server"]: s["available"] for s in status.data["servers"]} == {
+        "basedpyright": True, "ruff": True}
+    reloaded = await run.call("lsp", {"action": "reload", "file": "analysis.ipynb"})
+    assert reloaded.ok and "basedpyright: restarted" in reloaded.text, reloaded.text
+    after = await run.call("lsp", {"action": "definition", "file": "analysis.ipynb", "cell": 4,
+                                   "line": 5, "symbol": "total"})
+    assert [(loc["cell"], loc["line"]) for loc in after.data["locations"]] == [(3, 1)]
+
+
+async def test_the_project_check_reads_notebooks_by_cell(lsp_runtime, root):
+    write_project(root)
+    run = await lsp_runtime().create_run(cwd="proj")
+    checked = await run.call("lsp", {"action": "diagnostics", "file": "*"})
+    assert checked.ok, checked.text
+    # As `lsp diagnostics` on the notebook: by cell, and the `!ls` magic not flagged.
+    found = {(d["path"], d.get("cell"), d["line"], d["column"], d["code"])
+             for d in checked.data["diagnostics"]}
+    assert found == {("analysis.ipynb", 5, 2, 7, "reportUndefinedVariable"),
+                     ("analysis.ipynb", 5, 2, 7, "F821"),
+                     ("analysis.ipynb", 6, 6, 1, "reportUnusedExpression"),
+                     ("analysis.ipynb", 6, 6, 1, "B018")}, checked.text
+    assert checked.data["checks"]["notebooks"]["errors"] == 2
+    assert "analysis.ipynb [cell 5] 2:7 error [reportUndefinedVariable]" in checked.text

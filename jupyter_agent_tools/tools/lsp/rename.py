@@ -18,7 +18,7 @@ from ...lsp.positions import char_index
 from ...lsp.server import LanguageServer
 from ...lsp.session import LspSession, SourceDocument
 from ...lsp.workspace_edit import PlannedEdit, plan_workspace_edit
-from ...notebooks import DocumentEdit, NotebookError, check_unchanged
+from ...notebooks import DocumentEdit, NotebookError, check_unchanged, is_notebook_path
 from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
 from ..notebook_errors import notebook_error
 from .args import LspRenameArgs
@@ -151,8 +151,17 @@ def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
                             "project; no file was changed.")
         return None
 
+    def read_by_the_server(uri: str) -> bool:
+        """An edit of a notebook's file that the server read itself (basedpyright's
+        `analysis.ipynb#2`): the same edit as in the virtual document opened, in the file's
+        JSON. Never applied."""
+        return is_notebook_path(Path(to_fs_path(uri) or uri).name)
+
     kept: list[Any] = []
     for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit) and read_by_the_server(
+                change.text_document.uri):
+            continue
         if isinstance(change, types.TextDocumentEdit) and (
                 path := notebook(change.text_document.uri)):
             cells.setdefault(path, []).extend(change.edits)
@@ -165,6 +174,8 @@ def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
             kept.append(change)
     changes = {}
     for uri, edits in (edit.changes or {}).items():
+        if read_by_the_server(uri):
+            continue
         if path := notebook(uri):
             cells.setdefault(path, []).extend(edits)
         else:
