@@ -127,6 +127,78 @@ async def test_an_edit_of_an_open_notebook_reaches_its_clients_in_place(
         await runtime.close_run(run.id)
 
 
+async def open_in_lab(jp_fetch, jp_http_port: int, jp_base_url: str, name: str
+                      ) -> tuple[str, str]:
+    """Open `name` as JupyterLab does: a collaboration session; the room's WebSocket URL."""
+    response = await jp_fetch("api", "collaboration", "session", name, method="PUT",
+                              body=json.dumps({"format": "json", "type": "notebook"}))
+    session = json.loads(response.body)
+    room = f"json:notebook:{session['fileId']}"
+    return room, (f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/collaboration/room/{room}"
+                  f"?sessionId={session['sessionId']}")
+
+
+async def test_rewrites_and_renames_reach_an_open_notebook_in_place(
+        jp_serverapp, jp_fetch, jp_http_port, jp_base_url, jp_root_dir):
+    (jp_root_dir / "pyproject.toml").write_text("[project]\nname = 'rtc'\nversion = '0'\n")
+    path = jp_root_dir / "analysis.ipynb"
+    write_notebook(path, "sales = [3, 5, 8]\nprint(sales)", "total = sum(sales)",
+                   "print(total)")
+    room, url = await open_in_lab(jp_fetch, jp_http_port, jp_base_url, "analysis.ipynb")
+    human = YNotebook()
+    async with aconnect_ws(url) as websocket, Provider(human.ydoc, HttpxWebsocket(websocket, room)):
+        await until(lambda: len(sources(human)) == 3, "the client to sync")
+        runtime = jp_serverapp.web_app.settings["agent_tools_runtime"]
+        run = await runtime.create_run()
+        staged = await run.call("ast_edit", {"pattern": "print($A)", "rewrite": "display($A)",
+                                             "path": "analysis.ipynb"})
+        assert staged.ok, staged.text
+        # The human types in cell 2 meanwhile, unsaved: no conflict with cells 1 and 3.
+        typed = human.ycells[1]["source"]
+        typed += "  # checked"
+        await server_holds(run, "1\ttotal = sum(sales)  # checked")
+        accepted = await run.call("resolve", {"edit_id": staged.data["edit_id"],
+                                              "action": "accept"})
+        assert accepted.ok, accepted.text
+        expected = ["sales = [3, 5, 8]\ndisplay(sales)", "total = sum(sales)  # checked",
+                    "display(total)"]
+        await until(lambda: sources(human) == expected, "the rewrite to arrive")
+        await until(lambda: saved_sources(path) == expected, "the save")
+
+        # A rewrite staged on a cell the human then changes is stale: nothing changes.
+        staged = await run.call("ast_edit", {"pattern": "display($A)", "rewrite": "print($A)",
+                                             "path": "analysis.ipynb"})
+        assert staged.ok, staged.text
+        typed = human.ycells[2]["source"]
+        typed += "  # mine"
+        await server_holds(run, "1\tdisplay(total)  # mine")
+        refused = await run.call("resolve", {"edit_id": staged.data["edit_id"],
+                                             "action": "accept"})
+        assert refused.code == "stale_edit" and refused.data["stale_files"] == ["analysis.ipynb"]
+        assert sources(human)[0] == "sales = [3, 5, 8]\ndisplay(sales)"
+
+        # lsp_rename (a real basedpyright) renames across cells in the shared document too.
+        renamed = await run.call("lsp_rename", {"file": "analysis.ipynb", "cell": 1, "line": 1,
+                                                "symbol": "sales", "new_name": "revenue"})
+        assert renamed.ok, renamed.text
+        await until(lambda: sources(human)[:2] == [
+            "revenue = [3, 5, 8]\ndisplay(revenue)", "total = sum(revenue)  # checked"],
+            "the rename to arrive")
+        assert sources(human)[2] == "display(total)  # mine"
+        await runtime.close_run(run.id)
+
+
+async def server_holds(run, line: str) -> None:
+    """Wait until the open notebook, as the agent reads it, shows `line` (the human's
+    typing has reached the server's shared document)."""
+    for _ in range(WAIT_SECONDS * 20):
+        listing = await run.call("read", {"path": "analysis.ipynb"})
+        if line in listing.text.splitlines():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"waited {WAIT_SECONDS}s for {line!r} in {listing.text}")
+
+
 async def test_a_notebook_nobody_has_open_is_written_as_a_file(jp_serverapp, jp_root_dir):
     path = jp_root_dir / "closed.ipynb"
     write_notebook(path, "x = 1")
