@@ -9,7 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from jupyter_agent_tools.lsp.specs import find_executable
 
 HELPERS = "def scale(values: list[float], factor: float) -> list[float]:\n" \
           "    return [v * factor for v in values]\n"
@@ -265,3 +268,38 @@ async def test_the_project_check_reads_notebooks_by_cell(lsp_runtime, root):
                      ("analysis.ipynb", 6, 6, 1, "B018")}, checked.text
     assert checked.data["checks"]["notebooks"]["errors"] == 2
     assert "analysis.ipynb [cell 5] 2:7 error [reportUndefinedVariable]" in checked.text
+
+
+@pytest.mark.skipif(find_executable(["typescript-language-server"]) is None,
+                    reason="typescript-language-server is installed by scripts/setup.sh")
+async def test_a_deno_notebook_is_served_in_typescript_by_cell(lsp_runtime, root):
+    project = root / "web"
+    project.mkdir()
+    (project / "tsconfig.json").write_text('{"compilerOptions": {"strict": true}}\n')
+    nbformat.write(new_notebook(cells=[
+        new_markdown_cell("Prices"),
+        new_code_cell("const prices: number[] = [3, 5, 8];\n"
+                      "function odd(xs: number[]): number[] {\n"
+                      "  return xs.filter((p) => p % 2 === 1);\n}"),
+        new_code_cell("const result = odd(prices);\nconsole.log(result, missing);"),
+    ], metadata={"kernelspec": {"name": "deno", "language": "typescript",
+                                "display_name": "Deno"}}), project / "prices.ipynb")
+    run = await lsp_runtime().create_run(cwd="web")
+
+    hover = await run.call("lsp", {"action": "hover", "file": "prices.ipynb", "cell": 3,
+                                   "line": 1, "symbol": "odd"})
+    assert hover.ok and "function odd(xs: number[]): number[]" in hover.text, hover.text
+    definition = await run.call("lsp", {"action": "definition", "file": "prices.ipynb",
+                                        "cell": 3, "line": 1, "symbol": "prices"})
+    assert [(loc["cell"], loc["line"], loc["column"])
+            for loc in definition.data["locations"]] == [(2, 1, 7)], definition.text
+    report = await run.call("lsp", {"action": "diagnostics", "file": "prices.ipynb"})
+    assert [(d["cell"], d["line"], d["column"], d["code"])
+            for d in report.data["diagnostics"]] == [(3, 2, 21, "2304")], report.text
+    renamed = await run.call("lsp_rename", {"file": "prices.ipynb", "cell": 2, "line": 2,
+                                            "symbol": "odd", "new_name": "odds"})
+    assert renamed.ok, renamed.text
+    cells = nbformat.read(project / "prices.ipynb", as_version=4).cells
+    assert "function odds(xs" in cells[1].source
+    assert cells[2].source.startswith("const result = odds(prices);")
+    assert sorted(p.name for p in project.iterdir()) == ["prices.ipynb", "tsconfig.json"]
