@@ -11,7 +11,9 @@ from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
 from ..files import read_text_inside, write_files_atomically
+from ..notebooks import InvalidNotebook, Notebook, is_notebook_path
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
+from .notebook_errors import notebook_error
 
 # How far (in lines) a hunk may have drifted from the line numbers in its header.
 _MAX_DRIFT = 200
@@ -89,6 +91,11 @@ class ApplyPatch(Tool):
                         else read_text_inside(root, target, ctx.runtime.max_read_bytes,
                                               shown=ctx.run.relpath(target)))
             changes[target] = _apply_hunks(ctx.run.relpath(target), original, patched)
+            if is_notebook_path(target.name):  # a notebook stays valid nbformat, as with write
+                try:
+                    Notebook.from_text(changes[target] or "", name=ctx.run.relpath(target))
+                except InvalidNotebook as exc:
+                    raise notebook_error(exc, doing="write") from None
             verb = "created" if patched.is_added_file else "modified"
             summary.append(f"{verb} {ctx.run.relpath(target)} (+{patched.added} -{patched.removed})")
         created = write_files_atomically(changes, root=root, relpath=ctx.run.relpath)

@@ -255,7 +255,8 @@ async def test_the_other_actions_answer_by_cell_too(lsp_runtime, root):
 
 
 async def test_the_project_check_reads_notebooks_by_cell(lsp_runtime, root):
-    write_project(root)
+    project = write_project(root)
+    (project / "broken.ipynb").write_text("{not json")
     run = await lsp_runtime().create_run(cwd="proj")
     checked = await run.call("lsp", {"action": "diagnostics", "file": "*"})
     assert checked.ok, checked.text
@@ -267,6 +268,9 @@ async def test_the_project_check_reads_notebooks_by_cell(lsp_runtime, root):
                      ("analysis.ipynb", 6, 6, 1, "reportUnusedExpression"),
                      ("analysis.ipynb", 6, 6, 1, "B018")}, checked.text
     assert checked.data["checks"]["notebooks"]["errors"] == 2
+    # A file named as a notebook that is not one is named, not fatal.
+    assert checked.data["checks"]["notebooks"]["unchecked"] == ["broken.ipynb"]
+    assert "notebooks not checked: broken.ipynb" in checked.text
     assert "analysis.ipynb [cell 5] 2:7 error [reportUndefinedVariable]" in checked.text
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from pathlib import Path
 from typing import Any
 
-from ...lsp.errors import ProjectCheckError
+from ...files import FilesError
+from ...lsp.errors import LspError, ProjectCheckError
 from ...lsp.journal import FileDiagnostic
 from ...lsp.project_check import run_project_check
 from ...lsp.session import OUTSIDE_ROOT, LspSession
@@ -166,6 +168,19 @@ async def _check_notebooks(session: LspSession
     if not notebooks:
         return None
     started = time.perf_counter()
+
+    def readable() -> tuple[list[Path], list[str]]:
+        kept, invalid = [], []
+        for path in notebooks:
+            try:
+                session.document_now(path)
+            except (FilesError, LspError):  # not a notebook (yet): named, not fatal
+                invalid.append(session.run.relpath(path))
+            else:
+                kept.append(path)
+        return kept, invalid
+
+    notebooks, invalid = await asyncio.to_thread(readable)
     reports = await session.diagnostics_many(notebooks, save=False)
     items = [item for report in reports for item in report.items]
     summary: dict[str, Any] = {
@@ -173,7 +188,7 @@ async def _check_notebooks(session: LspSession
         "warnings": sum(d.severity == "warning" for d in items),
         "seconds": round(time.perf_counter() - started, 2),
     }
-    unchecked = [session.run.relpath(r.path) for r in reports if not r.complete]
+    unchecked = invalid + [session.run.relpath(r.path) for r in reports if not r.complete]
     if unchecked:
         summary["unchecked"] = unchecked
     return items, summary
