@@ -160,18 +160,18 @@ async def _check_notebooks(session: LspSession
                           ) -> tuple[list[FileDiagnostic], dict[str, Any]] | None:
     """The diagnostics of the notebooks under the cwd, by cell, and their summary; None when
     there are none."""
-    notebooks = await session.notebooks_under(session.run.cwd)
-    if notebooks is None:
+    listed = await session.notebooks_under(session.run.cwd)
+    if listed is None:
         return [], {"error": f"more than {session.limits.max_project_sources} notebooks to "
                     "check; raise LanguageServerSupervisor.max_project_sources or pass them "
                     "one at a time"}
-    if not notebooks:
+    if not listed:
         return None
     started = time.perf_counter()
 
     def readable() -> tuple[list[Path], list[str]]:
         kept, invalid = [], []
-        for path in notebooks:
+        for path in listed:
             try:
                 session.document_now(path)
             except (FilesError, LspError):  # not a notebook (yet): named, not fatal
