@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .document import Notebook
 from .errors import CellOutOfRange
 
 # Where jupyter_server_ydoc keeps its extension in the server's settings (its documented API).
@@ -110,6 +111,27 @@ class SharedChange:
     def undo(self) -> None:
         if self.notebook.holds(self.after):
             self.notebook.set_sources(self.before)
+
+
+class SharedRewrite:
+    """A tool's change to a whole open notebook (apply_patch): computed on the file, so it
+    is `stale` when the shared document's cells differ from the file's (the human's unsaved
+    typing would be lost); applied cell by cell (by id) in place."""
+
+    def __init__(self, notebook: SharedNotebook, before: Notebook, after: Notebook) -> None:
+        self.notebook = notebook
+        self.before = before
+        self.after = after
+
+    @property
+    def stale(self) -> bool:
+        return self.notebook.sources() != [cell.source for cell in self.before.cells]
+
+    def apply(self) -> None:
+        self.notebook.set_content(self.after.as_nbformat())
+
+    def undo(self) -> None:
+        self.notebook.set_content(self.before.as_nbformat())
 
 
 async def open_shared_changes(server: Any, root: Path,

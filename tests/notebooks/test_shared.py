@@ -27,7 +27,13 @@ WAIT_SECONDS = 30  # a bound on waits for sync and save, not a timing assertion
 
 
 @pytest.fixture
-def jp_server_config(tmp_path):
+def save_delay() -> float:
+    """Seconds the collaboration server waits before saving a changed document."""
+    return 0.2
+
+
+@pytest.fixture
+def jp_server_config(tmp_path, save_delay):
     return {
         "ServerApp": {
             "jpserver_extensions": {"jupyter_agent_tools": True, "jupyter_server_ydoc": True,
@@ -36,7 +42,7 @@ def jp_server_config(tmp_path):
         },
         "SQLiteYStore": {"db_path": str(tmp_path / "ystore.db")},
         "BaseFileIdManager": {"db_path": str(tmp_path / "file_id.db"), "db_journal_mode": "OFF"},
-        "YDocExtension": {"document_save_delay": 0.2},
+        "YDocExtension": {"document_save_delay": save_delay},
     }
 
 
@@ -185,6 +191,39 @@ async def test_rewrites_and_renames_reach_an_open_notebook_in_place(
             "revenue = [3, 5, 8]\ndisplay(revenue)", "total = sum(revenue)  # checked"],
             "the rename to arrive")
         assert sources(human)[2] == "display(total)  # mine"
+        await runtime.close_run(run.id)
+
+
+@pytest.mark.parametrize("save_delay", [3600.0])  # nothing typed is saved during the test
+async def test_a_patch_reaches_an_open_notebook_unless_it_has_unsaved_typing(
+        jp_serverapp, jp_fetch, jp_http_port, jp_base_url, jp_root_dir):
+    path = jp_root_dir / "analysis.ipynb"
+    write_notebook(path, "sales = [3, 5, 8]", "total = sum(sales)")
+    text = path.read_text()
+    at = text.splitlines().index('    "total = sum(sales)"') + 1
+    patch = (f"--- a/analysis.ipynb\n+++ b/analysis.ipynb\n@@ -{at},1 +{at},1 @@\n"
+             f'-    "total = sum(sales)"\n+    "total = max(sales)"\n')
+    room, url = await open_in_lab(jp_fetch, jp_http_port, jp_base_url, "analysis.ipynb")
+    human = YNotebook()
+    async with aconnect_ws(url) as websocket, Provider(human.ydoc, HttpxWebsocket(websocket, room)):
+        await until(lambda: len(sources(human)) == 2, "the client to sync")
+        runtime = jp_serverapp.web_app.settings["agent_tools_runtime"]
+        run = await runtime.create_run()
+        patched = await run.call("apply_patch", {"patch": patch})
+        assert patched.ok, patched.text
+        await until(lambda: sources(human) == ["sales = [3, 5, 8]", "total = max(sales)"],
+                    "the patch to arrive")
+        assert path.read_text() == text  # the collaboration server saves it, not the tool
+
+        # A patch made against the file while the open notebook holds unsaved changes (the
+        # human's typing, and here the first patch) is refused: they would be lost.
+        typed = human.ycells[0]["source"]
+        typed += "  # from the CSV"
+        await server_holds(run, "1\tsales = [3, 5, 8]  # from the CSV")
+        refused = await run.call("apply_patch", {"patch": patch})
+        assert refused.code == "stale_edit" and "unsaved" in refused.error["message"]
+        assert path.read_text() == text
+        assert sources(human) == ["sales = [3, 5, 8]  # from the CSV", "total = max(sales)"]
         await runtime.close_run(run.id)
 
 
