@@ -32,7 +32,8 @@ __all__ = [
     "Cell", "CellLanguage", "CellOutOfRange", "CellPosition", "CellSpan", "DocumentEdit",
     "EditSpansCells", "EditTouchesMagic", "InvalidNotebook", "JsonStyle", "LineOutOfRange",
     "Mask", "NotKernelCode", "Notebook", "NotebookError", "NotebookFile", "OutputSummary",
-    "SharedChange", "SharedNotebook", "SharedRewrite", "StaleNotebook", "VirtualDocument", "cell_language", "check_unchanged",
-    "content_hash", "is_notebook_path", "language_name", "notebook_language",
-    "open_shared_changes", "open_shared_notebook", "read_notebook", "validate", "write_sources",
+    "SharedChange", "SharedNotebook", "SharedRewrite", "StaleNotebook", "VirtualDocument",
+    "cell_language", "check_unchanged", "content_hash", "is_notebook_path", "language_name",
+    "notebook_language", "open_shared_changes", "open_shared_notebook", "read_notebook",
+    "validate", "write_sources",
 ]

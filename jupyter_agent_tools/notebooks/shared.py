@@ -68,7 +68,6 @@ class SharedNotebook:
                 del text[begin:begin + length]
                 text.insert(begin, new_text)
 
-
     def holds(self, sources: Mapping[int, str]) -> bool:
         """Whether each cell numbered in `sources` is there and holds that source now."""
         current = self.sources()

@@ -103,7 +103,8 @@ class StagedEdit:
     def to_json(self) -> dict[str, Any]:
         return {**self.summary(), "diff": self.diff}
 
-    def stale_files(self, root: Path, changes: list[FileChange]) -> list[str]:
+    @staticmethod
+    def stale_files(root: Path, changes: list[FileChange]) -> list[str]:
         """Which of `changes` (relative paths) changed on disk, or were replaced, since
         staging."""
         return [change.relpath for change in changes if change.is_stale(root)]
