@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from jupyter_client.multikernelmanager import AsyncMultiKernelManager
+from jupyter_client.session import Session
 from jupyter_core.paths import jupyter_runtime_dir
 from jupyter_core.utils import ensure_async
 from jupyter_server.gateway.managers import GatewayMappingKernelManager
@@ -201,7 +202,7 @@ class KernelFactory(ResourceProvider):
                               "gateway" if self._remote(manager) else "host", owned=False,
                               notebook=user_kernel.notebook)
         channels = (GatewayChannels(user_kernel.kernel_id, self.log) if self._remote(manager)
-                    else ZmqChannels(kernel.client(), self.log))
+                    else ZmqChannels(_client_of_its_own(kernel), self.log))
         session = KernelSession(handle, channels, bridge_timeout=self.bridge_timeout_seconds,
                                 log=self.log)
         self._borrowed_sessions.add(session)
@@ -378,3 +379,14 @@ async def _has_spec(specs: Any, name: str) -> bool:
         raise GatewayUnreachable(str(exc.log_message or exc)) from None
     return spec is not None
 
+
+def _client_of_its_own(kernel: Any) -> Any:
+    """A client of a user's kernel with a session of its own.
+
+    A kernel manager's clients share its session, and with it the identity of their shell
+    and stdin sockets: the kernel would then answer the user's other clients of that manager
+    (server-side execution, another extension) on the run's sockets, and the run's on
+    theirs, and a closed run would leave them without replies.
+    """
+    own = Session(key=kernel.session.key, signature_scheme=kernel.session.signature_scheme)
+    return kernel.client(session=own)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
@@ -26,6 +27,7 @@ from ..discovery import BinaryCheck, missing_binary, missing_marker
 from ..files import FilesError, read_text_inside, resolve_inside
 from ..files.walk import DEFAULT_SKIP_DIRS
 from ..notebooks import (
+    Cell,
     NotebookError,
     NotebookFile,
     VirtualDocument,
@@ -186,7 +188,10 @@ class LspSession:
         self.run = run
         self.journal = DiagnosticsJournal()
         self.servers: set[tuple[Path, str]] = set()
-        self._texts: dict[Path, tuple[tuple[int, int, int], str | SourceDocument]] = {}
+        # Keyed by (path, as a document?): a notebook is read both as its virtual document and,
+        # where a server names the file itself, as text.
+        self._texts: dict[tuple[Path, bool], tuple[tuple[int, int, int],
+                                                   str | SourceDocument]] = {}
         self._texts_lock = threading.Lock()  # reads run in worker threads
 
     # -- which servers ----------------------------------------------------------------------
@@ -270,7 +275,7 @@ class LspSession:
             return read_text_inside(runtime.root_path, path, runtime.max_read_bytes,
                                     shown=self.run.relpath(path))
 
-        text = self._cached(path, read)
+        text = self._cached(path, read, document=False)
         assert isinstance(text, str)
         return text
 
@@ -293,7 +298,7 @@ class LspSession:
                 f".{path.name}{self._extension(document.language)}"), document.text, document,
                 len(file.notebook.cells), file)
 
-        document = self._cached(path, read)
+        document = self._cached(path, read, document=True)
         assert isinstance(document, SourceDocument)
         return document
 
@@ -312,22 +317,23 @@ class LspSession:
         afresh; a kernel of another language since is seen from the next call on.
         """
         with self._texts_lock:
-            cached = self._texts.get(path)
+            cached = self._texts.get((path, True))
         return cached[1] if cached is not None and isinstance(cached[1], SourceDocument) else None
 
-    def _cached(self, path: Path, read: Any) -> str | SourceDocument:
+    def _cached(self, path: Path, read: Any, *, document: bool) -> str | SourceDocument:
         try:
             stat = os.stat(path)
         except OSError:
             return read()  # says what is wrong
         stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        key = (path, document)
         with self._texts_lock:
-            cached = self._texts.get(path)
+            cached = self._texts.get(key)
         if cached is None or cached[0] != stamp:
             cached = (stamp, read())
         with self._texts_lock:
-            self._texts.pop(path, None)
-            self._texts[path] = cached  # most recently used last
+            self._texts.pop(key, None)
+            self._texts[key] = cached  # most recently used last
             while len(self._texts) > _TEXT_CACHE_FILES:
                 del self._texts[next(iter(self._texts))]
         return cached[1]
@@ -385,10 +391,15 @@ class LspSession:
     async def notebooks_served_by(self, server: LanguageServer) -> list[Path] | None:
         """The notebooks under `server`'s root, listed as `project_sources` lists sources
         (None past `max_project_sources`)."""
+        return await self.notebooks_under(server.root)
+
+    async def notebooks_under(self, folder: Path) -> list[Path] | None:
+        """The notebooks under `folder`, listed as `project_sources` lists sources (None past
+        `max_project_sources`)."""
         limit = self.limits.max_project_sources
 
         def listed() -> list[Path] | None:
-            found = _list_sources({server.root: {".ipynb"}},
+            found = _list_sources({folder: {".ipynb"}},
                                   self.limits.max_command_scan_files, limit + 1)
             if found is None or len(found) > limit:
                 return None
@@ -504,6 +515,10 @@ class LspSession:
             if notebook is not None:
                 entries.append(self.cell_location(notebook, range_.start))
                 continue
+            if is_notebook_path(path.name):  # the server read the notebook file itself
+                entries.append(self._native_cell_location(path, urlsplit(uri).fragment,
+                                                          range_.start))
+                continue
             entry: dict[str, Any] = {"path": self.run.relpath(path),
                                      "line": range_.start.line + 1}
             real = self.contained(path)
@@ -520,6 +535,27 @@ class LspSession:
                     entry["text"] = lines[range_.start.line].strip()
             entries.append(entry)
         return entries
+
+    def _native_cell_location(self, path: Path, fragment: str, start: types.Position
+                              ) -> dict[str, Any]:
+        """A place a server names in a notebook it read from disk itself (basedpyright does, in
+        its workspace): `analysis.ipynb#2` is the notebook's third code cell as basedpyright
+        counts them, the range within that cell. By cell, as any place in a notebook; never
+        the file's JSON."""
+        entry: dict[str, Any] = {"path": self.run.relpath(path), "line": start.line + 1}
+        if self.contained(path) is None:
+            return {**entry, "outside_root": True}
+        try:
+            document = self.document_now(path)
+        except (FilesError, LspError):
+            return entry
+        cell = _native_cell(document, fragment)
+        if cell is None:
+            return entry
+        lines = cell.lines
+        text = lines[start.line] if start.line < len(lines) else ""
+        column = char_index(text, start.character)
+        return {**entry, "cell": cell.number, "column": column + 1, "text": text.strip()}
 
     def cell_location(self, document: SourceDocument, start: types.Position) -> dict[str, Any]:
         """A place in a notebook's virtual document as results show it: the notebook, the
@@ -540,6 +576,33 @@ class LspSession:
         for key in list(self.servers):
             await self.pool.leave(key, self.run.id)
         self.servers.clear()
+
+
+def _native_cell(document: SourceDocument, fragment: str) -> Cell | None:
+    """The cell basedpyright numbers `fragment` (from 0 over the code cells, less those VS Code
+    marks as another language), or None when the fragment is not such a number."""
+    if document.file is None or not fragment.isdigit():
+        return None
+    raw_cells = document.file.notebook.data["cells"]
+    code = [cell for cell, raw in zip(document.file.notebook.cells, raw_cells, strict=True)
+            if cell.cell_type == "code"
+            and ((raw.get("metadata") or {}).get("vscode") or {}).get("languageId",
+                                                                       "python") == "python"]
+    index = int(fragment)
+    return code[index] if index < len(code) else None
+
+
+def unique_locations(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`entries` without repeats: a server that reads notebooks itself names a place in one
+    twice, through the notebook's file and through its virtual document."""
+    seen: set[tuple[Any, ...]] = set()
+    kept = []
+    for entry in entries:
+        key = tuple(entry.get(name) for name in ("path", "cell", "line", "column", "name"))
+        if key not in seen:
+            seen.add(key)
+            kept.append(entry)
+    return kept
 
 
 def describe_location(entry: dict[str, Any]) -> str:

@@ -19,14 +19,21 @@ from .errors import (
     StaleNotebook,
 )
 from .language import CellLanguage, cell_language, language_name, notebook_language
-from .shared import SharedNotebook, open_shared_notebook
+from .shared import (
+    SharedChange,
+    SharedNotebook,
+    SharedRewrite,
+    open_shared_changes,
+    open_shared_notebook,
+)
 from .virtual import CellPosition, CellSpan, DocumentEdit, Mask, VirtualDocument
 
 __all__ = [
     "Cell", "CellLanguage", "CellOutOfRange", "CellPosition", "CellSpan", "DocumentEdit",
     "EditSpansCells", "EditTouchesMagic", "InvalidNotebook", "JsonStyle", "LineOutOfRange",
     "Mask", "NotKernelCode", "Notebook", "NotebookError", "NotebookFile", "OutputSummary",
-    "SharedNotebook", "StaleNotebook", "VirtualDocument", "cell_language", "check_unchanged",
-    "content_hash", "is_notebook_path", "language_name", "notebook_language",
-    "open_shared_notebook", "read_notebook", "validate", "write_sources",
+    "SharedChange", "SharedNotebook", "SharedRewrite", "StaleNotebook", "VirtualDocument",
+    "cell_language", "check_unchanged", "content_hash", "is_notebook_path", "language_name",
+    "notebook_language", "open_shared_changes", "open_shared_notebook", "read_notebook",
+    "validate", "write_sources",
 ]

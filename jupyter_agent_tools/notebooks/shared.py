@@ -14,9 +14,11 @@ cell and changing it happen with no await between, so no remote update comes in 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
+from .document import Notebook
 from .errors import CellOutOfRange
 
 # Where jupyter_server_ydoc keeps its extension in the server's settings (its documented API).
@@ -65,6 +67,89 @@ class SharedNotebook:
                 length = len(source[start:end].encode("utf-8"))
                 del text[begin:begin + length]
                 text.insert(begin, new_text)
+
+    def holds(self, sources: Mapping[int, str]) -> bool:
+        """Whether each cell numbered in `sources` is there and holds that source now."""
+        current = self.sources()
+        return all(1 <= cell <= len(current) and current[cell - 1] == source
+                   for cell, source in sources.items())
+
+    def set_sources(self, sources: Mapping[int, str]) -> None:
+        """Give cells new sources in one transaction; in each, only the characters between
+        the common start and end of its old and new source change (a human typing elsewhere
+        in it keeps their text)."""
+        with self._document.ydoc.transaction():
+            for cell, new in sources.items():
+                old = self.sources()[cell - 1]
+                start = _common_prefix(old, new)
+                end = _common_prefix(old[start:][::-1], new[start:][::-1])
+                self.replace(cell, [(start, len(old) - end)], new[start:len(new) - end])
+
+
+class SharedChange:
+    """A tool's change to cells of an open notebook: each cell's source before and after.
+
+    A rewrite computed on the notebook (ast_edit, lsp_rename) is applied here when its
+    notebook is open: `stale` when a cell it changes no longer holds what it was computed
+    on (typing in other cells is no conflict); `undo` puts the cells back when the rest of
+    an all-or-nothing change fails.
+    """
+
+    def __init__(self, notebook: SharedNotebook, cells: Mapping[int, tuple[str, str]]) -> None:
+        self.notebook = notebook
+        self.before = {cell: sources[0] for cell, sources in cells.items()}
+        self.after = {cell: sources[1] for cell, sources in cells.items()}
+
+    @property
+    def stale(self) -> bool:
+        return not self.notebook.holds(self.before)
+
+    def apply(self) -> None:
+        self.notebook.set_sources(self.after)
+
+    def undo(self) -> None:
+        if self.notebook.holds(self.after):
+            self.notebook.set_sources(self.before)
+
+
+class SharedRewrite:
+    """A tool's change to a whole open notebook (apply_patch): computed on the file, so it
+    is `stale` when the shared document's cells differ from the file's (the human's unsaved
+    typing would be lost); applied cell by cell (by id) in place."""
+
+    def __init__(self, notebook: SharedNotebook, before: Notebook, after: Notebook) -> None:
+        self.notebook = notebook
+        self.before = before
+        self.after = after
+
+    @property
+    def stale(self) -> bool:
+        return self.notebook.sources() != [cell.source for cell in self.before.cells]
+
+    def apply(self) -> None:
+        self.notebook.set_content(self.after.as_nbformat())
+
+    def undo(self) -> None:
+        self.notebook.set_content(self.before.as_nbformat())
+
+
+async def open_shared_changes(server: Any, root: Path,
+                              cells: Mapping[Path, Mapping[int, tuple[str, str]]]
+                              ) -> dict[Path, SharedChange]:
+    """The changes of `cells` (by notebook path under `root`) to notebooks open with
+    real-time collaboration; the others are not there (written as files)."""
+    opened = {}
+    for path, changed in cells.items():
+        notebook = await open_shared_notebook(server, path.relative_to(root).as_posix())
+        if notebook is not None:
+            opened[path] = SharedChange(notebook, changed)
+    return opened
+
+
+def _common_prefix(first: str, second: str) -> int:
+    """How many characters `first` and `second` share from their start."""
+    return next((index for index, (a, b) in enumerate(zip(first, second, strict=False))
+                 if a != b), min(len(first), len(second)))
 
 
 async def open_shared_notebook(server: Any, path: str) -> SharedNotebook | None:

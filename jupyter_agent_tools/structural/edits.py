@@ -53,6 +53,8 @@ class FileChange:
     diff: str
     # Which file was read; taken when the change is made, that is at staging.
     identity: FileIdentity | None = None
+    # A notebook's change: each changed cell's source, before and after (by cell number).
+    cells: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.identity is None:
@@ -101,16 +103,19 @@ class StagedEdit:
     def to_json(self) -> dict[str, Any]:
         return {**self.summary(), "diff": self.diff}
 
-    def stale_files(self, root: Path) -> list[str]:
-        """The files (relative paths) that changed, or were replaced, since staging."""
-        return [change.relpath for change in self.files if change.is_stale(root)]
+    @staticmethod
+    def stale_files(root: Path, changes: list[FileChange]) -> list[str]:
+        """Which of `changes` (relative paths) changed on disk, or were replaced, since
+        staging."""
+        return [change.relpath for change in changes if change.is_stale(root)]
 
-    def write(self, root: Path) -> list[Path]:
-        """Write every file, all or nothing, only if each is still the file staged."""
-        names = {change.path: change.relpath for change in self.files}
+    @staticmethod
+    def write(root: Path, changes: list[FileChange]) -> list[Path]:
+        """Write `changes`' files, all or nothing, only if each is still the file staged."""
+        names = {change.path: change.relpath for change in changes}
         return write_files_atomically(
-            {change.path: change.new_content for change in self.files}, root=root,
-            expected={change.path: change.identity for change in self.files},
+            {change.path: change.new_content for change in changes}, root=root,
+            expected={change.path: change.identity for change in changes},
             relpath=names.__getitem__)
 
 

@@ -21,6 +21,7 @@ from ..notebooks import (
     VirtualDocument,
     is_notebook_path,
     notebook_language,
+    open_shared_changes,
     read_notebook,
 )
 from . import errors
@@ -255,7 +256,9 @@ class StructuralSession:
         diff = "".join(_cell_diff(relpath, cell, document.sources[cell], source)
                        for cell, source in sorted(sources.items()))
         change = FileChange(target, relpath, file.snapshot, file.notebook.with_sources(sources),
-                            len(chosen), diff, file.identity)
+                            len(chosen), diff, file.identity,
+                            {cell: (document.sources[cell], source)
+                             for cell, source in sources.items()})
         return change, before, after, spans
 
     async def _refuse_broken_syntax(self, language: str, rewritten: list[_Rewritten]) -> None:
@@ -296,12 +299,27 @@ class StructuralSession:
             self._announce(edit)
             return edit, []
         root = self.run.runtime.root_path
-        stale = await asyncio.to_thread(edit.stale_files, root)
+        # A notebook open with real-time collaboration changes in its shared document: its
+        # clients see the change in place, and the collaboration server saves it.
+        shared = await open_shared_changes(self.run.runtime.parent, root,
+                                           {c.path: c.cells for c in edit.files if c.cells})
+        on_disk = [change for change in edit.files if change.path not in shared]
+        stale = await asyncio.to_thread(edit.stale_files, root, on_disk)
+        # Open notebooks are checked and changed with no await between: no remote update
+        # comes in between.
+        stale += [c.relpath for c in edit.files if c.path in shared and shared[c.path].stale]
         if stale:
             edit.status = EditStatus.STALE
             self._announce(edit)
             raise errors.StaleEdit(edit_id, stale)
-        await asyncio.to_thread(edit.write, root)
+        for change in shared.values():
+            change.apply()
+        try:
+            await asyncio.to_thread(edit.write, root, on_disk)
+        except BaseException:  # all or nothing: the open notebooks' cells are put back
+            for change in shared.values():
+                change.undo()
+            raise
         edit.status = EditStatus.ACCEPTED
         self._announce(edit)
         return edit, [change.path for change in edit.files]

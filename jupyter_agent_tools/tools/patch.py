@@ -11,7 +11,15 @@ from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
 from ..files import read_text_inside, write_files_atomically
+from ..notebooks import (
+    InvalidNotebook,
+    Notebook,
+    SharedRewrite,
+    is_notebook_path,
+    open_shared_notebook,
+)
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
+from .notebook_errors import notebook_error
 
 # How far (in lines) a hunk may have drifted from the line numbers in its header.
 _MAX_DRIFT = 200
@@ -65,7 +73,35 @@ class ApplyPatch(Tool):
 
     async def call(self, ctx: CallContext, args: ApplyPatchArgs) -> ToolResult:
         # Parsing, matching hunks and the disk work stay off the server's event loop.
-        changes, created, summary = await asyncio.to_thread(self._apply, ctx, args)
+        changes, summary, notebooks = await asyncio.to_thread(self._plan, ctx, args)
+        root = ctx.runtime.root_path
+        # A notebook open with real-time collaboration changes in its shared document (its
+        # clients see the change in place; the collaboration server saves it), checked and
+        # changed with no await between; put back if the files cannot be written.
+        shared = {}
+        for path, (before, after) in notebooks.items():
+            notebook = await open_shared_notebook(ctx.runtime.parent,
+                                                  path.relative_to(root).as_posix())
+            if notebook is not None:
+                shared[path] = SharedRewrite(notebook, before, after)
+        for path, change in shared.items():
+            if change.stale:
+                raise ToolError(ErrorCode.STALE_EDIT, f"{ctx.run.relpath(path)} is open in "
+                                "JupyterLab with cells that differ from the file the patch was "
+                                "made against (unsaved typing); nothing was written. Read it "
+                                "again (read shows the open notebook) and change its cells with "
+                                "edit {path, cell, old_string, new_string}.")
+        for change in shared.values():
+            change.apply()
+        try:
+            created = await asyncio.to_thread(
+                write_files_atomically,
+                {path: text for path, text in changes.items() if path not in shared},
+                root=root, relpath=ctx.run.relpath)
+        except BaseException:
+            for change in shared.values():
+                change.undo()
+            raise
         ctx.wrote(*changes, created=created)
         return ToolResult.success(
             "Applied patch: " + "; ".join(summary) + ".",
@@ -73,26 +109,38 @@ class ApplyPatch(Tool):
         )
 
     @staticmethod
-    def _apply(ctx: CallContext,
-               args: ApplyPatchArgs) -> tuple[list[Path], list[Path], list[str]]:
+    def _plan(ctx: CallContext, args: ApplyPatchArgs
+              ) -> tuple[dict[Path, str | None], list[str], dict[Path, tuple[Notebook, Notebook]]]:
+        """Each file's new text (None: deleted), what changes in words, and each valid
+        notebook modified: as it was and as it becomes."""
         root = ctx.runtime.root_path
         patch = args.parsed
         changes: dict[Path, str | None] = {}
+        notebooks: dict[Path, tuple[Notebook, Notebook]] = {}
         summary = []
         for patched in patch:
             target = ctx.run.resolve(patched.path)
+            rel = ctx.run.relpath(target)
             if patched.is_removed_file:
                 changes[target] = None
-                summary.append(f"deleted {ctx.run.relpath(target)}")
+                summary.append(f"deleted {rel}")
                 continue
             original = ("" if patched.is_added_file
                         else read_text_inside(root, target, ctx.runtime.max_read_bytes,
-                                              shown=ctx.run.relpath(target)))
-            changes[target] = _apply_hunks(ctx.run.relpath(target), original, patched)
+                                              shown=rel))
+            text = changes[target] = _apply_hunks(rel, original, patched)
+            if is_notebook_path(target.name):  # a notebook stays valid nbformat, as with write
+                try:
+                    after = Notebook.from_text(text, name=rel)
+                except InvalidNotebook as exc:
+                    raise notebook_error(exc, doing="write") from None
+                try:
+                    notebooks[target] = (Notebook.from_text(original, name=rel), after)
+                except InvalidNotebook:  # repaired by the patch: nobody has it open as one
+                    pass
             verb = "created" if patched.is_added_file else "modified"
-            summary.append(f"{verb} {ctx.run.relpath(target)} (+{patched.added} -{patched.removed})")
-        created = write_files_atomically(changes, root=root, relpath=ctx.run.relpath)
-        return list(changes), created, summary
+            summary.append(f"{verb} {rel} (+{patched.added} -{patched.removed})")
+        return changes, summary, notebooks
 
 
 def _apply_hunks(name: str, original: str, patched: PatchedFile) -> str:

@@ -9,7 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from jupyter_agent_tools.lsp.specs import find_executable
 
 HELPERS = "def scale(values: list[float], factor: float) -> list[float]:\n" \
           "    return [v * factor for v in values]\n"
@@ -190,3 +193,117 @@ async def test_rename_across_cells_and_modules_keeps_the_rest_of_the_file(lsp_ru
     assert renamed.cells[3].outputs == notebook.cells[3].outputs
     assert (project / "helpers.py").read_text().startswith("def rescale(")
     assert not (project / ".analysis.ipynb.py").exists()
+
+
+SHAPES = [
+    new_code_cell("class Shape:\n    def area(self) -> float:\n        raise NotImplementedError"),
+    new_code_cell("class Square(Shape):\n    def area(self) -> float:\n        return 1.0"),
+    new_code_cell("def measure(shape: Shape) -> float:\n    return shape.area()"),
+]
+
+
+async def test_the_other_actions_answer_by_cell_too(lsp_runtime, root):
+    project = write_project(root)
+    nbformat.write(new_notebook(cells=SHAPES, metadata={
+        "kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}}),
+        project / "shapes.ipynb")
+    run = await lsp_runtime().create_run(cwd="proj")
+
+    # basedpyright also reads the notebooks of its workspace itself, naming places in them
+    # as `analysis.ipynb#2`: shown by cell, never as the file's JSON.
+    from_module = await run.call("lsp", {"action": "references", "file": "helpers.py",
+                                         "line": 1, "symbol": "scale"})
+    assert from_module.ok, from_module.text
+    assert {(loc["path"], loc.get("cell"), loc["line"]) for loc in
+            from_module.data["locations"]} <= {("helpers.py", None, 1),
+                                               ("analysis.ipynb", 2, 3),
+                                               ("analysis.ipynb", 4, 4)}, from_module.text
+    # Once the notebook's virtual document is open too, each place is still named once.
+    hover = await run.call("lsp", {"action": "hover", "file": "analysis.ipynb", "cell": 4,
+                                   "line": 4, "symbol": "scale"})
+    assert hover.ok, hover.text
+    again = await run.call("lsp", {"action": "references", "file": "helpers.py", "line": 1,
+                                   "symbol": "scale"})
+    assert sorted((loc["path"], loc.get("cell", 0), loc["line"], loc.get("column", 0))
+                  for loc in again.data["locations"]) == [
+        ("analysis.ipynb", 2, 3, 21), ("analysis.ipynb", 4, 4, 10),
+        ("helpers.py", 0, 1, 0)], again.text
+    assert again.data["total"] == 3 and "analysis.ipynb [cell 4] 4:10: scaled" in again.text
+
+    implementation = await run.call("lsp", {"action": "implementation", "file": "shapes.ipynb",
+                                            "cell": 3, "line": 2, "symbol": "area"})
+    assert implementation.ok, implementation.text
+    assert [(loc["cell"], loc["line"], loc["column"])
+            for loc in implementation.data["locations"]] == [(1, 2, 9), (2, 2, 9)]
+    assert "shapes.ipynb [cell 2] 2:9: def area" in implementation.text
+
+    search = await run.call("lsp", {"action": "symbols", "query": "measure"})
+    assert search.ok, search.text
+    assert [(s["path"], s["cell"], s["line"], s["name"]) for s in search.data["symbols"]] == [
+        ("shapes.ipynb", 3, 1, "measure")], search.text
+    assert "function measure shapes.ipynb [cell 3] 1:5" in search.text
+
+    status = await run.call("lsp", {"action": "status", "file": "analysis.ipynb"})
+    assert status.ok and "Language servers for analysis.ipynb" in status.text
+    assert {s["server"]: s["available"] for s in status.data["servers"]} == {
+        "basedpyright": True, "ruff": True}
+    reloaded = await run.call("lsp", {"action": "reload", "file": "analysis.ipynb"})
+    assert reloaded.ok and "basedpyright: restarted" in reloaded.text, reloaded.text
+    after = await run.call("lsp", {"action": "definition", "file": "analysis.ipynb", "cell": 4,
+                                   "line": 5, "symbol": "total"})
+    assert [(loc["cell"], loc["line"]) for loc in after.data["locations"]] == [(3, 1)]
+
+
+async def test_the_project_check_reads_notebooks_by_cell(lsp_runtime, root):
+    project = write_project(root)
+    (project / "broken.ipynb").write_text("{not json")
+    run = await lsp_runtime().create_run(cwd="proj")
+    checked = await run.call("lsp", {"action": "diagnostics", "file": "*"})
+    assert checked.ok, checked.text
+    # As `lsp diagnostics` on the notebook: by cell, and the `!ls` magic not flagged.
+    found = {(d["path"], d.get("cell"), d["line"], d["column"], d["code"])
+             for d in checked.data["diagnostics"]}
+    assert found == {("analysis.ipynb", 5, 2, 7, "reportUndefinedVariable"),
+                     ("analysis.ipynb", 5, 2, 7, "F821"),
+                     ("analysis.ipynb", 6, 6, 1, "reportUnusedExpression"),
+                     ("analysis.ipynb", 6, 6, 1, "B018")}, checked.text
+    assert checked.data["checks"]["notebooks"]["errors"] == 2
+    # A file named as a notebook that is not one is named, not fatal.
+    assert checked.data["checks"]["notebooks"]["unchecked"] == ["broken.ipynb"]
+    assert "notebooks not checked: broken.ipynb" in checked.text
+    assert "analysis.ipynb [cell 5] 2:7 error [reportUndefinedVariable]" in checked.text
+
+
+@pytest.mark.skipif(find_executable(["typescript-language-server"]) is None,
+                    reason="typescript-language-server is installed by scripts/setup.sh")
+async def test_a_deno_notebook_is_served_in_typescript_by_cell(lsp_runtime, root):
+    project = root / "web"
+    project.mkdir()
+    (project / "tsconfig.json").write_text('{"compilerOptions": {"strict": true}}\n')
+    nbformat.write(new_notebook(cells=[
+        new_markdown_cell("Prices"),
+        new_code_cell("const prices: number[] = [3, 5, 8];\n"
+                      "function odd(xs: number[]): number[] {\n"
+                      "  return xs.filter((p) => p % 2 === 1);\n}"),
+        new_code_cell("const result = odd(prices);\nconsole.log(result, missing);"),
+    ], metadata={"kernelspec": {"name": "deno", "language": "typescript",
+                                "display_name": "Deno"}}), project / "prices.ipynb")
+    run = await lsp_runtime().create_run(cwd="web")
+
+    hover = await run.call("lsp", {"action": "hover", "file": "prices.ipynb", "cell": 3,
+                                   "line": 1, "symbol": "odd"})
+    assert hover.ok and "function odd(xs: number[]): number[]" in hover.text, hover.text
+    definition = await run.call("lsp", {"action": "definition", "file": "prices.ipynb",
+                                        "cell": 3, "line": 1, "symbol": "prices"})
+    assert [(loc["cell"], loc["line"], loc["column"])
+            for loc in definition.data["locations"]] == [(2, 1, 7)], definition.text
+    report = await run.call("lsp", {"action": "diagnostics", "file": "prices.ipynb"})
+    assert [(d["cell"], d["line"], d["column"], d["code"])
+            for d in report.data["diagnostics"]] == [(3, 2, 21, "2304")], report.text
+    renamed = await run.call("lsp_rename", {"file": "prices.ipynb", "cell": 2, "line": 2,
+                                            "symbol": "odd", "new_name": "odds"})
+    assert renamed.ok, renamed.text
+    cells = nbformat.read(project / "prices.ipynb", as_version=4).cells
+    assert "function odds(xs" in cells[1].source
+    assert cells[2].source.startswith("const result = odds(prices);")
+    assert sorted(p.name for p in project.iterdir()) == ["prices.ipynb", "tsconfig.json"]

@@ -145,6 +145,34 @@ async def test_the_endpoint_is_on_the_servers_port_and_opens_no_socket(
         assert listening_addresses() == before
 
 
+async def test_a_session_can_eval_in_the_users_kernel(mcp_session, runtime_of, jp_serverapp):
+    kernels = jp_serverapp.kernel_manager
+    kernel_id = await kernels.start_kernel(kernel_name="python3")
+    # The user's client of that kernel from the server side, as server-side execution
+    # (jupyter-server-nbmodel) or another extension connects: through the kernel manager.
+    user = kernels.get_kernel(kernel_id).client()
+    user.start_channels()
+    try:
+        reply = await user.execute_interactive("frame_rows = 42", timeout=60)
+        assert reply["content"]["status"] == "ok"
+        async with mcp_session(kernel_id=kernel_id) as session:
+            [run] = mcp_runs(runtime_of)
+            assert run.describe()["kernel_id"] == kernel_id
+            seen = await session.call_tool("eval", {"code": "frame_rows + 1",
+                                                    "description": "look at the user's frame"})
+            assert not seen.is_error and seen.content[0].text == "43", seen.content
+            # The user's client still gets its own replies (its sockets are not the run's).
+            reply = await user.execute_interactive("frame_rows += 0", timeout=60)
+            assert reply["content"]["status"] == "ok"
+        # The session closed its run; the user's kernel runs on, its variables kept.
+        assert mcp_runs(runtime_of) == [] and await kernels.get_kernel(kernel_id).is_alive()
+        reply = await user.execute_interactive("assert frame_rows == 42", timeout=60)
+        assert reply["content"]["status"] == "ok"
+    finally:
+        user.stop_channels()
+        await kernels.shutdown_kernel(kernel_id)
+
+
 async def test_no_token_is_403_and_creates_no_run(mcp_url, runtime_of):
     before = len(runtime_of.runs)
     async with httpx2.AsyncClient() as http:

@@ -27,7 +27,13 @@ WAIT_SECONDS = 30  # a bound on waits for sync and save, not a timing assertion
 
 
 @pytest.fixture
-def jp_server_config(tmp_path):
+def save_delay() -> float:
+    """Seconds the collaboration server waits before saving a changed document."""
+    return 0.2
+
+
+@pytest.fixture
+def jp_server_config(tmp_path, save_delay):
     return {
         "ServerApp": {
             "jpserver_extensions": {"jupyter_agent_tools": True, "jupyter_server_ydoc": True,
@@ -36,7 +42,7 @@ def jp_server_config(tmp_path):
         },
         "SQLiteYStore": {"db_path": str(tmp_path / "ystore.db")},
         "BaseFileIdManager": {"db_path": str(tmp_path / "file_id.db"), "db_journal_mode": "OFF"},
-        "YDocExtension": {"document_save_delay": 0.2},
+        "YDocExtension": {"document_save_delay": save_delay},
     }
 
 
@@ -125,6 +131,111 @@ async def test_an_edit_of_an_open_notebook_reaches_its_clients_in_place(
                                          "old_string": "x", "new_string": "y"})
         assert beyond.code == "invalid_arguments" and "has 3 cells" in beyond.error["message"]
         await runtime.close_run(run.id)
+
+
+async def open_in_lab(jp_fetch, jp_http_port: int, jp_base_url: str, name: str
+                      ) -> tuple[str, str]:
+    """Open `name` as JupyterLab does: a collaboration session; the room's WebSocket URL."""
+    response = await jp_fetch("api", "collaboration", "session", name, method="PUT",
+                              body=json.dumps({"format": "json", "type": "notebook"}))
+    session = json.loads(response.body)
+    room = f"json:notebook:{session['fileId']}"
+    return room, (f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/collaboration/room/{room}"
+                  f"?sessionId={session['sessionId']}")
+
+
+async def test_rewrites_and_renames_reach_an_open_notebook_in_place(
+        jp_serverapp, jp_fetch, jp_http_port, jp_base_url, jp_root_dir):
+    (jp_root_dir / "pyproject.toml").write_text("[project]\nname = 'rtc'\nversion = '0'\n")
+    path = jp_root_dir / "analysis.ipynb"
+    write_notebook(path, "sales = [3, 5, 8]\nprint(sales)", "total = sum(sales)",
+                   "print(total)")
+    room, url = await open_in_lab(jp_fetch, jp_http_port, jp_base_url, "analysis.ipynb")
+    human = YNotebook()
+    async with aconnect_ws(url) as websocket, Provider(human.ydoc, HttpxWebsocket(websocket, room)):
+        await until(lambda: len(sources(human)) == 3, "the client to sync")
+        runtime = jp_serverapp.web_app.settings["agent_tools_runtime"]
+        run = await runtime.create_run()
+        staged = await run.call("ast_edit", {"pattern": "print($A)", "rewrite": "display($A)",
+                                             "path": "analysis.ipynb"})
+        assert staged.ok, staged.text
+        # The human types in cell 2 meanwhile, unsaved: no conflict with cells 1 and 3.
+        typed = human.ycells[1]["source"]
+        typed += "  # checked"
+        await server_holds(run, "1\ttotal = sum(sales)  # checked")
+        accepted = await run.call("resolve", {"edit_id": staged.data["edit_id"],
+                                              "action": "accept"})
+        assert accepted.ok, accepted.text
+        expected = ["sales = [3, 5, 8]\ndisplay(sales)", "total = sum(sales)  # checked",
+                    "display(total)"]
+        await until(lambda: sources(human) == expected, "the rewrite to arrive")
+        await until(lambda: saved_sources(path) == expected, "the save")
+
+        # A rewrite staged on a cell the human then changes is stale: nothing changes.
+        staged = await run.call("ast_edit", {"pattern": "display($A)", "rewrite": "print($A)",
+                                             "path": "analysis.ipynb"})
+        assert staged.ok, staged.text
+        typed = human.ycells[2]["source"]
+        typed += "  # mine"
+        await server_holds(run, "1\tdisplay(total)  # mine")
+        refused = await run.call("resolve", {"edit_id": staged.data["edit_id"],
+                                             "action": "accept"})
+        assert refused.code == "stale_edit" and refused.data["stale_files"] == ["analysis.ipynb"]
+        assert sources(human)[0] == "sales = [3, 5, 8]\ndisplay(sales)"
+
+        # lsp_rename (a real basedpyright) renames across cells in the shared document too.
+        renamed = await run.call("lsp_rename", {"file": "analysis.ipynb", "cell": 1, "line": 1,
+                                                "symbol": "sales", "new_name": "revenue"})
+        assert renamed.ok, renamed.text
+        await until(lambda: sources(human)[:2] == [
+            "revenue = [3, 5, 8]\ndisplay(revenue)", "total = sum(revenue)  # checked"],
+            "the rename to arrive")
+        assert sources(human)[2] == "display(total)  # mine"
+        await runtime.close_run(run.id)
+
+
+@pytest.mark.parametrize("save_delay", [3600.0])  # nothing typed is saved during the test
+async def test_a_patch_reaches_an_open_notebook_unless_it_has_unsaved_typing(
+        jp_serverapp, jp_fetch, jp_http_port, jp_base_url, jp_root_dir):
+    path = jp_root_dir / "analysis.ipynb"
+    write_notebook(path, "sales = [3, 5, 8]", "total = sum(sales)")
+    text = path.read_text()
+    at = text.splitlines().index('    "total = sum(sales)"') + 1
+    patch = (f"--- a/analysis.ipynb\n+++ b/analysis.ipynb\n@@ -{at},1 +{at},1 @@\n"
+             f'-    "total = sum(sales)"\n+    "total = max(sales)"\n')
+    room, url = await open_in_lab(jp_fetch, jp_http_port, jp_base_url, "analysis.ipynb")
+    human = YNotebook()
+    async with aconnect_ws(url) as websocket, Provider(human.ydoc, HttpxWebsocket(websocket, room)):
+        await until(lambda: len(sources(human)) == 2, "the client to sync")
+        runtime = jp_serverapp.web_app.settings["agent_tools_runtime"]
+        run = await runtime.create_run()
+        patched = await run.call("apply_patch", {"patch": patch})
+        assert patched.ok, patched.text
+        await until(lambda: sources(human) == ["sales = [3, 5, 8]", "total = max(sales)"],
+                    "the patch to arrive")
+        assert path.read_text() == text  # the collaboration server saves it, not the tool
+
+        # A patch made against the file while the open notebook holds unsaved changes (the
+        # human's typing, and here the first patch) is refused: they would be lost.
+        typed = human.ycells[0]["source"]
+        typed += "  # from the CSV"
+        await server_holds(run, "1\tsales = [3, 5, 8]  # from the CSV")
+        refused = await run.call("apply_patch", {"patch": patch})
+        assert refused.code == "stale_edit" and "unsaved" in refused.error["message"]
+        assert path.read_text() == text
+        assert sources(human) == ["sales = [3, 5, 8]  # from the CSV", "total = max(sales)"]
+        await runtime.close_run(run.id)
+
+
+async def server_holds(run, line: str) -> None:
+    """Wait until the open notebook, as the agent reads it, shows `line` (the human's
+    typing has reached the server's shared document)."""
+    for _ in range(WAIT_SECONDS * 20):
+        listing = await run.call("read", {"path": "analysis.ipynb"})
+        if line in listing.text.splitlines():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"waited {WAIT_SECONDS}s for {line!r} in {listing.text}")
 
 
 async def test_a_notebook_nobody_has_open_is_written_as_a_file(jp_serverapp, jp_root_dir):

@@ -10,7 +10,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 PYTHON_CELLS = [
-    new_markdown_cell("# Analysis\nprint('not code')"),
+    new_markdown_cell("# Analysis\nprint('not code')\n![chart](attachment:chart.png)",
+                      attachments={"chart.png": {"image/png": "iVBORw0KGgo="}}),
     new_code_cell("import pandas as pd\n%matplotlib inline\ndf = load('data.csv')",
                   execution_count=1),
     new_code_cell("%%time\nprint(df.head())\nfiles = !ls\n!pip install seaborn\ndf?",
@@ -137,8 +138,10 @@ async def test_rewrite_changes_only_cell_sources(run, root):
                                          "!pip install seaborn\ndf?")
     assert "".join(new["cells"][4]["source"]) == ("def show(frame):\n    display(frame)\n"
                                          "    return load(frame)")
-    # Outputs, metadata, ids and nbformat's formatting are byte for byte as they were.
+    # Outputs, metadata, ids, attachments and nbformat's formatting are byte for byte as
+    # they were.
     assert after.replace(b"display(", b"print(") == before
+    assert new["cells"][0]["attachments"] == old["cells"][0]["attachments"]
     assert new["cells"][2]["outputs"] == old["cells"][2]["outputs"]
     nbformat.validate(nbformat.reads(after.decode(), as_version=4))
 

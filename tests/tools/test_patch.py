@@ -116,3 +116,24 @@ async def test_a_failed_fourth_file_names_it_and_restores_the_other_three(runtim
     assert ".tmp" not in result.text
     assert sorted(p.name for p in root.iterdir()) == ["f1.py", "f2.py", "f3.py"]
     assert all((root / f"f{i}.py").read_text() == "old\n" for i in range(1, 4))
+
+
+async def test_a_patch_that_breaks_a_notebook_changes_nothing(runtime, root):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nbformat.write(new_notebook(cells=[new_code_cell("x = 1")]), root / "a.ipynb")
+    _files(root)
+    before = {path.name: path.read_bytes() for path in root.iterdir()}
+    lines = (root / "a.ipynb").read_text().splitlines()
+    at = next(index for index, line in enumerate(lines) if '"cell_type"' in line) + 1
+    broken = (f"--- a/one.py\n+++ b/one.py\n@@ -1 +1 @@\n-a = 1\n+a = 10\n"
+              f"--- a/a.ipynb\n+++ b/a.ipynb\n@@ -{at},1 +{at},1 @@\n-{lines[at - 1]}\n"
+              f'+   "cell_typo": "code",\n')
+    run = await runtime.create_run()
+    result = await run.call("apply_patch", {"patch": broken})
+    assert result.code == "invalid_arguments", result.text
+    assert "a.ipynb is not a valid nbformat 4 notebook: at cells/0" in result.error["message"]
+    assert {path.name: path.read_bytes() for path in root.iterdir()} == before
+    fixed = broken.replace('"cell_typo"', '"cell_type"')
+    assert (await run.call("apply_patch", {"patch": fixed})).ok

@@ -14,7 +14,13 @@ from ...lsp.errors import LspRequestError, ServerUnavailable
 from ...lsp.languages import LANGUAGES
 from ...lsp.positions import locate_symbol
 from ...lsp.server import LanguageServer
-from ...lsp.session import OUTSIDE_ROOT, LspSession, SourceDocument, describe_location
+from ...lsp.session import (
+    OUTSIDE_ROOT,
+    LspSession,
+    SourceDocument,
+    describe_location,
+    unique_locations,
+)
 from ...lsp.specs import ServerSpec
 from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
 from .args import (
@@ -65,7 +71,7 @@ async def navigate(session: LspSession, args: Navigate) -> ToolResult:
     if server.spec.open_project_sources:
         problem = await read_every_source(session, server)
         note = "; ".join(filter(None, [note, problem and f"may be incomplete: {problem}"]))
-    language = LANGUAGES.get(server.spec.language_id(path) or "")
+    language = LANGUAGES.get(server.spec.language_id(document.served) or "")
     asked = args.action
     if asked == "implementation" and language and not language.separate_implementations:
         asked = "definition"
@@ -73,16 +79,18 @@ async def navigate(session: LspSession, args: Navigate) -> ToolResult:
                                        "from definitions: this is the definition"]))
     found = await navigation_request(server, asked, document.served, position)
     limit = session.limits.max_references if args.action == "references" else len(found)
-    locations = await session.locations(found[:limit])
+    located = await session.locations(found[:limit])
+    locations = unique_locations(located)
+    total = len(found) - (len(located) - len(locations))  # each place counted once
     what = args.action.replace("_", " ")
     if not locations:
         text = f"No {what} found for {args.symbol!r} at {describe_place(session, path, args.cell, args.line)}."
     else:
         lines = [describe_location(loc) for loc in locations]
-        text = f"{what.capitalize()} of {args.symbol!r} ({len(found)}):\n" + "\n".join(lines)
+        text = f"{what.capitalize()} of {args.symbol!r} ({total}):\n" + "\n".join(lines)
         if len(found) > limit:
-            text += f"\n[cut: showing {limit} of {len(found)} references]"
-    data = {"locations": locations, "total": len(found), "truncated": len(found) > limit,
+            text += f"\n[cut: showing {len(locations)} of {total} references]"
+    data = {"locations": locations, "total": total, "truncated": len(found) > limit,
             "answered_with": asked}
     return ToolResult.success(with_note(text, note), data)
 
@@ -206,9 +214,10 @@ async def _workspace_symbols(session: LspSession, query: str, file: str | None
                 entry.update(name=symbol.name, kind=types.SymbolKind(symbol.kind).name.lower(),
                              container=symbol.container_name)
             found.append(entry)
+    found = unique_locations(found)
     limit = session.limits.max_workspace_symbols
     shown = found[:limit]
-    lines = [f"{s['kind']} {s['name']} {s['path']}:{s['line']}" if "name" in s
+    lines = [f"{s['kind']} {s['name']} {_symbol_place(s)}" if "name" in s
              else describe_location(s) for s in shown]
     text = (f"Symbols matching {query!r} ({len(found)}):\n" + "\n".join(lines)
             if found else f"No symbols match {query!r}.")
@@ -216,6 +225,13 @@ async def _workspace_symbols(session: LspSession, query: str, file: str | None
         text += f"\n[cut: showing {limit} of {len(found)} symbols; refine the query]"
     return ToolResult.success(text, {"symbols": shown, "total": len(found),
                                      "truncated": len(found) > limit})
+
+
+def _symbol_place(symbol: dict[str, Any]) -> str:
+    """`helpers.py:1`, or in a notebook `analysis.ipynb [cell 3] 1:5`."""
+    if "cell" in symbol:
+        return f"{symbol['path']} [cell {symbol['cell']}] {symbol['line']}:{symbol['column']}"
+    return f"{symbol['path']}:{symbol['line']}"
 
 
 async def _cwd_servers(session: LspSession) -> list[LanguageServer]:

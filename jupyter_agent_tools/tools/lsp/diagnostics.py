@@ -6,13 +6,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from pathlib import Path
 from typing import Any
 
-from ...lsp.errors import ProjectCheckError
+from ...files import FilesError
+from ...lsp.errors import LspError, ProjectCheckError
 from ...lsp.journal import FileDiagnostic
 from ...lsp.project_check import run_project_check
 from ...lsp.session import OUTSIDE_ROOT, LspSession
 from ...lsp.specs import ServerSpec
+from ...notebooks import is_notebook_path
 from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
 from .args import Diagnostics
 from .errors import problems_of
@@ -103,6 +106,9 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
         except ProjectCheckError as exc:
             summary[name] = {"error": str(exc)}
         else:
+            # Checkers that read notebooks themselves flag IPython syntax and count cells
+            # their own way: notebooks are checked below, as `lsp diagnostics` checks one.
+            items = [item for item in items if not is_notebook_path(item.path)]
             found.extend(items)
             summary[name] = {
                 "errors": sum(d.severity == "error" for d in items),
@@ -111,8 +117,11 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
             }
         run.events.publish("lsp_progress", run_id=run.id, call_id=ctx.call_id,
                            check=name, step=index, of=len(checks), state="done")
+    if notebooks := await _check_notebooks(session):
+        found.extend(notebooks[0])
+        summary["notebooks"] = notebooks[1]
     limit = session.limits.max_diagnostics
-    found.sort(key=lambda d: (d.severity != "error", d.path, d.line))
+    found.sort(key=lambda d: (d.severity != "error", d.path, d.cell or 0, d.line))
     by_file: dict[str, int] = {}
     for item in found:
         by_file[item.path] = by_file.get(item.path, 0) + 1
@@ -120,6 +129,9 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
         f"{name}: {s['error']}" if "error" in s else
         f"{name}: {s['errors']} errors, {s['warnings']} warnings"
         for name, s in summary.items())]
+    if unchecked := summary.get("notebooks", {}).get("unchecked"):
+        head.append(f"  notebooks not checked: {', '.join(unchecked[:10])} (call lsp "
+                    "diagnostics on each to see why)")
     head += [f"  {d.describe()}" for d in found[:limit]]
     if len(found) > limit:
         head.append(f"  [cut: showing {limit} of {len(found)}; files with most: " + ", ".join(
@@ -142,6 +154,44 @@ def _without_outside_content(session: LspSession, items: list[FileDiagnostic]
         kept.append(item if inside[item.path] else dataclasses.replace(
             item, code="", message=f"({OUTSIDE_ROOT}: not shown)"))
     return kept
+
+
+async def _check_notebooks(session: LspSession
+                          ) -> tuple[list[FileDiagnostic], dict[str, Any]] | None:
+    """The diagnostics of the notebooks under the cwd, by cell, and their summary; None when
+    there are none."""
+    listed = await session.notebooks_under(session.run.cwd)
+    if listed is None:
+        return [], {"error": f"more than {session.limits.max_project_sources} notebooks to "
+                    "check; raise LanguageServerSupervisor.max_project_sources or pass them "
+                    "one at a time"}
+    if not listed:
+        return None
+    started = time.perf_counter()
+
+    def readable() -> tuple[list[Path], list[str]]:
+        kept, invalid = [], []
+        for path in listed:
+            try:
+                session.document_now(path)
+            except (FilesError, LspError):  # not a notebook (yet): named, not fatal
+                invalid.append(session.run.relpath(path))
+            else:
+                kept.append(path)
+        return kept, invalid
+
+    notebooks, invalid = await asyncio.to_thread(readable)
+    reports = await session.diagnostics_many(notebooks, save=False)
+    items = [item for report in reports for item in report.items]
+    summary: dict[str, Any] = {
+        "errors": sum(d.severity == "error" for d in items),
+        "warnings": sum(d.severity == "warning" for d in items),
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    unchecked = invalid + [session.run.relpath(r.path) for r in reports if not r.complete]
+    if unchecked:
+        summary["unchecked"] = unchecked
+    return items, summary
 
 
 async def _check_through_server(session: LspSession, spec: ServerSpec) -> list[FileDiagnostic]:

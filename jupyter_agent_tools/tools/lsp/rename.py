@@ -18,7 +18,14 @@ from ...lsp.positions import char_index
 from ...lsp.server import LanguageServer
 from ...lsp.session import LspSession, SourceDocument
 from ...lsp.workspace_edit import PlannedEdit, plan_workspace_edit
-from ...notebooks import DocumentEdit, NotebookError, check_unchanged
+from ...notebooks import (
+    DocumentEdit,
+    NotebookError,
+    StaleNotebook,
+    check_unchanged,
+    is_notebook_path,
+    open_shared_changes,
+)
 from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
 from ..notebook_errors import notebook_error
 from .args import LspRenameArgs
@@ -70,6 +77,8 @@ async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> 
                         "edit (it sees no renameable symbol there). Check the line and symbol "
                         "with read, or point at the definition.")
 
+    changed_cells: dict[Path, dict[int, tuple[str, str]]] = {}
+
     def plan_now() -> tuple[PlannedEdit, str]:
         files_edit, cells = _split_notebook_edits(session, edit, notebooks)
         runtime = session.run.runtime
@@ -79,7 +88,7 @@ async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> 
                                           shown=session.run.relpath(path)))
         diff = plan.diff(session.run.relpath)
         for document, edits in cells:
-            diff += _plan_cells(session, plan, document, edits)
+            diff += _plan_cells(session, plan, document, edits, changed_cells)
         return plan, diff
 
     plan, diff = await asyncio.to_thread(plan_now)
@@ -89,18 +98,34 @@ async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> 
                         f"{server.spec.name}'s edit leaves every file as it is (a name it does "
                         "not own, e.g. a builtin or a library's). No file was changed.")
     expected = {d.path: d.file.identity for d in notebooks.values() if d.file is not None}
+    root = session.run.runtime.root_path
+    # A notebook open with real-time collaboration changes in its shared document: its
+    # clients see the rename in place, and the collaboration server saves it.
+    shared = await open_shared_changes(session.run.runtime.parent, root, changed_cells)
+    on_disk = {path: content for path, content in plan.changes.items() if path not in shared}
 
     def write_now() -> list[Path]:
         for document in notebooks.values():  # saved meanwhile: nothing is written
-            if document.path in plan.changes and document.file is not None:
-                check_unchanged(session.run.runtime.root_path, document.file)
-        return write_files_atomically(plan.changes, root=session.run.runtime.root_path,
-                                      expected=expected, relpath=session.run.relpath)
+            if document.path in on_disk and document.file is not None:
+                check_unchanged(root, document.file)
+        return write_files_atomically(on_disk, root=root, expected=expected,
+                                      relpath=session.run.relpath)
 
+    # Open notebooks are checked and changed with no await between; put back if the files
+    # cannot be written (all or nothing).
+    for path, change in shared.items():
+        if change.stale:
+            raise notebook_error(StaleNotebook(session.run.relpath(path)))
+    for change in shared.values():
+        change.apply()
     try:
         created = await asyncio.to_thread(write_now)
-    except NotebookError as exc:
-        raise notebook_error(exc) from None
+    except BaseException as exc:
+        for change in shared.values():
+            change.undo()
+        if isinstance(exc, NotebookError):
+            raise notebook_error(exc) from None
+        raise
     ctx.wrote(*plan.changes, created=created)
     files = [{"path": session.run.relpath(p), "edits": plan.edit_counts.get(p, 0),
               "deleted": content is None} for p, content in plan.changes.items()]
@@ -153,8 +178,17 @@ def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
                             "project; no file was changed.")
         return None
 
+    def read_by_the_server(uri: str) -> bool:
+        """An edit of a notebook's file that the server read itself (basedpyright's
+        `analysis.ipynb#2`): the same edit as in the virtual document opened, in the file's
+        JSON. Never applied."""
+        return is_notebook_path(Path(to_fs_path(uri) or uri).name)
+
     kept: list[Any] = []
     for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit) and read_by_the_server(
+                change.text_document.uri):
+            continue
         if isinstance(change, types.TextDocumentEdit) and (
                 path := notebook(change.text_document.uri)):
             cells.setdefault(path, []).extend(change.edits)
@@ -167,6 +201,8 @@ def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
             kept.append(change)
     changes = {}
     for uri, edits in (edit.changes or {}).items():
+        if read_by_the_server(uri):
+            continue
         if path := notebook(uri):
             cells.setdefault(path, []).extend(edits)
         else:
@@ -176,9 +212,10 @@ def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
 
 
 def _plan_cells(session: LspSession, plan: PlannedEdit, document: SourceDocument,
-                edits: list[Any]) -> str:
-    """Add a notebook's new bytes (its cells' new sources, nothing else changed) to `plan`;
-    its diff, cell by cell."""
+                edits: list[Any], changed_cells: dict[Path, dict[int, tuple[str, str]]]) -> str:
+    """Add a notebook's new bytes (its cells' new sources, nothing else changed) to `plan`,
+    and each changed cell's source before and after to `changed_cells`; its diff, cell by
+    cell."""
     assert document.notebook is not None and document.file is not None
     lines = document.lines
 
@@ -193,6 +230,8 @@ def _plan_cells(session: LspSession, plan: PlannedEdit, document: SourceDocument
         raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot rename in "
                         f"{session.run.relpath(document.path)}: {exc} No file was changed.") from None
     plan.changes[document.path] = document.file.notebook.with_sources(sources).decode("utf-8")
+    changed_cells[document.path] = {cell: (document.notebook.sources[cell], source)
+                                    for cell, source in sources.items()}
     plan.edit_counts[document.path] = len(edits)
     rel = session.run.relpath(document.path)
     return "".join(
