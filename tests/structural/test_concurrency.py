@@ -7,10 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from jupyter_agent_tools.files import write_files_atomically
-from jupyter_agent_tools.files.walk import WalkStats
 
 
 def rewrite_until(stop: threading.Event, folder: Path, names: list[str]) -> int:
@@ -23,9 +20,6 @@ def rewrite_until(stop: threading.Event, folder: Path, names: list[str]) -> int:
     return rounds
 
 
-@pytest.mark.xfail(not hasattr(WalkStats, "vanished"), strict=False,
-                   reason="FileWalker stats a listed entry that may be gone; files/walk.py counts "
-                   "it as vanished on the search branch")
 async def test_searches_while_files_are_rewritten_never_fail(run, files, root):
     names = [f"m{i}.py" for i in range(20)]
     files({f"pkg/{name}": "print(0)\n" for name in names})
