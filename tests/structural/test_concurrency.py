@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 
 from jupyter_agent_tools.files import write_files_atomically
+from jupyter_agent_tools.structural import pattern as pattern_module
+from jupyter_agent_tools.structural import worker as worker_module
 
 
 def rewrite_until(stop: threading.Event, folder: Path, names: list[str]) -> int:
@@ -40,7 +42,16 @@ async def test_searches_while_files_are_rewritten_never_fail(run, files, root):
     assert all(r.data["total"] == 20 for r in results)
 
 
-async def test_a_huge_pattern_does_not_stall_the_server(api, jp_fetch, jp_root_dir):
+def _compiled_in_the_server_process(pattern: str, language: str) -> None:
+    raise AssertionError("a pattern was compiled in the server's process, not in a worker")
+
+
+async def test_a_huge_pattern_does_not_stall_the_server(api, jp_fetch, jp_root_dir,
+                                                        monkeypatch):
+    # A tripwire, not a stand-in: the workers are other processes and keep the real
+    # compiler; were a pattern compiled on the server's side, these searches would fail.
+    monkeypatch.setattr(pattern_module, "compile_pattern", _compiled_in_the_server_process)
+    monkeypatch.setattr(worker_module, "compile_pattern", _compiled_in_the_server_process)
     (jp_root_dir / "a.py").write_text("print(1)\n" * 1000)
     _, run = await api("POST", "runs", {"resources": ["parser"]})
     calls = f"runs/{run['id']}/calls"
