@@ -8,6 +8,7 @@ JSON-RPC errors (so MCP clients show the message) whose `data.code` is the contr
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -19,7 +20,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Receive, Scope, Send
 from tornado import web
 
-from ..http.base import STATUS_BY_CODE, AgentToolsHandler
+from ..http.base import PARSE_ON_LOOP_BYTES, STATUS_BY_CODE, AgentToolsHandler
 from ..http.handlers import RUN_ID
 from ..runtime import ErrorCode, ToolError
 from .asgi import TornadoASGIBridge
@@ -53,6 +54,14 @@ class McpHandler(AgentToolsHandler):
     @web.authenticated
     @authorized
     async def post(self, run_id: str | None = None) -> None:
+        body = self.request.body or b""
+        limit = self.limits.max_request_bytes
+        if len(body) > limit:  # bounded as the other agent-tools routes are
+            self._reject(413, types.INVALID_REQUEST,
+                         f"invalid_arguments: the body has {len(body):,} bytes; the limit is "
+                         f"{limit:,} (c.AgentToolsApp.max_request_bytes). Send less, e.g. "
+                         "write a big file in parts.", {"code": ErrorCode.INVALID_ARGUMENTS.value})
+            return
         session_id = self.request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is not None:
             await self._serve(self._session(session_id, run_id))
@@ -67,7 +76,7 @@ class McpHandler(AgentToolsHandler):
                          "This endpoint keeps one run per session: open it with initialize.",
                          data.model_dump(mode="json"))
             return
-        if not _is_initialize(self.request.body):
+        if not await _is_initialize(body):
             self._reject(400, types.INVALID_REQUEST,
                          "No session: send an initialize request first (without Mcp-Session-Id).")
             return
@@ -148,10 +157,17 @@ class RunMcpHandler(McpHandler):
         return await self.endpoint.open_existing_run(self.get_run(run_id))
 
 
-def _is_initialize(body: bytes) -> bool:
+async def _is_initialize(body: bytes) -> bool:
+    """Whether `body` is an initialize request; a big body is decoded off the event loop."""
+    if len(body) > PARSE_ON_LOOP_BYTES:
+        return await asyncio.to_thread(_is_initialize_now, body)
+    return _is_initialize_now(body)
+
+
+def _is_initialize_now(body: bytes) -> bool:
     try:
         message = json.loads(body or b"null")
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
         return False
     return isinstance(message, dict) and message.get("method") == "initialize"
 
