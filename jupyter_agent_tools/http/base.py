@@ -71,7 +71,8 @@ class Operation:
 
     `responses` maps each success status to its body's type (None: no body). Error statuses
     are added by the document from what the route can meet (auth, body, path parameters)
-    plus `errors`.
+    plus `errors`. Their body is ErrorResponse, or `error_body` for the statuses in `errors`
+    (a protocol's own error shape: the MCP routes answer JSON-RPC errors).
     """
 
     summary: str
@@ -81,6 +82,7 @@ class Operation:
     query: type[RequestModel] | None = None
     errors: frozenset[int] = frozenset()
     websocket: bool = False
+    error_body: Any = None
 
 
 @dataclass(frozen=True)

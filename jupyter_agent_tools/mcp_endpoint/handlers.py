@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import mcp_types as types
 from jupyter_server.auth.decorator import authorized
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import BaseModel
 from starlette.types import ASGIApp, Receive, Scope, Send
 from tornado import web
 
-from ..http.base import PARSE_ON_LOOP_BYTES, STATUS_BY_CODE, AgentToolsHandler
+from ..http.base import PARSE_ON_LOOP_BYTES, STATUS_BY_CODE, AgentToolsHandler, Operation
 from ..http.handlers import RUN_ID
 from ..runtime import ErrorCode, ToolError
 from .asgi import TornadoASGIBridge
@@ -31,11 +32,32 @@ from .session import McpSession
 MCP_RESOURCE = "agent_tools:mcp"
 
 
+class McpRefusal(BaseModel):
+    """How the MCP routes refuse a request: a JSON-RPC error, without `id` when the request
+    had none (or none could be read), as the SDK's transport answers too."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: int | str | None = None
+    error: types.ErrorData
+
+
 class McpHandler(AgentToolsHandler):
     """`agent-tools/mcp`: POST opens a session (and its run) with `initialize`, then serves it."""
 
     auth_resource = MCP_RESOURCE
     run_token_methods = frozenset({"GET", "POST", "DELETE"})
+    # MCP streamable HTTP: JSON-RPC in, JSON or an event stream out; refusals are JSON-RPC
+    # errors. The messages themselves are the MCP specification's, not modelled here.
+    operations: ClassVar[dict[str, Operation]] = {
+        "post": Operation("MCP: send a JSON-RPC message; initialize (without Mcp-Session-Id) "
+                          "opens a session and its run", {200: Any, 202: None},
+                          errors=frozenset({400, 404, 406, 413}), error_body=McpRefusal),
+        "get": Operation("MCP: the session's stream of server messages (text/event-stream)",
+                         {200: None}, errors=frozenset({400, 404, 406, 409}),
+                         error_body=McpRefusal),
+        "delete": Operation("MCP: end the session (and the run it opened)", {200: None},
+                            errors=frozenset({400, 404}), error_body=McpRefusal),
+    }
     _bridge: TornadoASGIBridge | None = None
 
     @property
@@ -133,10 +155,9 @@ class McpHandler(AgentToolsHandler):
         return session
 
     def _reject(self, status: int, code: int, message: str, data: Any = None) -> None:
-        error = types.JSONRPCError(jsonrpc="2.0", id=None,
-                                   error=types.ErrorData(code=code, message=message, data=data))
+        refusal = McpRefusal(error=types.ErrorData(code=code, message=message, data=data))
         self.set_status(status)
-        self.finish(error.model_dump_json(by_alias=True, exclude_none=True))
+        self.finish(refusal.model_dump_json(by_alias=True, exclude_none=True))
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]

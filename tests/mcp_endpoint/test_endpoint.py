@@ -299,8 +299,11 @@ async def test_deep_undecodable_or_oversized_bodies_get_4xx_never_5xx(mcp_url, a
             "over the size limit": await http.post(
                 mcp_url(), content=b'{"x": "' + b"a" * (5 * 2**20) + b'"}', headers=session),
         }
+        document = (await http.get(mcp_url("agent-tools/api/openapi.json"))).json()
     statuses = {what: answer.status_code for what, answer in answers.items()}
     assert all(400 <= status < 500 for status in statuses.values()), statuses
+    declared = document["paths"]["/agent-tools/mcp"]["post"]["responses"]
+    assert {str(status) for status in statuses.values()} <= set(declared), statuses
     too_big = answers["over the size limit"]
     assert too_big.status_code == 413 and "max_request_bytes" in too_big.json()["error"]["message"]
     assert len(runtime_of.runs) == 1  # only the session opened above
