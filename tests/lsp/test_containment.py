@@ -119,3 +119,28 @@ async def test_a_project_check_through_the_link_lists_outside_files_without_mess
     # tsc follows the link: the file is listed, its message (which quotes code) is not
     assert [(d["path"], d["message"]) for d in check.data["diagnostics"]] == [
         ("linked/lib.ts", "(outside the server's root: not shown)")], check.text
+
+
+@pytest.mark.skipif(find_executable(["typescript-language-server"]) is None,
+                    reason="typescript-language-server is installed by scripts/setup.sh")
+async def test_an_implementation_in_a_symlinked_outside_folder_is_named_not_quoted(
+        lsp_runtime, write_files, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "vault.ts").write_text(
+        "import type { Greeter } from '../app';\n\n"
+        "export class Vault implements Greeter {  // secretImplementation\n"
+        "  greet(): string { return 'the secret'; }\n}\n")
+    project = write_files({
+        "tsconfig.json": TS_CONFIG,
+        "app.ts": "export interface Greeter {\n  greet(): string;\n}\n\n"
+                  "import { Vault } from './linked/vault';\n\nconsole.log(new Vault().greet());\n",
+    }, "web")
+    (project / "linked").symlink_to(elsewhere)
+    run = await lsp_runtime().create_run(cwd="web", surface="readonly")
+    found = await run.call("lsp", {"action": "implementation", "file": "app.ts", "line": 1,
+                                   "symbol": "Greeter"})
+    assert found.ok, found.text
+    assert found.data["locations"] == [{"path": "linked/vault.ts", "line": 3,
+                                        "outside_root": True}], found.text
+    assert "secret" not in found.text and "(outside the server's root)" in found.text
