@@ -94,13 +94,12 @@ async def test_searches_while_other_runs_write_have_no_unexpected_failure(
 
     async def searcher(client: httpx.AsyncClient, run_id: str) -> list[dict]:
         results = []
+        searches = [("glob", {"pattern": "*.py", "path": "shared"}),
+                    ("grep", {"pattern": r"value_\d+", "path": "shared"}),
+                    ("ast_grep", {"pattern": "$V = $N", "path": "shared", "language": "python"})]
         for n in range(rounds):
-            if n % 2:
-                results.append(await _call(client, run_id, "glob",
-                                           {"pattern": "*.py", "path": "shared"}))
-            else:
-                results.append(await _call(client, run_id, "grep",
-                                           {"pattern": r"value_\d+", "path": "shared"}))
+            tool, args = searches[n % len(searches)]
+            results.append(await _call(client, run_id, tool, args))
         return results
 
     async with _client(server) as client:

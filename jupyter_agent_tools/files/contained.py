@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,19 +98,9 @@ def open_folder(root: Path, folder: Path, *, create: bool = False,
     try:
         for name in names:
             try:
-                next_fd = os.open(name, FOLDER_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                try:
-                    os.mkdir(name, 0o777, dir_fd=fd)
-                    created.append((os.dup(fd), name))
-                except FileExistsError:
-                    pass  # another writer made it meanwhile: use it, it is not ours to undo
-                next_fd = os.open(name, FOLDER_FLAGS, dir_fd=fd)
-            except NotADirectoryError:
-                # A link now, or a folder again: either way it was swapped during the call.
-                if _is_link(fd, name) or _is_folder(fd, name):
+                next_fd = _open_subfolder(fd, name, created if create else None)
+            except (NotADirectoryError, FileNotFoundError) as refused:
+                if _swapped(fd, name, missing=isinstance(refused, FileNotFoundError)):
                     raise LinkSwapped(shown, action) from None
                 raise
             os.close(fd)
@@ -126,17 +115,38 @@ def open_folder(root: Path, folder: Path, *, create: bool = False,
     return OpenedFolder(fd, created)
 
 
-def _is_link(folder_fd: int, name: str) -> bool:
-    return _kind(folder_fd, name, stat.S_ISLNK)
-
-
-def _is_folder(folder_fd: int, name: str) -> bool:
-    return _kind(folder_fd, name, stat.S_ISDIR)
-
-
-def _kind(folder_fd: int, name: str, test: Callable[[int], bool]) -> bool:
+def _open_subfolder(folder_fd: int, name: str, created: list[tuple[int, str]] | None) -> int:
+    """The descriptor of the folder `name` in a folder, following no link. With `created`,
+    a missing folder is made and recorded there (to undo on failure)."""
     try:
-        return test(os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode)
+        return os.open(name, FOLDER_FLAGS, dir_fd=folder_fd)
+    except FileNotFoundError:
+        if created is None:
+            raise
+    try:
+        os.mkdir(name, 0o777, dir_fd=folder_fd)
+        created.append((os.dup(folder_fd), name))
+    except FileExistsError:
+        pass  # another writer made it meanwhile: use it, it is not ours to undo
+    return os.open(name, FOLDER_FLAGS, dir_fd=folder_fd)
+
+
+def _swapped(folder_fd: int, name: str, *, missing: bool) -> bool:
+    """Whether a folder that failed to open as missing (or as no folder) is being swapped.
+
+    A folder or a link there now means it changed during the call. After "no folder", a name
+    gone again is a swap too: a lookup racing a rename sees neither side for an instant.
+    """
+    try:
+        mode = os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode
+    except OSError:
+        return not missing
+    return stat.S_ISLNK(mode) or stat.S_ISDIR(mode)
+
+
+def _is_link(folder_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode)
     except OSError:
         return False
 

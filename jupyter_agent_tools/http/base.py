@@ -48,6 +48,8 @@ CONFLICT = 409
 MAX_JSON_DEPTH = 200
 #: Bodies up to this size are parsed on the event loop (well under a millisecond).
 PARSE_ON_LOOP_BYTES = 64 * 1024
+# Answers that are lists longer than this are serialized on a thread (see respond).
+SERIALIZE_ON_LOOP_ITEMS = 100
 
 # Errors tornado or jupyter_server raise themselves (auth, XSRF, unknown verbs).
 _CODE_BY_STATUS = {400: ErrorCode.INVALID_ARGUMENTS, 401: ErrorCode.PERMISSION_DENIED,
@@ -71,7 +73,8 @@ class Operation:
 
     `responses` maps each success status to its body's type (None: no body). Error statuses
     are added by the document from what the route can meet (auth, body, path parameters)
-    plus `errors`.
+    plus `errors`. Their body is ErrorResponse, or `error_body` for the statuses in `errors`
+    (a protocol's own error shape: the MCP routes answer JSON-RPC errors).
     """
 
     summary: str
@@ -81,6 +84,7 @@ class Operation:
     query: type[RequestModel] | None = None
     errors: frozenset[int] = frozenset()
     websocket: bool = False
+    error_body: Any = None
 
 
 @dataclass(frozen=True)
@@ -230,8 +234,12 @@ class AgentToolsHandler(JsonErrors, RunTokenAuth, APIHandler):
             raise ApiError(400, ErrorCode.INVALID_ARGUMENTS,
                            f"{describe_validation_error(exc)} (query parameters).") from None
 
-    def respond(self, payload: Any, status: int = 200) -> None:
-        """Answer with `payload` as the operation's model for `status` (None: no body)."""
+    async def respond(self, payload: Any, status: int = 200) -> None:
+        """Answer with `payload` as the operation's model for `status` (None: no body).
+
+        A long list (a run's transcript, its staged edits) is serialized on a thread: ten
+        thousand transcript entries take over 100 ms, the server's loop keeps answering.
+        """
         operation = self.operations[self.request.method.lower()]
         annotation = operation.responses[status]
         self.set_status(status)
@@ -239,7 +247,15 @@ class AgentToolsHandler(JsonErrors, RunTokenAuth, APIHandler):
             self.finish()
             return
         adapter = response_adapter(annotation)
-        self.finish(adapter.dump_json(adapter.validate_python(payload), fallback=str))
+        if isinstance(payload, list) and len(payload) > SERIALIZE_ON_LOOP_ITEMS:
+            body = await asyncio.to_thread(_serialized, adapter, payload)
+        else:
+            body = _serialized(adapter, payload)
+        self.finish(body)
+
+
+def _serialized(adapter: TypeAdapter[Any], payload: Any) -> bytes:
+    return adapter.dump_json(adapter.validate_python(payload), fallback=str)
 
 
 class RouteNotFoundHandler(JsonErrors, APIHandler):

@@ -56,7 +56,7 @@ class StatusHandler(AgentToolsHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.respond(await self.runtime.status())
+        await self.respond(await self.runtime.status())
 
 
 class OpenAPIHandler(AgentToolsHandler):
@@ -68,7 +68,7 @@ class OpenAPIHandler(AgentToolsHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.respond(openapi_document(self.base_url, self.settings["agent_tools_handlers"]))
+        await self.respond(openapi_document(self.base_url, self.settings["agent_tools_handlers"]))
 
 
 class RunsHandler(AgentToolsHandler):
@@ -82,14 +82,14 @@ class RunsHandler(AgentToolsHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        self.respond([run.describe() for run in self.runtime.runs.values()])
+        await self.respond([run.describe() for run in self.runtime.runs.values()])
 
     @web.authenticated
     @authorized
     async def post(self) -> None:
         request = await self.parse_body(RunRequest)
         run = await self.runtime.create_run(**request.create_run_options(), origin=request.origin)
-        self.respond(run.describe(), status=201)
+        await self.respond(run.describe(), status=201)
 
 
 class RunHandler(AgentToolsHandler):
@@ -102,14 +102,14 @@ class RunHandler(AgentToolsHandler):
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
-        self.respond(self.get_run(run_id).describe())
+        await self.respond(self.get_run(run_id).describe())
 
     @web.authenticated
     @authorized
     async def delete(self, run_id: str) -> None:
         self.get_run(run_id)
         await self.runtime.close_run(run_id)
-        self.respond(None, status=204)
+        await self.respond(None, status=204)
 
 
 class ToolsHandler(AgentToolsHandler):
@@ -122,7 +122,7 @@ class ToolsHandler(AgentToolsHandler):
     @authorized
     async def get(self, run_id: str) -> None:
         query = self.parse_query(ToolsQuery)
-        self.respond(self.get_run(run_id).schemas(format=query.format))
+        await self.respond(self.get_run(run_id).schemas(format=query.format))
 
 
 class CallsHandler(AgentToolsHandler):
@@ -138,7 +138,7 @@ class CallsHandler(AgentToolsHandler):
         request = await self.parse_body(CallRequest)
         origin = Origin.WORKER if self.run_token_run_id else Origin.HTTP
         result = await run.call(request.tool, request.args, origin=origin)
-        self.respond(result.to_json())
+        await self.respond(result.to_json())
 
 
 class TranscriptHandler(AgentToolsHandler):
@@ -150,7 +150,7 @@ class TranscriptHandler(AgentToolsHandler):
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
-        self.respond(self.get_run(run_id).transcript.to_json())
+        await self.respond(self.get_run(run_id).transcript.to_json())
 
 
 class WorkersHandler(AgentToolsHandler):
@@ -165,10 +165,10 @@ class WorkersHandler(AgentToolsHandler):
     async def get(self, run_id: str) -> None:
         workers = self.get_run(run_id).resources.get(Resource.WORKERS)
         if workers is None:
-            self.respond([])
+            await self.respond([])
             return
         # The same bound on each result as the worker_state events carry.
-        self.respond([worker.describe(workers.pool.max_event_result_chars)
+        await self.respond([worker.describe(workers.pool.max_event_result_chars)
                       for worker in workers.workers.values()])
 
 

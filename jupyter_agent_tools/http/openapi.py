@@ -28,11 +28,12 @@ _ERROR_DESCRIPTIONS = {
     400: "Invalid input: a body or query that does not fit the model, or a bad value",
     403: "Not authenticated, or not authorized for this resource",
     404: "No such run, card, edit or directory",
+    406: "The Accept header does not take what the route answers",
     409: "The current state refuses it (a closed card, the run limit reached)",
     413: "The body is larger than c.AgentToolsApp.max_request_bytes",
 }
 _SUCCESS_DESCRIPTIONS = {200: "OK", 101: "Switching protocols (WebSocket)", 201: "Created",
-                         204: "Done; no body"}
+                         202: "Accepted; no body", 204: "Done; no body"}
 
 SECURITY_SCHEMES = {
     "token": {
@@ -94,8 +95,9 @@ def _schemas(routes: list[tuple[str, dict[str, Operation]]]) -> tuple[dict[Any, 
             for model in (operation.body, operation.query):
                 if model is not None:
                     inputs.append((model, "validation", TypeAdapter(model)))
+            answers = [*operation.responses.values(), operation.error_body]
             inputs += [(annotation, "serialization", TypeAdapter(annotation))
-                       for annotation in operation.responses.values() if annotation is not None]
+                       for annotation in answers if annotation is not None]
     unique = list({(key, mode): (key, mode, adapter) for key, mode, adapter in inputs}.values())
     by_key, definitions = TypeAdapter.json_schemas(unique, ref_template=REF_TEMPLATE)
     return by_key, definitions.get("$defs", {})
@@ -118,17 +120,23 @@ def _operation(pattern: str, operation: Operation, schemas: dict[Any, Any],
         responses[str(status)] = {"description": _SUCCESS_DESCRIPTIONS.get(status, "OK")}
         if annotation is not None:
             responses[str(status)]["content"] = _json_content(schemas[(annotation, "serialization")])
-    errors = {403} | set(operation.errors)
+    served = {403}  # what the server answers before the handler's own code
     if operation.body is not None:
-        errors |= {400, 413}
+        served |= {400, 413}
     if operation.query is not None or operation.websocket:
-        errors.add(400)
+        served.add(400)
     if parameters and any(p["in"] == "path" for p in parameters):
-        errors.add(404)
+        served.add(404)  # also the JSON 404 of a path no route serves
     error_schema = schemas[(ErrorResponse, "serialization")]
-    for status in sorted(errors):
+    for status in sorted(served | operation.errors):
+        shapes = []
+        if status in operation.errors and operation.error_body is not None:
+            shapes.append(schemas[(operation.error_body, "serialization")])
+        if status in served or operation.error_body is None:
+            shapes.append(error_schema)
+        schema = shapes[0] if len(shapes) == 1 else {"anyOf": shapes}
         responses[str(status)] = {"description": _ERROR_DESCRIPTIONS[status],
-                                  "content": _json_content(error_schema)}
+                                  "content": _json_content(schema)}
     document: dict[str, Any] = {"summary": operation.summary, "responses": responses}
     if parameters:
         document["parameters"] = parameters

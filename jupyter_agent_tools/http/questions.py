@@ -32,7 +32,7 @@ class QuestionsHandler(AgentToolsHandler):
     async def get(self, run_id: str) -> None:
         questions = _questions(self.get_run(run_id))
         cards = [] if questions is None else [card.to_json() for card in questions.pending.values()]
-        self.respond(cards)
+        await self.respond(cards)
 
 
 class QuestionHandler(AgentToolsHandler):
@@ -60,7 +60,7 @@ class QuestionHandler(AgentToolsHandler):
                 card = questions.answer(qid, request.answer, request.text)
         except QuestionError as exc:
             raise _answer_error(exc) from None
-        self.respond(card.to_json())
+        await self.respond(card.to_json())
 
 
 def _answer_error(exc: QuestionError) -> ToolError:

@@ -34,7 +34,7 @@ class EditsHandler(_EditsBase):
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
-        self.respond([edit.to_json() for edit in self.session(run_id).edits.list()])
+        await self.respond([edit.to_json() for edit in self.session(run_id).edits.list()])
 
 
 class EditHandler(_EditsBase):
@@ -49,7 +49,7 @@ class EditHandler(_EditsBase):
         if edit is None:
             raise ToolError(ErrorCode.UNKNOWN_EDIT,
                             f"This run has no edit {edit_id!r}. List them at .../edits.")
-        self.respond(edit.to_json())
+        await self.respond(edit.to_json())
 
 
 handlers: list[tuple[str, type]] = [

@@ -8,18 +8,20 @@ JSON-RPC errors (so MCP clients show the message) whose `data.code` is the contr
 
 from __future__ import annotations
 
+import asyncio
 import json
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import mcp_types as types
 from jupyter_server.auth.decorator import authorized
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import BaseModel
 from starlette.types import ASGIApp, Receive, Scope, Send
 from tornado import web
 
-from ..http.base import STATUS_BY_CODE, AgentToolsHandler
+from ..http.base import PARSE_ON_LOOP_BYTES, STATUS_BY_CODE, AgentToolsHandler, Operation
 from ..http.handlers import RUN_ID
 from ..runtime import ErrorCode, ToolError
 from .asgi import TornadoASGIBridge
@@ -30,11 +32,32 @@ from .session import McpSession
 MCP_RESOURCE = "agent_tools:mcp"
 
 
+class McpRefusal(BaseModel):
+    """How the MCP routes refuse a request: a JSON-RPC error, without `id` when the request
+    had none (or none could be read), as the SDK's transport answers too."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: int | str | None = None
+    error: types.ErrorData
+
+
 class McpHandler(AgentToolsHandler):
     """`agent-tools/mcp`: POST opens a session (and its run) with `initialize`, then serves it."""
 
     auth_resource = MCP_RESOURCE
     run_token_methods = frozenset({"GET", "POST", "DELETE"})
+    # MCP streamable HTTP: JSON-RPC in, JSON or an event stream out; refusals are JSON-RPC
+    # errors. The messages themselves are the MCP specification's, not modelled here.
+    operations: ClassVar[dict[str, Operation]] = {
+        "post": Operation("MCP: send a JSON-RPC message; initialize (without Mcp-Session-Id) "
+                          "opens a session and its run", {200: Any, 202: None},
+                          errors=frozenset({400, 404, 406, 413}), error_body=McpRefusal),
+        "get": Operation("MCP: the session's stream of server messages (text/event-stream)",
+                         {200: None}, errors=frozenset({400, 404, 406, 409}),
+                         error_body=McpRefusal),
+        "delete": Operation("MCP: end the session (and the run it opened)", {200: None},
+                            errors=frozenset({400, 404}), error_body=McpRefusal),
+    }
     _bridge: TornadoASGIBridge | None = None
 
     @property
@@ -53,6 +76,14 @@ class McpHandler(AgentToolsHandler):
     @web.authenticated
     @authorized
     async def post(self, run_id: str | None = None) -> None:
+        body = self.request.body or b""
+        limit = self.limits.max_request_bytes
+        if len(body) > limit:  # bounded as the other agent-tools routes are
+            self._reject(413, types.INVALID_REQUEST,
+                         f"invalid_arguments: the body has {len(body):,} bytes; the limit is "
+                         f"{limit:,} (c.AgentToolsApp.max_request_bytes). Send less, e.g. "
+                         "write a big file in parts.", {"code": ErrorCode.INVALID_ARGUMENTS.value})
+            return
         session_id = self.request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is not None:
             await self._serve(self._session(session_id, run_id))
@@ -67,7 +98,7 @@ class McpHandler(AgentToolsHandler):
                          "This endpoint keeps one run per session: open it with initialize.",
                          data.model_dump(mode="json"))
             return
-        if not _is_initialize(self.request.body):
+        if not await _is_initialize(body):
             self._reject(400, types.INVALID_REQUEST,
                          "No session: send an initialize request first (without Mcp-Session-Id).")
             return
@@ -124,10 +155,9 @@ class McpHandler(AgentToolsHandler):
         return session
 
     def _reject(self, status: int, code: int, message: str, data: Any = None) -> None:
-        error = types.JSONRPCError(jsonrpc="2.0", id=None,
-                                   error=types.ErrorData(code=code, message=message, data=data))
+        refusal = McpRefusal(error=types.ErrorData(code=code, message=message, data=data))
         self.set_status(status)
-        self.finish(error.model_dump_json(by_alias=True, exclude_none=True))
+        self.finish(refusal.model_dump_json(by_alias=True, exclude_none=True))
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
@@ -157,10 +187,17 @@ class RunMcpHandler(McpHandler):
         return await self.endpoint.open_existing_run(run)
 
 
-def _is_initialize(body: bytes) -> bool:
+async def _is_initialize(body: bytes) -> bool:
+    """Whether `body` is an initialize request; a big body is decoded off the event loop."""
+    if len(body) > PARSE_ON_LOOP_BYTES:
+        return await asyncio.to_thread(_is_initialize_now, body)
+    return _is_initialize_now(body)
+
+
+def _is_initialize_now(body: bytes) -> bool:
     try:
         message = json.loads(body or b"null")
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
         return False
     return isinstance(message, dict) and message.get("method") == "initialize"
 

@@ -30,9 +30,10 @@ _BOOTSTRAP = (
     "package = types.ModuleType('jupyter_agent_tools')\n"
     "package.__path__ = [sys.argv[1]]\n"
     "sys.modules['jupyter_agent_tools'] = package\n"
-    "notebooks = types.ModuleType('jupyter_agent_tools.notebooks')\n"  # no files/runtime
-    "notebooks.__path__ = [sys.argv[1] + '/notebooks']\n"
-    "sys.modules['jupyter_agent_tools.notebooks'] = notebooks\n"
+    "for name in ('notebooks', 'files'):\n"  # their modules, not their packages' imports
+    "    sub = types.ModuleType('jupyter_agent_tools.' + name)\n"
+    "    sub.__path__ = [sys.argv[1] + '/' + name]\n"
+    "    sys.modules[sub.__name__] = sub\n"
     "import signal\n"
     "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
     "from jupyter_agent_tools.structural.worker import main\n"

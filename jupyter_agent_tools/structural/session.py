@@ -154,15 +154,17 @@ class StructuralSession:
         # A big tree takes a while to walk: not on the server's event loop.
         files, skipped = await asyncio.to_thread(self._files, base, language)
         job = SearchJob(pattern=pattern, language=language, files=[], limit=limit,
-                        max_text=self.limits.max_match_chars, with_ranges=with_ranges)
+                        max_text=self.limits.max_match_chars, with_ranges=with_ranges,
+                        root=str(self.run.runtime.root_path))
         answer = await self.workers.search(job, files)
         counts = answer["counts"]
         skipped["binary"] = counts.get("binary", 0)
-        if counts.get("invalid_notebook"):
-            skipped["invalid_notebook"] = counts["invalid_notebook"]
+        for reason in ("invalid_notebook", "outside_root"):  # reported only when it happened
+            if counts.get(reason):
+                skipped[reason] = counts[reason]
         vanished = counts.get("vanished", 0)
         searched = len(files) - vanished - counts.get("invalid_notebook", 0) \
-            - counts.get("other_language", 0)
+            - counts.get("other_language", 0) - counts.get("outside_root", 0)
         return SearchOutcome(compiled, searched, answer, _add_vanished(skipped, vanished))
 
     # -- staged edits ---------------------------------------------------------------------

@@ -12,11 +12,14 @@ import os
 import signal
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tree_sitter import Node, Parser
 
+from ..files.contained import read_bytes_inside
+from ..files.errors import FilesError, LinkSwapped, OutsideRoot
 from .cache import CachedFile, TreeCache
 from .languages import load_language
 from .match import Env, Matcher
@@ -38,6 +41,9 @@ class SearchJob:
     limit: int  # matches described in full; the rest are only counted
     max_text: int  # longest matched or captured text carried back
     with_ranges: bool = False  # edits need byte ranges and file hashes
+    # The server's root: each file is opened from it without following links, so a folder
+    # swapped for a link since the walk listed it is not read.
+    root: str = field(kw_only=True)
 
 
 @dataclass
@@ -142,13 +148,18 @@ class SearchEngine:
         parser = self._parser(job.language)
         matches: list[dict[str, Any]] = []
         total = 0
-        counts = {"searched": 0, "binary": 0, "vanished": 0, "prefiltered": 0, "parsed": 0,
-                  "cached_trees": 0, "other_language": 0, "invalid_notebook": 0}
+        counts = {"searched": 0, "binary": 0, "vanished": 0, "outside_root": 0,
+                  "prefiltered": 0, "parsed": 0, "cached_trees": 0, "other_language": 0,
+                  "invalid_notebook": 0}
         parse_errors: list[str] = []
         hashes: dict[str, str] = {}
         files_with_matches = 0
         for path in job.files:
-            entry = self._entry(path, job.language)
+            try:
+                entry = self._entry(Path(job.root), path, job.language)
+            except (LinkSwapped, OutsideRoot):
+                counts["outside_root"] += 1
+                continue
             if entry is None:
                 counts["vanished"] += 1
                 continue
@@ -199,9 +210,13 @@ class SearchEngine:
                 "counts": counts, "parse_errors": parse_errors, "hashes": hashes,
                 "cache": self.cache.stats()}
 
-    def _entry(self, path: str, language: str) -> CachedFile | None:
+    def _entry(self, root: Path, path: str, language: str) -> CachedFile | None:
+        """The file's cached entry, read afresh when it changed; None when it is gone.
+
+        LinkSwapped or OutsideRoot when a link now leads out of `root`.
+        """
         try:
-            stat = os.stat(path)
+            stat = os.stat(path, follow_symlinks=False)
         except OSError:
             return None
         stamp = (stat.st_mtime_ns, stat.st_size)
@@ -210,9 +225,10 @@ class SearchEngine:
         if entry is not None:
             return entry
         try:
-            with open(path, "rb") as handle:
-                source = handle.read()
-        except OSError:
+            source = read_bytes_inside(root, Path(path))
+        except (LinkSwapped, OutsideRoot):
+            raise  # counted apart by the caller: not searched, and not gone either
+        except FilesError:  # gone, or no longer a regular file, since it was listed
             return None
         if b"\x00" in source[:_SNIFF_BYTES]:
             return self.cache.put(key, CachedFile(stamp, b"", binary=True))

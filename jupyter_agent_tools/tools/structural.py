@@ -175,7 +175,7 @@ class AstGrep(Tool):
         if parse_errors:
             lines.append(f"[{len(answer['parse_errors'])} file(s) have syntax errors, matches "
                          f"there may be incomplete: {', '.join(parse_errors[:5])}]")
-        skipped = ", ".join(f"{n} {what}" for what, n in outcome.skipped.items() if n)
+        skipped = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in outcome.skipped.items() if n)
         if skipped:
             lines.append(f"[skipped: {skipped}]")
         return ToolResult.success("\n".join(lines), {

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from jupyter_agent_tools.files import FilesError, atomic, write_files_atomically
+from jupyter_agent_tools.files import FileIdentity, FilesError, atomic, write_files_atomically
 from jupyter_agent_tools.runtime.file_errors import file_error
 
 
@@ -46,3 +46,23 @@ def test_a_failure_on_the_third_of_four_files_restores_every_file(tmp_path, monk
     assert [p.read_text() for p in files[:3]] == ["original 0", "original 1", "original 2"]
     assert not files[3].exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f0.txt", "f1.txt", "f2.txt"]
+
+
+def test_a_file_replaced_since_its_identity_was_taken_is_stale_and_nothing_is_written(tmp_path):
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_text("a = 1\n")
+    second.write_text("b = 1\n")
+    identities = {path: FileIdentity.of_path(path) for path in (first, second)}
+    copy = tmp_path / "copy.py"
+    copy.write_text("b = 1\n")  # the same bytes, another file, renamed over the staged one
+    os.replace(copy, second)
+    with pytest.raises(FilesError) as refused:
+        write_files_atomically({first: "a = 2\n", second: "b = 2\n"}, root=tmp_path,
+                               expected=identities)
+    error = file_error(refused.value)
+    assert error.code.value == "stale_edit" and "b.py" in error.message
+    assert (first.read_text(), second.read_text()) == ("a = 1\n", "b = 1\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "b.py"]
+    write_files_atomically({first: "a = 2\n"}, root=tmp_path,
+                           expected={first: identities[first]})  # the untouched one still is
+    assert first.read_text() == "a = 2\n"

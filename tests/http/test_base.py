@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from http_helpers import MAX_REQUEST_BYTES
+
+from jupyter_agent_tools.http import base
 
 API = "agent-tools/api"
 
@@ -110,3 +113,26 @@ async def test_the_run_limit_is_a_409_not_a_503(jp_serverapp, api):
     code, error = await api("POST", "runs", {})
     assert code == 409 and error["error"]["code"] == "unavailable"
     assert "close one" in error["error"]["message"]
+
+
+async def test_a_long_list_is_serialized_off_the_event_loop(jp_serverapp, api, monkeypatch):
+    """A transcript of many calls is serialized on a thread; a call's result on the loop."""
+    serialized_on: list[str] = []
+    serialize = base._serialized
+
+    def recorded(adapter, payload):
+        serialized_on.append(threading.current_thread().name)
+        return serialize(adapter, payload)
+
+    monkeypatch.setattr(base, "_serialized", recorded)
+    _, created = await api("POST", "runs", {})
+    run = jp_serverapp.web_app.settings["agent_tools_runtime"].get_run(created["id"])
+    for _ in range(base.SERIALIZE_ON_LOOP_ITEMS + 1):
+        await run.call("glob", {"pattern": "*.nothing"})
+    code, transcript = await api("GET", f"runs/{created['id']}/transcript")
+    assert code == 200 and len(transcript) == base.SERIALIZE_ON_LOOP_ITEMS + 1
+    code, _ = await api("POST", f"runs/{created['id']}/calls",
+                        {"tool": "glob", "args": {"pattern": "*.nothing"}})
+    assert code == 200
+    loop_thread = threading.current_thread().name  # the server's loop runs the test's too
+    assert serialized_on[-2] != loop_thread and serialized_on[-1] == loop_thread, serialized_on

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import FailureGroup
 from schemathesis.generation.modes import GenerationMode
+from schemathesis.specs.openapi.checks import response_schema_conformance, status_code_conformance
 
 from jupyter_agent_tools.testing.server import JupyterServerProcess
 
@@ -76,12 +77,14 @@ def test_the_api_answers_as_documented(api_schema, agent_server, real_run):
     # and test_openapi.py cover them.
     operations = [op for op in operations if not op.path.endswith("/events")]
     assert len(operations) >= 12
-    # The MCP routes speak JSON-RPC, whose conformance real MCP clients check
-    # (tests/mcp_endpoint); here they must only never answer with a server error.
+    # The MCP routes speak JSON-RPC, whose messages real MCP clients check (tests/mcp_endpoint);
+    # the document does not model them, so here their answers must be no server error, of a
+    # documented status, with a documented body (a refusal is a JSON-RPC error).
     protocol_only = {op.label for op in operations if op.path.endswith("/mcp")}
     assert protocol_only
     for operation, mode in itertools.product(operations, GenerationMode):
-        checks = [not_a_server_error] if operation.label in protocol_only else None
+        checks = ([not_a_server_error, status_code_conformance, response_schema_conformance]
+                  if operation.label in protocol_only else None)
 
         # Bounded: a few examples per operation and mode, no shrinking, the same ones each run.
         @given(case=operation.as_strategy(generation_mode=mode))

@@ -12,6 +12,7 @@ from jupyter_agent_tools.lsp.specs import find_executable
 # preserveSymlinks: tsserver and tsc name files by the path through the link
 TS_CONFIG = '{"compilerOptions": {"strict": true, "noEmit": true, "preserveSymlinks": true}}\n'
 SECRET_LINE = "def leak(token: str) -> str:  # the secret line"
+SECRET_CLASS = "the secret class"
 
 
 @pytest.fixture
@@ -20,10 +21,12 @@ def linked_project(root: Path, tmp_path: Path, write_files) -> Path:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "__init__.py").write_text("")
-    (elsewhere / "secret_lib.py").write_text(f"{SECRET_LINE}\n    return token\n")
+    (elsewhere / "secret_lib.py").write_text(f"{SECRET_LINE}\n    return token\n\n\n"
+                                             f"class Vault:  # {SECRET_CLASS}\n    pass\n")
     project = write_files({
         "pyproject.toml": "[project]\nname = 'demo'\nversion = '0'\n",
-        "main.py": "from linked.secret_lib import leak\n\nprint(leak('x'))\n",
+        "main.py": "from linked.secret_lib import Vault, leak\n\nprint(leak('x'))\n"
+                   "vault = Vault()\n",
     }, "proj")
     (project / "linked").symlink_to(elsewhere)
     return elsewhere
@@ -50,8 +53,16 @@ async def test_navigation_into_a_symlinked_outside_folder_names_it_without_conte
     outside = [p for p in references.data["locations"] if p.get("outside_root")]
     inside = [p for p in references.data["locations"] if not p.get("outside_root")]
     assert [p["path"] for p in outside] == ["linked/secret_lib.py"]
-    assert {p["text"] for p in inside} == {"from linked.secret_lib import leak", "print(leak('x'))"}
+    assert {p["text"] for p in inside} == {"from linked.secret_lib import Vault, leak",
+                                           "print(leak('x'))"}
     assert "secret line" not in references.text and "text" not in outside[0]
+
+    of_type = await run.call("lsp", {"action": "type_definition", "file": "main.py", "line": 4,
+                                     "symbol": "vault"})
+    assert of_type.ok, of_type.text
+    assert of_type.data["locations"] == [{"path": "linked/secret_lib.py", "line": 5,
+                                          "outside_root": True}]
+    assert SECRET_CLASS not in of_type.text and "(outside the server's root)" in of_type.text
 
     search = await run.call("lsp", {"action": "symbols", "query": "leak"})
     assert search.ok, search.text
@@ -108,3 +119,28 @@ async def test_a_project_check_through_the_link_lists_outside_files_without_mess
     # tsc follows the link: the file is listed, its message (which quotes code) is not
     assert [(d["path"], d["message"]) for d in check.data["diagnostics"]] == [
         ("linked/lib.ts", "(outside the server's root: not shown)")], check.text
+
+
+@pytest.mark.skipif(find_executable(["typescript-language-server"]) is None,
+                    reason="typescript-language-server is installed by scripts/setup.sh")
+async def test_an_implementation_in_a_symlinked_outside_folder_is_named_not_quoted(
+        lsp_runtime, write_files, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "vault.ts").write_text(
+        "import type { Greeter } from '../app';\n\n"
+        "export class Vault implements Greeter {  // secretImplementation\n"
+        "  greet(): string { return 'the secret'; }\n}\n")
+    project = write_files({
+        "tsconfig.json": TS_CONFIG,
+        "app.ts": "export interface Greeter {\n  greet(): string;\n}\n\n"
+                  "import { Vault } from './linked/vault';\n\nconsole.log(new Vault().greet());\n",
+    }, "web")
+    (project / "linked").symlink_to(elsewhere)
+    run = await lsp_runtime().create_run(cwd="web", surface="readonly")
+    found = await run.call("lsp", {"action": "implementation", "file": "app.ts", "line": 1,
+                                   "symbol": "Greeter"})
+    assert found.ok, found.text
+    assert found.data["locations"] == [{"path": "linked/vault.ts", "line": 3,
+                                        "outside_root": True}], found.text
+    assert "secret" not in found.text and "(outside the server's root)" in found.text

@@ -392,3 +392,29 @@ async def test_a_json_answer_cut_short_by_the_run_closing_is_404_not_5xx(mcp_url
         answer = await asyncio.wait_for(pending, 30)
     assert answer.status_code == 404
     assert answer.json()["error"]["message"]
+
+
+async def test_deep_undecodable_or_oversized_bodies_get_4xx_never_5xx(mcp_url, auth_headers,
+                                                                      runtime_of):
+    deep = b"[" * 100_000 + b"]" * 100_000
+    async with httpx2.AsyncClient(headers=auth_headers, timeout=60) as http:
+        opened = await http.post(mcp_url(), json=_initialize(), headers=_MCP_HEADERS)
+        session = {**_MCP_HEADERS, "Mcp-Session-Id": opened.headers["Mcp-Session-Id"]}
+        answers = {
+            "deep, no session": await http.post(mcp_url(), content=deep, headers=_MCP_HEADERS),
+            "deep, in a session": await http.post(mcp_url(), content=deep, headers=session),
+            "not UTF-8": await http.post(mcp_url(), content=b'{"method": "\xff\xfe"}',
+                                         headers=_MCP_HEADERS),
+            "not UTF-8, in a session": await http.post(mcp_url(), content=b'{"a": "\xff"}',
+                                                       headers=session),
+            "over the size limit": await http.post(
+                mcp_url(), content=b'{"x": "' + b"a" * (5 * 2**20) + b'"}', headers=session),
+        }
+        document = (await http.get(mcp_url("agent-tools/api/openapi.json"))).json()
+    statuses = {what: answer.status_code for what, answer in answers.items()}
+    assert all(400 <= status < 500 for status in statuses.values()), statuses
+    declared = document["paths"]["/agent-tools/mcp"]["post"]["responses"]
+    assert {str(status) for status in statuses.values()} <= set(declared), statuses
+    too_big = answers["over the size limit"]
+    assert too_big.status_code == 413 and "max_request_bytes" in too_big.json()["error"]["message"]
+    assert len(runtime_of.runs) == 1  # only the session opened above

@@ -17,10 +17,16 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lsprotocol import types
+from pygls.uris import from_fs_path
 
 from jupyter_agent_tools import Runtime
+from jupyter_agent_tools.lsp.session import describe_location
+from jupyter_agent_tools.runtime import Resource
 
 PARSER = "jupyter_agent_tools.structural.provider:ParserProvider"
+LANGUAGE_SERVERS = "jupyter_agent_tools.lsp.supervisor:LanguageServerSupervisor"
+DEBUGGER = "jupyter_agent_tools.dap.supervisor:DebugSupervisor"
 SENTINEL = "SENTINEL_7f3a"
 SECRET = f"print('{SENTINEL}')\nold = 1\n"
 
@@ -44,6 +50,9 @@ TOOLS = {
     "ast_grep": lambda p: {"pattern": "print($A)", "path": p, "language": "python"},
     "ast_edit": lambda p: {"pattern": "print($A)", "rewrite": "pwned($A)", "path": p,
                            "language": "python"},
+    "lsp": lambda p: {"action": "definition", "file": p, "line": 1, "symbol": "print"},
+    "lsp_rename": lambda p: {"file": p, "line": 1, "symbol": "old", "new_name": "pwned"},
+    "debug": lambda p: {"action": "breakpoints", "file": p, "lines": [1]},
 }
 
 
@@ -58,12 +67,19 @@ def world(tmp_path, jp_asyncio_loop):
     for folder in (outside, outside / "deep", sibling):
         (folder / "secret.py").write_text(SECRET)
         (folder / f"{SENTINEL}.py").write_text(SECRET)  # a listing out would show its name
+        # A server names a notebook by its virtual document, `.nb.ipynb.py`, beside it.
+        (folder / "nb.ipynb").write_text(json.dumps({
+            "nbformat": 4, "nbformat_minor": 5, "metadata": {},
+            "cells": [{"cell_type": "code", "id": "c1", "metadata": {}, "outputs": [],
+                       "execution_count": None, "source": SECRET}]}))
     os.symlink(root / "sub", root / "link_in")
     os.symlink(outside, root / "link_out")
     os.symlink(outside / "secret.py", root / "file_out")
     os.symlink(root / "link_out", root / "sub" / "chain_out")  # a link to a link out
-    runtime = Runtime(root_dir=str(root), resource_providers=[PARSER])
-    run = jp_asyncio_loop.run_until_complete(runtime.create_run(cwd="sub"))
+    runtime = Runtime(root_dir=str(root),
+                      resource_providers=[PARSER, LANGUAGE_SERVERS, DEBUGGER])
+    run = jp_asyncio_loop.run_until_complete(runtime.create_run(cwd="sub",
+                                                                conversation_id="property"))
     yield root, outside, sibling, run
     jp_asyncio_loop.run_until_complete(runtime.shutdown())
 
@@ -83,11 +99,12 @@ def fingerprint(*folders: Path) -> dict[str, tuple[str, bytes, int]]:
     return seen
 
 
-def paths(outside: Path, sibling: Path) -> st.SearchStrategy[str]:
-    names = st.sampled_from([
-        ".", "..", "sub", "link_in", "link_out", "file_out", "chain_out", "deep", "a.py",
-        "b.py", "secret.py", "new.py", "x" * 300, "n\x00ul", "rootx", "~",
-    ])
+NAMES = [".", "..", "sub", "link_in", "link_out", "file_out", "chain_out", "deep", "a.py",
+         "b.py", "secret.py", "new.py", "x" * 300, "n\x00ul", "rootx", "~"]
+
+
+def paths(outside: Path, sibling: Path, names: list[str] = NAMES) -> st.SearchStrategy[str]:
+    names = st.sampled_from(names)
     relative = st.lists(names, min_size=1, max_size=6).map("/".join)
     absolute = st.sampled_from([str(outside), str(outside / "secret.py"), str(sibling),
                                 str(sibling / "secret.py"), "/", "/etc/hostname"])
@@ -169,3 +186,43 @@ def test_swaps_between_staging_and_accept_never_write_outside(world, jp_asyncio_
                     assert (left / "app.py").read_text() == SECRET  # nothing written inside
 
     accept_writes_the_staged_files_or_nothing()
+
+
+def leads_out(root: Path, path: Path) -> bool:
+    """Whether `path`, its links followed, lands outside `root` (a NUL byte leads nowhere)."""
+    if "\x00" in str(path):
+        return False
+    real = Path(os.path.realpath(path))
+    return real != root and root not in real.parents
+
+
+def test_locations_a_language_server_names_are_quoted_only_inside_the_root(world,
+                                                                           jp_asyncio_loop):
+    """Whatever file a server answers with (definition, references, symbols, ...), its line is
+    quoted only when the file is inside the root; outside, it is named and marked."""
+    root, outside, sibling, run = world
+    session = run.resources[Resource.LSP]
+    names = [*NAMES, "nb.ipynb", ".nb.ipynb.py"]
+
+    @PROPERTY
+    @given(places=st.lists(st.tuples(paths(outside, sibling, names),
+                                     st.integers(min_value=0, max_value=3)),
+                           min_size=1, max_size=4))
+    def only_inside_lines_are_quoted(places: list[tuple[str, int]]) -> None:
+        found = [(from_fs_path(str(run.cwd / path)) or path,
+                  types.Range(types.Position(line, 0), types.Position(line, 1)))
+                 for path, line in places]
+        entries = jp_asyncio_loop.run_until_complete(session.locations(found))
+        assert len(entries) == len(found)
+        for (path, _), entry in zip(places, entries, strict=True):
+            assert SENTINEL not in json.dumps(entry) + describe_location(entry), entry
+            if leads_out(root, run.cwd / path):
+                assert entry.get("outside_root"), entry
+            if entry.get("outside_root"):
+                assert "text" not in entry and "outside the server's root" in (
+                    describe_location(entry))
+        inside = [e for e in entries if e.get("text")]
+        assert all(e["text"] in {"print('inside')", "old = 1", "print('inside b')"}
+                   for e in inside), inside
+
+    only_inside_lines_are_quoted()

@@ -7,10 +7,9 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from jupyter_agent_tools.files import write_files_atomically
-from jupyter_agent_tools.files.walk import WalkStats
+from jupyter_agent_tools.structural import pattern as pattern_module
+from jupyter_agent_tools.structural import worker as worker_module
 
 
 def rewrite_until(stop: threading.Event, folder: Path, names: list[str]) -> int:
@@ -23,9 +22,6 @@ def rewrite_until(stop: threading.Event, folder: Path, names: list[str]) -> int:
     return rounds
 
 
-@pytest.mark.xfail(not hasattr(WalkStats, "vanished"), strict=False,
-                   reason="FileWalker stats a listed entry that may be gone; files/walk.py counts "
-                   "it as vanished on the search branch")
 async def test_searches_while_files_are_rewritten_never_fail(run, files, root):
     names = [f"m{i}.py" for i in range(20)]
     files({f"pkg/{name}": "print(0)\n" for name in names})
@@ -46,7 +42,16 @@ async def test_searches_while_files_are_rewritten_never_fail(run, files, root):
     assert all(r.data["total"] == 20 for r in results)
 
 
-async def test_a_huge_pattern_does_not_stall_the_server(api, jp_fetch, jp_root_dir):
+def _compiled_in_the_server_process(pattern: str, language: str) -> None:
+    raise AssertionError("a pattern was compiled in the server's process, not in a worker")
+
+
+async def test_a_huge_pattern_does_not_stall_the_server(api, jp_fetch, jp_root_dir,
+                                                        monkeypatch):
+    # A tripwire, not a stand-in: the workers are other processes and keep the real
+    # compiler; were a pattern compiled on the server's side, these searches would fail.
+    monkeypatch.setattr(pattern_module, "compile_pattern", _compiled_in_the_server_process)
+    monkeypatch.setattr(worker_module, "compile_pattern", _compiled_in_the_server_process)
     (jp_root_dir / "a.py").write_text("print(1)\n" * 1000)
     _, run = await api("POST", "runs", {"resources": ["parser"]})
     calls = f"runs/{run['id']}/calls"

@@ -17,7 +17,7 @@ LANGUAGES = ["python", "javascript", "typescript", "tsx", "dart", "rust", "go", 
 # Runs in a fresh interpreter: first proves the network is really unreachable, then loads
 # grammars and searches a file with them.
 PROBE = textwrap.dedent(f"""
-    import socket, sys
+    import os, socket, sys
     try:
         socket.create_connection(("pypi.org", 443), timeout=3)
     except OSError:
@@ -30,7 +30,8 @@ PROBE = textwrap.dedent(f"""
     for language in {LANGUAGES!r}:
         compile_pattern("f($A)", language)
     engine = SearchEngine(TreeCache(2**20))
-    answer = engine.run(SearchJob("print($A)", "python", [sys.argv[1]], 10, 100))
+    answer = engine.run(SearchJob("print($A)", "python", [sys.argv[1]], 10, 100,
+                                  root=os.path.dirname(sys.argv[1])))
     assert answer["total"] == 1, answer
     print("offline ok")
 """)

@@ -121,5 +121,24 @@ def test_a_file_gone_before_it_is_read_is_counted_as_vanished(root):
     kept.write_text("print(1)\n")
     engine = SearchEngine(TreeCache(2**20))
     answer = engine.run(SearchJob("print($A)", "python", [str(root / "gone.py"), str(kept)],
-                                  limit=10, max_text=100))
+                                  limit=10, max_text=100, root=str(root)))
     assert answer["total"] == 1 and answer["counts"]["vanished"] == 1
+
+
+def test_a_folder_swapped_for_a_link_after_the_walk_is_not_read(root, tmp_path):
+    outside = tmp_path / "outside"
+    for top in (root, outside):
+        (top / "pkg").mkdir(parents=True)
+    (root / "pkg" / "app.py").write_text("print('inside')\n")
+    (outside / "pkg" / "app.py").write_text("print('the outside secret')\n")
+    (root / "b.py").write_text("print('b')\n")
+    listed = [str(root / "pkg" / "app.py"), str(root / "b.py")]  # what the walk found
+    os.rename(root / "pkg", root / "pkg.real")
+    os.symlink(outside / "pkg", root / "pkg")
+    (root / "b.py").unlink()
+    (root / "b.py").symlink_to(outside / "pkg" / "app.py")  # a file swapped for a link too
+    engine = SearchEngine(TreeCache(2**20))
+    answer = engine.run(SearchJob("print($A)", "python", listed, limit=10, max_text=100,
+                                  root=str(root)))
+    assert answer["matches"] == [] and answer["total"] == 0
+    assert answer["counts"]["outside_root"] == 2 and answer["counts"]["searched"] == 0

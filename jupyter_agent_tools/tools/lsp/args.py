@@ -12,6 +12,9 @@ from ...runtime import ToolArgs
 LspAction = Literal["diagnostics", "definition", "type_definition", "implementation",
                     "references", "hover", "symbols", "code_actions", "status", "reload"]
 
+# A name, or a search by name: bounded, since each is sent to a server and searched for.
+MAX_NAME_CHARS = 1_000
+
 
 class LspArgs(ToolArgs):
     action: LspAction = Field(description="What to ask the language server.")
@@ -21,12 +24,14 @@ class LspArgs(ToolArgs):
                              "numbered from 1 over every cell as JupyterLab shows; `line` then "
                              "counts within the cell. Needed wherever a line is.")
     line: int | None = Field(None, ge=1, description="1-based line of the symbol.")
-    symbol: str | None = Field(None, min_length=1, description="The name on that line to ask "
-                               "about (never a column); needed by navigation and hover.")
+    symbol: str | None = Field(None, min_length=1, max_length=MAX_NAME_CHARS,
+                               description="The name on that line to ask about (never a "
+                               "column); needed by navigation and hover.")
     occurrence: int | None = Field(None, ge=1, description="Which occurrence of symbol on the "
                                    "line, when it appears several times (1-based).")
-    query: str | None = Field(None, min_length=1, description="symbols: search the workspace "
-                              "by name instead of listing a file's symbols.")
+    query: str | None = Field(None, min_length=1, max_length=MAX_NAME_CHARS,
+                              description="symbols: search the workspace by name instead of "
+                              "listing a file's symbols.")
 
 
 class LspRenameArgs(ToolArgs):
@@ -34,8 +39,9 @@ class LspRenameArgs(ToolArgs):
     cell: int | None = Field(None, ge=1, description="Notebooks (.ipynb) only: the cell, "
                              "numbered from 1 over every cell; `line` then counts within it.")
     line: int = Field(ge=1, description="1-based line the symbol is on.")
-    symbol: str = Field(min_length=1, description="The current name, as it appears on the line.")
-    new_name: str = Field(min_length=1, description="The new name.")
+    symbol: str = Field(min_length=1, max_length=MAX_NAME_CHARS,
+                        description="The current name, as it appears on the line.")
+    new_name: str = Field(min_length=1, max_length=MAX_NAME_CHARS, description="The new name.")
     occurrence: int | None = Field(None, ge=1, description="Which occurrence of symbol on the "
                                    "line, when it appears several times (1-based).")
 

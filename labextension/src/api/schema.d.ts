@@ -517,7 +517,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** `agent-tools/api/runs/{id}/mcp`: sessions over an existing run, which they leave open. */
+        /** MCP: the session's stream of server messages (text/event-stream) */
         get: {
             parameters: {
                 query?: never;
@@ -534,8 +534,15 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
+                    content?: never;
+                };
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
                     content: {
-                        "application/json": unknown;
+                        "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
                 /** @description Not authenticated, or not authorized for this resource */
@@ -553,13 +560,31 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "application/json": components["schemas"]["McpRefusal"] | components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Accept header does not take what the route answers */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
+                /** @description The current state refuses it (a closed card, the run limit reached) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
             };
         };
         put?: never;
-        /** `agent-tools/api/runs/{id}/mcp`: sessions over an existing run, which they leave open. */
+        /** MCP: send a JSON-RPC message; initialize (without Mcp-Session-Id) opens a session and its run */
         post: {
             parameters: {
                 query?: never;
@@ -580,6 +605,22 @@ export interface paths {
                         "application/json": unknown;
                     };
                 };
+                /** @description Accepted; no body */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
                 /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
@@ -595,12 +636,30 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "application/json": components["schemas"]["McpRefusal"] | components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The Accept header does not take what the route answers */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
+                /** @description The body is larger than c.AgentToolsApp.max_request_bytes */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
             };
         };
-        /** `agent-tools/api/runs/{id}/mcp`: sessions over an existing run, which they leave open. */
+        /** MCP: end the session (and the run it opened) */
         delete: {
             parameters: {
                 query?: never;
@@ -617,8 +676,15 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
+                    content?: never;
+                };
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
                     content: {
-                        "application/json": unknown;
+                        "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
                 /** @description Not authenticated, or not authorized for this resource */
@@ -636,7 +702,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorResponse"];
+                        "application/json": components["schemas"]["McpRefusal"] | components["schemas"]["ErrorResponse"];
                     };
                 };
             };
@@ -1086,7 +1152,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** `agent-tools/mcp`: POST opens a session (and its run) with `initialize`, then serves it. */
+        /** MCP: the session's stream of server messages (text/event-stream) */
         get: {
             parameters: {
                 query?: never;
@@ -1101,8 +1167,15 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
+                    content?: never;
+                };
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
                     content: {
-                        "application/json": unknown;
+                        "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
                 /** @description Not authenticated, or not authorized for this resource */
@@ -1114,10 +1187,37 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description No such run, card, edit or directory */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
+                /** @description The Accept header does not take what the route answers */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
+                /** @description The current state refuses it (a closed card, the run limit reached) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
             };
         };
         put?: never;
-        /** `agent-tools/mcp`: POST opens a session (and its run) with `initialize`, then serves it. */
+        /** MCP: send a JSON-RPC message; initialize (without Mcp-Session-Id) opens a session and its run */
         post: {
             parameters: {
                 query?: never;
@@ -1136,6 +1236,22 @@ export interface paths {
                         "application/json": unknown;
                     };
                 };
+                /** @description Accepted; no body */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
                 /** @description Not authenticated, or not authorized for this resource */
                 403: {
                     headers: {
@@ -1145,9 +1261,36 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description No such run, card, edit or directory */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
+                /** @description The Accept header does not take what the route answers */
+                406: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
+                /** @description The body is larger than c.AgentToolsApp.max_request_bytes */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
             };
         };
-        /** `agent-tools/mcp`: POST opens a session (and its run) with `initialize`, then serves it. */
+        /** MCP: end the session (and the run it opened) */
         delete: {
             parameters: {
                 query?: never;
@@ -1162,8 +1305,15 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
+                    content?: never;
+                };
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
                     content: {
-                        "application/json": unknown;
+                        "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
                 /** @description Not authenticated, or not authorized for this resource */
@@ -1173,6 +1323,15 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such run, card, edit or directory */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
             };
@@ -1404,6 +1563,21 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * ErrorData
+         * @description Error information for JSON-RPC error responses.
+         */
+        ErrorData: {
+            /** Code */
+            code: number;
+            /**
+             * Data
+             * @default null
+             */
+            data: unknown;
+            /** Message */
+            message: string;
+        };
         /** ErrorDetail */
         ErrorDetail: {
             /**
@@ -1479,6 +1653,25 @@ export interface components {
             type: "lsp_progress";
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * McpRefusal
+         * @description How the MCP routes refuse a request: a JSON-RPC error, without `id` when the request
+         *     had none (or none could be read), as the SDK's transport answers too.
+         */
+        McpRefusal: {
+            error: components["schemas"]["ErrorData"];
+            /**
+             * Id
+             * @default null
+             */
+            id: number | string | null;
+            /**
+             * Jsonrpc
+             * @default 2.0
+             * @constant
+             */
+            jsonrpc: "2.0";
         };
         /**
          * Permission
