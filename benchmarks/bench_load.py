@@ -247,6 +247,9 @@ def main() -> None:
     probe = figures["probe"]
     print(f"event loop: longest stall {probe['max_lag_ms']:.1f} ms, p99 lag "
           f"{probe['p99_lag_ms']:.1f} ms over {probe['samples']} ticks of 10 ms (target <= 50 ms)")
+    print(f"garbage collector pauses by generation: longest "
+          f"{' / '.join(f'{t:.1f}' for t in probe['gc_longest_ms'])} ms, total "
+          f"{' / '.join(f'{t:.0f}' for t in probe['gc_total_ms'])} ms")
     exact = figures["exact"]
     print(f"transcripts: {sum(exact)}/{len(exact)} runs list every call exactly once")
     print(f"RSS per idle run: {figures['rss_per_idle_run'] / 1024:.0f} KiB")

@@ -3,7 +3,8 @@
 A task sleeps 10 ms at a time on the server's loop and records how much later than asked it
 wakes: anything that holds the loop (a regex, a walk, a big JSON) shows up as lag.
 `GET bench-loop-probe` answers the longest and the p99 lag since the last `POST` (which resets),
-and the RSS and CPU time of the server and of its child processes. With BENCH_ASYNCIO_DEBUG=1 the loop also
+the garbage collector's pauses (they hold the loop like any callback), and the RSS and CPU
+time of the server and of its child processes. With BENCH_ASYNCIO_DEBUG=1 the loop also
 runs in asyncio debug mode (logging every callback that holds it over 50 ms); with
 BENCH_STALL_STACKS=1 a watchdog thread samples the loop thread's stack every 10 ms while the
 loop is stalled over 50 ms, so the answer names the code that held it. With
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import cProfile
+import gc
 import os
 import sys
 import threading
@@ -40,6 +42,21 @@ class LoopProbe:
         self.last_tick = time.monotonic()
         self.stall_stacks: Counter[str] = Counter()
         self.profile: cProfile.Profile | None = None
+        # The garbage collector's pauses (they stop every thread that holds the GIL, the
+        # loop's too): the longest, and the total, per generation.
+        self.gc_started = 0.0
+        self.gc_longest = [0.0, 0.0, 0.0]
+        self.gc_total = [0.0, 0.0, 0.0]
+        gc.callbacks.append(self.on_gc)
+
+    def on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.gc_started = time.perf_counter()
+            return
+        took = time.perf_counter() - self.gc_started
+        generation = info["generation"]
+        self.gc_longest[generation] = max(self.gc_longest[generation], took)
+        self.gc_total[generation] += took
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -79,7 +96,9 @@ class LoopProbe:
         return {"samples": len(self.lags), "max_lag_ms": ordered[-1] * 1000,
                 "p99_lag_ms": ordered[int(len(ordered) * 0.99)] * 1000, "rss_bytes": rss,
                 "cpu_server_s": times.user + times.system, "cpu_children_s": children_cpu,
-                "stall_stacks": self.stall_stacks.most_common(25)}
+                "stall_stacks": self.stall_stacks.most_common(25),
+                "gc_longest_ms": [t * 1000 for t in self.gc_longest],
+                "gc_total_ms": [t * 1000 for t in self.gc_total]}
 
 
 class ProbeHandler(APIHandler):
@@ -97,6 +116,8 @@ class ProbeHandler(APIHandler):
         probe = self.settings["bench_loop_probe"]
         probe.lags.clear()
         probe.stall_stacks.clear()
+        probe.gc_longest = [0.0, 0.0, 0.0]
+        probe.gc_total = [0.0, 0.0, 0.0]
         if os.environ.get("BENCH_PROFILE"):
             # On the loop thread, in its CPU time: what the loop itself spends, which a
             # shared machine's load (and waiting for the GIL) does not inflate.
@@ -124,5 +145,6 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
             threading.Thread(target=probe.watch, args=(threading.get_ident(),),
                              daemon=True).start()
         probe.task = loop.create_task(probe.run())  # type: ignore[attr-defined]
+
 
     IOLoop.current().add_callback(start)
