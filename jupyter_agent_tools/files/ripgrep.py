@@ -32,7 +32,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -157,24 +157,25 @@ async def search(query: RipgrepQuery | Callable[[], RipgrepQuery],
 
 
 class _Handle:
-    """The rg process of one search, so that a cancelled call can stop it from the loop."""
+    """The rg processes of one search, so that a cancelled call can stop them from the loop."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._process: subprocess.Popen[bytes] | None = None
+        self._processes: list[subprocess.Popen[bytes]] = []
         self._cancelled = False
 
     def started(self, process: subprocess.Popen[bytes]) -> None:
         with self._lock:
-            self._process = process
+            self._processes.append(process)
             if self._cancelled:  # cancelled while it was being spawned
                 signal_process_group(process.pid)
 
     def cancel(self) -> None:
         with self._lock:
             self._cancelled = True
-            if self._process is not None:
-                signal_process_group(self._process.pid)
+            for process in self._processes:
+                if process.poll() is None:
+                    signal_process_group(process.pid)
 
 
 @lru_cache(maxsize=1)
@@ -182,6 +183,13 @@ def _shared_executor() -> ThreadPoolExecutor:
     # Apart from asyncio's default pool: a slow search must not starve the other tools'
     # threads. Callers bound how many searches they run at once (Runtime.max_concurrent_greps).
     return ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-tools-rg")
+
+
+@lru_cache(maxsize=1)
+def _listing_executor() -> ThreadPoolExecutor:
+    # Apart from the searches' pool, which waits on it: sharing one could fill it with
+    # searches that wait for listings that cannot start.
+    return ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-tools-rg-list")
 
 
 def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: RipgrepLimits,
@@ -199,23 +207,31 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
             return _search_notebooks(rg, query, limits, handle, [query.start])
     argv, ignore_file = _filters(rg, query)
     start_rel = query.start.relative_to(query.root).as_posix()
+    listing: Future[tuple[bytes, bytes, bool, int | None]] | None = None
     try:
+        if query.start.is_dir():
+            # A folder's notebooks are listed by a second rg, beside the search: one after the
+            # other, the two walks doubled a search's time.
+            # A glob of the user's own is a whitelist: adding ours would widen it.
+            only_notebooks = [] if query.glob else ["--glob", _NOTEBOOK_GLOB]
+            # Without the search's --json and --debug: the debug log of every file left out
+            # would cost more than the listing. Notebooks have their own size bound.
+            lister = _with_max_filesize([arg for arg in argv if arg not in _SEARCH_OUTPUT],
+                                        query.max_notebook_bytes)
+            listing = _listing_executor().submit(
+                _run, [*lister, *only_notebooks, "--files", "--", start_rel], query.root,
+                limits, handle)
         stdout, stderr, complete, returncode = _run(
             [*argv, "--glob", f"!{_NOTEBOOK_GLOB}", "--regexp", query.pattern, "--", start_rel],
             query.root, limits, handle)
         plain = _parse(query, limits, stdout, stderr, complete, returncode)
-        if not query.start.is_dir():
+        if listing is None:
             return plain
-        # A glob of the user's own is a whitelist: adding ours would widen it, not narrow it.
-        only_notebooks = [] if query.glob else ["--glob", _NOTEBOOK_GLOB]
-        # Without the search's --json and --debug: the debug log of every file left out
-        # would cost more than the listing.
-        # It lists notebooks only, so their own size bound applies.
-        lister = _with_max_filesize([arg for arg in argv if arg not in _SEARCH_OUTPUT],
-                                    query.max_notebook_bytes)
-        listed, _, listed_all, _ = _run([*lister, *only_notebooks, "--files", "--", start_rel],
-                                        query.root, limits, handle)
+        listed, _, listed_all, _ = listing.result()
     finally:
+        if listing is not None and not listing.done():
+            handle.cancel()  # the search failed: its listing is not needed
+            wait([listing])
         if ignore_file is not None:
             ignore_file.unlink(missing_ok=True)
     notebooks = [Path(os.path.normpath(query.root / os.fsdecode(name)))

@@ -153,6 +153,9 @@ async def test_a_session_can_eval_in_the_users_kernel(mcp_session, runtime_of, j
     user = kernels.get_kernel(kernel_id).client()
     user.start_channels()
     try:
+        # Until the kernel answers on every channel: an IOPub message sent before the client's
+        # subscription is in place is lost, and with it the end of the first execution.
+        await user.wait_for_ready(timeout=60)
         reply = await user.execute_interactive("frame_rows = 42", timeout=60)
         assert reply["content"]["status"] == "ok"
         async with mcp_session(kernel_id=kernel_id) as session:
