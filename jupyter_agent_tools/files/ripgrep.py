@@ -99,6 +99,8 @@ class RipgrepQuery:
     max_file_bytes: int = 2_000_000
     # Notebooks carry their outputs (plots): only their cell sources are searched.
     max_notebook_bytes: int = 32_000_000
+    # Threads of each rg process; 0 leaves the choice to rg (about one per core).
+    threads: int = 0
 
 
 @dataclass
@@ -337,6 +339,8 @@ def _filters(rg: str, query: RipgrepQuery) -> tuple[list[str], Path | None]:
             argv += ["--ignore-file", name]
     else:
         argv.append("--no-ignore")
+    if query.threads:
+        argv += ["--threads", str(query.threads)]
     for name in query.skip_dirs:
         argv += ["--glob", f"!{_glob_escape(name)}/"]
     start_rel = query.start.relative_to(query.root).as_posix()

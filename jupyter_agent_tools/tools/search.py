@@ -117,6 +117,7 @@ class Grep(Tool):
 
     def __init__(self) -> None:
         self._slots: asyncio.Semaphore | None = None
+        self._searching = 0
 
     def label(self, args: GrepArgs) -> str:
         return f"grep {args.pattern}"
@@ -142,6 +143,10 @@ class Grep(Tool):
                 respect_gitignore=runtime.respect_gitignore,
                 skip_dirs=tuple(runtime.skip_dirs), max_file_bytes=runtime.max_read_bytes,
                 max_notebook_bytes=runtime.max_notebook_bytes,
+                # rg's own threads (one per core) for a lone search; one each when several
+                # run at once, which already keep the cores busy: a thread per core and rg
+                # cost more to start than a small tree takes to search.
+                threads=1 if self._searching > 1 else 0,
             )
 
         limits = ripgrep.RipgrepLimits(
@@ -153,7 +158,11 @@ class Grep(Tool):
             self._slots = asyncio.Semaphore(max(1, runtime.max_concurrent_greps))
         try:
             async with self._slots:
-                outcome = await ripgrep.search(query, limits)
+                self._searching += 1
+                try:
+                    outcome = await ripgrep.search(query, limits)
+                finally:
+                    self._searching -= 1
         except ripgrep.RipgrepTimeout:
             raise ToolError(ErrorCode.TIMEOUT,
                             f"grep ran past {runtime.grep_timeout_seconds:g} s and was stopped. "

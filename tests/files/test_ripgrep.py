@@ -49,3 +49,18 @@ def test_rules_between_the_root_and_the_start_are_rebased_onto_the_root(root):
 def test_the_binary_is_the_one_installed_beside_python():
     found = ripgrep.find_rg()
     assert found is not None and Path(found).name == "rg"
+
+
+async def test_one_thread_per_rg_finds_what_rgs_own_choice_finds(root):
+    (root / "pkg").mkdir()
+    for index in range(30):
+        (root / "pkg" / f"m{index}.py").write_text(f"def f_{index}():\n    return {index}\n")
+    found = []
+    for threads in (0, 1):  # 0: rg's choice (a lone search); 1: one of several at once
+        query = ripgrep.RipgrepQuery(root=root, start=root, pattern=r"return [12]\b",
+                                     threads=threads)
+        argv, _ = ripgrep._filters(ripgrep.find_rg() or "rg", query)
+        assert ("--threads" in argv) == bool(threads)
+        outcome = await ripgrep.search(query, LIMITS)
+        found.append([(m.file.name, m.line) for m in outcome.matches])
+    assert found[0] == found[1] == [("m1.py", 2), ("m2.py", 2)]
