@@ -181,6 +181,15 @@ class AgentToolsHandler(JsonErrors, RunTokenAuth, APIHandler):
     def get_run(self, run_id: str) -> Run:
         return self.runtime.get_run(run_id)
 
+    def check_body_size(self, body: bytes) -> None:
+        """ApiError 413 for a body over `max_request_bytes`."""
+        limit = self.limits.max_request_bytes
+        if len(body) > limit:
+            raise ApiError(413, ErrorCode.INVALID_ARGUMENTS,
+                           f"The body has {len(body):,} bytes; the limit is {limit:,} "
+                           "(c.AgentToolsApp.max_request_bytes). Send less, e.g. write a big "
+                           "file in parts.")
+
     async def parse_body(self, model: type[RequestT]) -> RequestT:
         """The body as `model`: bounded in size and depth, UTF-8, strictly typed.
 
@@ -188,12 +197,7 @@ class AgentToolsHandler(JsonErrors, RunTokenAuth, APIHandler):
         thread: building many objects takes seconds, and the server keeps answering.
         """
         body = self.request.body or b"{}"
-        limits = self.limits
-        if len(body) > limits.max_request_bytes:
-            raise ApiError(413, ErrorCode.INVALID_ARGUMENTS,
-                           f"The body has {len(body):,} bytes; the limit is "
-                           f"{limits.max_request_bytes:,} (c.AgentToolsApp.max_request_bytes). "
-                           "Send less, e.g. write a big file in parts.")
+        self.check_body_size(body)
         if len(body) <= PARSE_ON_LOOP_BYTES:
             return self._validate(model, body)
         return await asyncio.to_thread(self._validate, model, body)

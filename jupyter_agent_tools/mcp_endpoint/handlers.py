@@ -21,7 +21,13 @@ from pydantic import BaseModel
 from starlette.types import ASGIApp, Receive, Scope, Send
 from tornado import web
 
-from ..http.base import PARSE_ON_LOOP_BYTES, STATUS_BY_CODE, AgentToolsHandler, Operation
+from ..http.base import (
+    PARSE_ON_LOOP_BYTES,
+    STATUS_BY_CODE,
+    AgentToolsHandler,
+    ApiError,
+    Operation,
+)
 from ..http.handlers import RUN_ID
 from ..runtime import ErrorCode, ToolError
 from .asgi import TornadoASGIBridge
@@ -77,13 +83,7 @@ class McpHandler(AgentToolsHandler):
     @authorized
     async def post(self, run_id: str | None = None) -> None:
         body = self.request.body or b""
-        limit = self.limits.max_request_bytes
-        if len(body) > limit:  # bounded as the other agent-tools routes are
-            self._reject(413, types.INVALID_REQUEST,
-                         f"invalid_arguments: the body has {len(body):,} bytes; the limit is "
-                         f"{limit:,} (c.AgentToolsApp.max_request_bytes). Send less, e.g. "
-                         "write a big file in parts.", {"code": ErrorCode.INVALID_ARGUMENTS.value})
-            return
+        self.check_body_size(body)  # bounded as the other agent-tools routes are
         session_id = self.request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is not None:
             await self._serve(self._session(session_id, run_id))
@@ -161,6 +161,10 @@ class McpHandler(AgentToolsHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
+        if isinstance(exc, ApiError):
+            self._reject(exc.status, types.INVALID_REQUEST, f"{exc.code.value}: {exc.message}",
+                         {"code": exc.code.value})
+            return
         if isinstance(exc, ToolError):
             self._reject(STATUS_BY_CODE.get(exc.code, 409),
                          types.INVALID_PARAMS if exc.code is not ErrorCode.NOT_FOUND
