@@ -25,6 +25,7 @@ from .shared import (
     SharedRewrite,
     open_shared_changes,
     open_shared_notebook,
+    write_with_open_notebooks,
 )
 from .virtual import CellPosition, CellSpan, DocumentEdit, Mask, VirtualDocument
 
@@ -35,5 +36,5 @@ __all__ = [
     "SharedChange", "SharedNotebook", "SharedRewrite", "StaleNotebook", "VirtualDocument",
     "cell_language", "check_unchanged", "content_hash", "is_notebook_path", "language_name",
     "notebook_language", "open_shared_changes", "open_shared_notebook", "read_notebook",
-    "validate", "write_sources",
+    "validate", "write_sources", "write_with_open_notebooks",
 ]

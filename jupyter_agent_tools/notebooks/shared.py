@@ -14,9 +14,10 @@ cell and changing it happen with no await between, so no remote update comes in 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import asyncio
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .document import Notebook
 from .errors import CellOutOfRange
@@ -144,6 +145,28 @@ async def open_shared_changes(server: Any, root: Path,
         if notebook is not None:
             opened[path] = SharedChange(notebook, changed)
     return opened
+
+
+Written = TypeVar("Written")
+
+
+async def write_with_open_notebooks(open_changes: Iterable[SharedChange | SharedRewrite],
+                                    write_files: Callable[[], Written]) -> Written:
+    """Change the open notebooks, then run `write_files` (the other files' writes) on a
+    thread: all or nothing, the notebooks are put back if the files cannot be written.
+
+    Check `stale` before: with no await between the check and the change, no remote update
+    comes in between.
+    """
+    applied = list(open_changes)
+    for change in applied:
+        change.apply()
+    try:
+        return await asyncio.to_thread(write_files)
+    except BaseException:
+        for change in applied:
+            change.undo()
+        raise
 
 
 def _common_prefix(first: str, second: str) -> int:

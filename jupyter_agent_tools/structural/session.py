@@ -23,6 +23,7 @@ from ..notebooks import (
     notebook_language,
     open_shared_changes,
     read_notebook,
+    write_with_open_notebooks,
 )
 from . import errors
 from .edits import EditStatus, EditStore, FileChange, StagedEdit, content_hash, unified_diff
@@ -314,14 +315,7 @@ class StructuralSession:
             edit.status = EditStatus.STALE
             self._announce(edit)
             raise errors.StaleEdit(edit_id, stale)
-        for change in shared.values():
-            change.apply()
-        try:
-            await asyncio.to_thread(edit.write, root, on_disk)
-        except BaseException:  # all or nothing: the open notebooks' cells are put back
-            for change in shared.values():
-                change.undo()
-            raise
+        await write_with_open_notebooks(shared.values(), lambda: edit.write(root, on_disk))
         edit.status = EditStatus.ACCEPTED
         self._announce(edit)
         return edit, [change.path for change in edit.files]

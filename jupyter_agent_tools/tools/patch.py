@@ -17,6 +17,7 @@ from ..notebooks import (
     SharedRewrite,
     is_notebook_path,
     open_shared_notebook,
+    write_with_open_notebooks,
 )
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
 from .notebook_errors import notebook_error
@@ -91,17 +92,10 @@ class ApplyPatch(Tool):
                                 "made against (unsaved typing); nothing was written. Read it "
                                 "again (read shows the open notebook) and change its cells with "
                                 "edit {path, cell, old_string, new_string}.")
-        for change in shared.values():
-            change.apply()
-        try:
-            created = await asyncio.to_thread(
-                write_files_atomically,
-                {path: text for path, text in changes.items() if path not in shared},
-                root=root, relpath=ctx.run.relpath)
-        except BaseException:
-            for change in shared.values():
-                change.undo()
-            raise
+        on_disk = {path: text for path, text in changes.items() if path not in shared}
+        created = await write_with_open_notebooks(
+            shared.values(),
+            lambda: write_files_atomically(on_disk, root=root, relpath=ctx.run.relpath))
         ctx.wrote(*changes, created=created)
         return ToolResult.success(
             "Applied patch: " + "; ".join(summary) + ".",

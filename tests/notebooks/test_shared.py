@@ -227,6 +227,31 @@ async def test_a_patch_reaches_an_open_notebook_unless_it_has_unsaved_typing(
         await runtime.close_run(run.id)
 
 
+async def test_a_patch_whose_other_file_cannot_be_written_leaves_the_open_notebook_as_it_was(
+        jp_serverapp, jp_fetch, jp_http_port, jp_base_url, jp_root_dir):
+    path = jp_root_dir / "analysis.ipynb"
+    write_notebook(path, "sales = [3, 5, 8]", "total = sum(sales)")
+    (jp_root_dir / "notes.txt").write_text("a file, so no folder of that name can be made\n")
+    at = path.read_text().splitlines().index('    "total = sum(sales)"') + 1
+    patch = (f"--- a/analysis.ipynb\n+++ b/analysis.ipynb\n@@ -{at},1 +{at},1 @@\n"
+             f'-    "total = sum(sales)"\n+    "total = max(sales)"\n'
+             "--- /dev/null\n+++ b/notes.txt/todo.py\n@@ -0,0 +1 @@\n+print('later')\n")
+    room, url = await open_in_lab(jp_fetch, jp_http_port, jp_base_url, "analysis.ipynb")
+    human = YNotebook()
+    async with aconnect_ws(url) as websocket, Provider(human.ydoc, HttpxWebsocket(websocket, room)):
+        await until(lambda: len(sources(human)) == 2, "the client to sync")
+        runtime = jp_serverapp.web_app.settings["agent_tools_runtime"]
+        run = await runtime.create_run()
+        refused = await run.call("apply_patch", {"patch": patch})
+        assert refused.code == "not_found" and "no file was changed" in refused.text, refused.text
+        # All or nothing: the open notebook's cell, changed first, is put back.
+        listing = await run.call("read", {"path": "analysis.ipynb"})
+        assert "1\ttotal = sum(sales)" in listing.text.splitlines(), listing.text
+        await asyncio.sleep(0.5)  # what the client was sent has arrived
+        assert sources(human) == ["sales = [3, 5, 8]", "total = sum(sales)"]
+        await runtime.close_run(run.id)
+
+
 async def server_holds(run, line: str) -> None:
     """Wait until the open notebook, as the agent reads it, shows `line` (the human's
     typing has reached the server's shared document)."""

@@ -25,6 +25,7 @@ from ...notebooks import (
     check_unchanged,
     is_notebook_path,
     open_shared_changes,
+    write_with_open_notebooks,
 )
 from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
 from ..notebook_errors import notebook_error
@@ -116,16 +117,10 @@ async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> 
     for path, change in shared.items():
         if change.stale:
             raise notebook_error(StaleNotebook(session.run.relpath(path)))
-    for change in shared.values():
-        change.apply()
     try:
-        created = await asyncio.to_thread(write_now)
-    except BaseException as exc:
-        for change in shared.values():
-            change.undo()
-        if isinstance(exc, NotebookError):
-            raise notebook_error(exc) from None
-        raise
+        created = await write_with_open_notebooks(shared.values(), write_now)
+    except NotebookError as exc:
+        raise notebook_error(exc) from None
     ctx.wrote(*plan.changes, created=created)
     files = [{"path": session.run.relpath(p), "edits": plan.edit_counts.get(p, 0),
               "deleted": content is None} for p, content in plan.changes.items()]
