@@ -197,6 +197,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--only", choices=list(MIX), action="append",
+                        help="time only this tool (repeatable): its CPU per call, alone")
     parser.add_argument("--asyncio-debug", action="store_true",
                         help="asyncio debug mode: list callbacks holding the loop > 50 ms")
     parser.add_argument("--stall-stacks", action="store_true",
@@ -204,6 +206,10 @@ def main() -> None:
     parser.add_argument("--profile", metavar="FILE",
                         help="cProfile the server's loop thread during the timed phase into FILE")
     options = parser.parse_args()
+    if options.only:
+        for tool in list(MIX):
+            if tool not in options.only:
+                MIX[tool] = 0
     env = {"PYTHONPATH": str(REPO),
            "BENCH_ASYNCIO_DEBUG": "1" if options.asyncio_debug else "0",
            "BENCH_STALL_STACKS": "1" if options.stall_stacks else "0",
@@ -234,6 +240,8 @@ def main() -> None:
           f"{non_eval / wall:7.0f} calls/s   (target >= 500)   wall {wall:.2f} s")
     for tool in MIX:
         values = by_tool[tool]
+        if not values:
+            continue
         target = "   (target p99 <= 100 ms)" if tool in {"read", "grep", "edit"} else ""
         print(f"  {tool:<9} n={len(values):4d}  p50 {_pct(values, 0.5):8.1f} ms   "
               f"p99 {_pct(values, 0.99):8.1f} ms   failed {failed[tool]}{target}")
