@@ -3,6 +3,8 @@
 rg's regex engine runs in linear time (no catastrophic backtracking), it walks trees in
 parallel honouring .gitignore, and as a child process it never holds the server's event loop:
 it is bounded in time and output, and its process group is killed on timeout or cancellation.
+Where the kernel has Landlock, rg can read nothing outside the server root (`SearchThreads`):
+not even through a folder swapped for a link after every check.
 
 Ignore rules match `FileWalker`'s: the .gitignore files from the server root down (never
 above it), applied below the starting point; a start inside an ignored folder is searched.
@@ -20,6 +22,7 @@ import asyncio
 import base64
 import bisect
 import json
+import logging
 import os
 import re
 import selectors
@@ -39,6 +42,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..processes import signal_process_group
+from . import landlock
 from .atomic import SCRATCH_GLOBS
 from .contained import read_bytes_inside
 from .errors import FilesError
@@ -56,11 +60,14 @@ _VANISHED = re.compile(rb"^rg: (?!DEBUG\|)[^\n]*: No such file or directory \(os
                        re.MULTILINE)
 # rg leads a process group of its own, so a timeout kills all of it. `process_group` keeps
 # vfork usable (start_new_session does not): spawning from a big server stays cheap.
+# Not readable by the server's user, or (Landlock) leading out of the root.
+_DENIED = re.compile(rb"^rg: (?!DEBUG\|)[^\n]*: Permission denied \(os error 13\)$", re.MULTILINE)
 _OWN_PROCESS_GROUP: dict[str, Any] = (
     {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True})
 _NOTEBOOK_GLOB = "*.ipynb"
 _SEARCH_OUTPUT = frozenset({"--json", "--debug"})
 _GLOB_SPECIAL = re.compile(r"([*?\[\]{}!\\])")
+_log = logging.getLogger(__name__)
 
 
 @lru_cache(maxsize=1)
@@ -137,9 +144,10 @@ class RipgrepLimits:
     max_line_chars: int
 
 
-async def search(query: RipgrepQuery | Callable[[], RipgrepQuery],
+async def search(root: Path, query: RipgrepQuery | Callable[[], RipgrepQuery],
                  limits: RipgrepLimits) -> RipgrepOutcome:
-    """Run rg for `query`; RipgrepError for bad arguments, RipgrepTimeout past the time bound.
+    """Run rg for `query` under `root` (resolved); RipgrepError for bad arguments,
+    RipgrepTimeout past the time bound.
 
     `query` may be a function that builds it (resolving paths: disk work): it runs in the
     same worker thread as everything else, the spawn included. Under load a
@@ -149,10 +157,14 @@ async def search(query: RipgrepQuery | Callable[[], RipgrepQuery],
     rg = find_rg()
     if rg is None:
         raise FileNotFoundError("rg")
+    threads = _threads.get(root)
+    if threads is None:  # the first search under this root: rg's probe run, off the loop
+        threads = await asyncio.to_thread(_threads_for, root, rg)
     handle = _Handle()
     loop = asyncio.get_running_loop()
     try:
-        return await loop.run_in_executor(_shared_executor(), _search, rg, query, limits, handle)
+        return await loop.run_in_executor(threads.searches, _search, rg, query, limits, handle,
+                                          threads)
     except asyncio.CancelledError:
         handle.cancel()  # the worker thread sees EOF and returns
         raise
@@ -180,22 +192,74 @@ class _Handle:
                     signal_process_group(process.pid)
 
 
-@lru_cache(maxsize=1)
-def _shared_executor() -> ThreadPoolExecutor:
-    # Apart from asyncio's default pool: a slow search must not starve the other tools'
-    # threads. Callers bound how many searches they run at once (Runtime.max_concurrent_greps).
-    return ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-tools-rg")
+class SearchThreads:
+    """The threads that run rg for one server root, and a scratch folder for its files.
+
+    Where the kernel has Landlock, each thread confines itself (and so every rg it starts)
+    to reading beneath the root, rg's binary and the scratch folder: a folder swapped for a
+    link out of the root while rg walks is then unreadable, not merely left unquoted.
+    """
+
+    def __init__(self, root: Path, rg: str) -> None:
+        self.root = root
+        self.scratch = Path(os.path.realpath(tempfile.mkdtemp(prefix="agent-tools-rg-")))
+        self._allowed = {root: landlock.READ_FILE | landlock.READ_DIR,
+                         self.scratch: landlock.READ_FILE | landlock.READ_DIR,
+                         Path(rg): landlock.EXECUTE | landlock.READ_FILE,
+                         Path(os.devnull): landlock.READ_FILE}
+        self.confined = landlock.available() and self._confinement_works(rg)
+        initializer = self._confine if self.confined else None
+        # Apart from asyncio's default pool: a slow search must not starve the other tools'
+        # threads. Callers bound how many searches they run at once (Runtime.max_concurrent_greps).
+        self.searches = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-tools-rg",
+                                           initializer=initializer)
+        # Apart from the searches' pool, which waits on it: sharing one could fill it with
+        # searches that wait for listings that cannot start.
+        self.listings = ThreadPoolExecutor(max_workers=32, initializer=initializer,
+                                           thread_name_prefix="agent-tools-rg-list")
+
+    def _confine(self) -> None:
+        landlock.restrict_thread_reads(self._allowed)
+
+    def _confinement_works(self, rg: str) -> bool:
+        """Whether rg runs confined (an rg from PATH may need libraries from elsewhere)."""
+        def probe() -> bool:
+            self._confine()
+            return subprocess.run([rg, "--version"], stdin=subprocess.DEVNULL,
+                                  capture_output=True, check=False).returncode == 0
+        try:
+            with ThreadPoolExecutor(max_workers=1) as one_off:  # its thread ends confined
+                works = one_off.submit(probe).result()
+        except (landlock.LandlockError, OSError) as exc:
+            _log.warning("ripgrep runs without Landlock confinement: %s", exc)
+            return False
+        if not works:
+            _log.warning("ripgrep runs without Landlock confinement: %s does not start when "
+                         "confined to the root (it needs files from elsewhere)", rg)
+        return works
+
+    def close(self) -> None:
+        self.searches.shutdown(wait=False)
+        self.listings.shutdown(wait=False)
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-@lru_cache(maxsize=1)
-def _listing_executor() -> ThreadPoolExecutor:
-    # Apart from the searches' pool, which waits on it: sharing one could fill it with
-    # searches that wait for listings that cannot start.
-    return ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-tools-rg-list")
+_threads: dict[Path, SearchThreads] = {}
+_threads_lock = threading.Lock()
+_MAX_ROOTS = 4  # a server has one root; an in-process test suite makes many
+
+
+def _threads_for(root: Path, rg: str) -> SearchThreads:
+    with _threads_lock:
+        threads = _threads.pop(root, None) or SearchThreads(root, rg)
+        _threads[root] = threads  # the most recent last
+        while len(_threads) > _MAX_ROOTS:
+            _threads.pop(next(iter(_threads))).close()
+        return threads
 
 
 def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: RipgrepLimits,
-            handle: _Handle) -> RipgrepOutcome:
+            handle: _Handle, threads: SearchThreads) -> RipgrepOutcome:
     if callable(query):
         query = query()
     if query.start.is_file():
@@ -206,8 +270,8 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
             return RipgrepOutcome([], 0, True, {"ignored": 0, "binary": 0, "oversized": 0,
                                                 left_out: 1})
         if _is_notebook(query.start):
-            return _search_notebooks(rg, query, limits, handle, [query.start])
-    argv, ignore_file = _filters(rg, query)
+            return _search_notebooks(rg, query, limits, handle, threads.scratch, [query.start])
+    argv, ignore_file = _filters(rg, query, threads.scratch)
     start_rel = query.start.relative_to(query.root).as_posix()
     listing: Future[tuple[bytes, bytes, bool, int | None]] | None = None
     try:
@@ -220,7 +284,7 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
             # would cost more than the listing. Notebooks have their own size bound.
             lister = _with_max_filesize([arg for arg in argv if arg not in _SEARCH_OUTPUT],
                                         query.max_notebook_bytes)
-            listing = _listing_executor().submit(
+            listing = threads.listings.submit(
                 _run, [*lister, *only_notebooks, "--files", "--", start_rel], query.root,
                 limits, handle)
         stdout, stderr, complete, returncode = _run(
@@ -242,7 +306,8 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
     if not notebooks:
         return plain
     return _merged(query, limits, plain,
-                   _search_notebooks(rg, query, limits, handle, notebooks), listed_all)
+                   _search_notebooks(rg, query, limits, handle, threads.scratch, notebooks),
+                   listed_all)
 
 
 def _with_max_filesize(argv: list[str], limit: int) -> list[str]:
@@ -255,7 +320,7 @@ def _is_notebook(path: Path) -> bool:
 
 
 def _search_notebooks(rg: str, query: RipgrepQuery, limits: RipgrepLimits, handle: _Handle,
-                      notebooks: list[Path]) -> RipgrepOutcome:
+                      scratch: Path, notebooks: list[Path]) -> RipgrepOutcome:
     """The matches in the cell sources of `notebooks`, addressed by cell.
 
     All the sources go to one text file (creating a file costs more than writing it), in
@@ -265,7 +330,7 @@ def _search_notebooks(rg: str, query: RipgrepQuery, limits: RipgrepLimits, handl
     first_lines: list[int] = []  # of every cell, in the text file (from 0)
     places: list[tuple[Path, int]] = []  # the notebook and cell number of each
     line = invalid = 0
-    with tempfile.TemporaryDirectory(prefix="agent-tools-cells-") as folder:
+    with tempfile.TemporaryDirectory(prefix="agent-tools-cells-", dir=scratch) as folder:
         cells_root = Path(os.path.realpath(folder))
         with open(cells_root / "cells.txt", "w", encoding="utf-8") as text_file:
             for notebook in notebooks:
@@ -318,21 +383,22 @@ def _merged(query: RipgrepQuery, limits: RipgrepLimits, plain: RipgrepOutcome,
                           plain.complete and cells.complete and listed_all, skipped)
 
 
-def _filters(rg: str, query: RipgrepQuery) -> tuple[list[str], Path | None]:
+def _filters(rg: str, query: RipgrepQuery, scratch: Path) -> tuple[list[str], Path | None]:
     """rg's arguments saying which files to search (not what for, nor where), and the
-    temporary ignore file they name (the caller removes it)."""
+    temporary ignore file they name, in `scratch` (the caller removes it)."""
     # The walker's rules, no more: .gitignore files only (not .ignore/.rgignore, git's global
     # or per-repository excludes), from the root down, inside a git repository or not.
     argv = [rg, "--json", "--debug", "--no-config", "--hidden", "--no-ignore-global",
             "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-parent", "--no-require-git",
             "--max-filesize", str(query.max_file_bytes)]
-    for scratch in SCRATCH_GLOBS:
-        argv += ["--glob", f"!{scratch}"]
+    for writer_temp in SCRATCH_GLOBS:
+        argv += ["--glob", f"!{writer_temp}"]
     ignore_file = None
     if query.respect_gitignore:
         inherited = _inherited_rules(query.root, query.start)
         if inherited:
-            handle, name = tempfile.mkstemp(prefix="agent-tools-rg-", suffix=".gitignore")
+            handle, name = tempfile.mkstemp(prefix="agent-tools-rg-", suffix=".gitignore",
+                                            dir=scratch)
             with os.fdopen(handle, "w", encoding="utf-8") as stream:
                 stream.write("\n".join(inherited) + "\n")
             ignore_file = Path(name)
@@ -433,6 +499,9 @@ def _parse(query: RipgrepQuery, limits: RipgrepLimits, stdout: bytes, stderr: by
     vanished = len(_VANISHED.findall(stderr))
     if vanished:
         skipped["vanished"] = vanished
+    denied = len(_DENIED.findall(stderr))
+    if denied:
+        skipped["unreadable"] = denied
     if outside:
         skipped["outside_root"] = outside
     return RipgrepOutcome(matches, total, complete, skipped)

@@ -7,8 +7,6 @@ subprocess, so neither a big tree nor a pathological regex can stall the server.
 from __future__ import annotations
 
 import asyncio
-import os
-from pathlib import Path
 
 import pathspec
 from pydantic import Field
@@ -138,7 +136,7 @@ class Grep(Tool):
                 raise ToolError(ErrorCode.NOT_FOUND,
                                 f"{args.path} does not exist. Check the path with glob.")
             return ripgrep.RipgrepQuery(
-                root=Path(os.path.realpath(runtime.root_path)), start=base,
+                root=runtime.root_path, start=base,
                 pattern=args.pattern, glob=args.glob,
                 respect_gitignore=runtime.respect_gitignore,
                 skip_dirs=tuple(runtime.skip_dirs), max_file_bytes=runtime.max_read_bytes,
@@ -160,7 +158,7 @@ class Grep(Tool):
             async with self._slots:
                 self._searching += 1
                 try:
-                    outcome = await ripgrep.search(query, limits)
+                    outcome = await ripgrep.search(runtime.root_path, query, limits)
                 finally:
                     self._searching -= 1
         except ripgrep.RipgrepTimeout:

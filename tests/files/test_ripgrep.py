@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
-from jupyter_agent_tools.files import ripgrep
+import pytest
+
+from jupyter_agent_tools.files import landlock, ripgrep
 
 LIMITS = ripgrep.RipgrepLimits(timeout_seconds=30, max_output_bytes=1_000_000, max_results=10,
                                max_line_chars=200)
@@ -59,8 +62,42 @@ async def test_one_thread_per_rg_finds_what_rgs_own_choice_finds(root):
     for threads in (0, 1):  # 0: rg's choice (a lone search); 1: one of several at once
         query = ripgrep.RipgrepQuery(root=root, start=root, pattern=r"return [12]\b",
                                      threads=threads)
-        argv, _ = ripgrep._filters(ripgrep.find_rg() or "rg", query)
+        argv, _ = ripgrep._filters(ripgrep.find_rg() or "rg", query, root)
         assert ("--threads" in argv) == bool(threads)
-        outcome = await ripgrep.search(query, LIMITS)
+        outcome = await ripgrep.search(root, query, LIMITS)
         found.append([(m.file.name, m.line) for m in outcome.matches])
     assert found[0] == found[1] == [("m1.py", 2), ("m2.py", 2)]
+
+
+@pytest.mark.skipif(not landlock.available(), reason="the kernel has no Landlock")
+async def test_rg_cannot_read_out_of_the_root_through_a_folder_swapped_for_a_link(root, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("needle\n")
+    (root / "sub").mkdir()
+
+    def query() -> ripgrep.RipgrepQuery:
+        built = ripgrep.RipgrepQuery(root=root, start=root / "sub", pattern="needle")
+        # An attacker's swap after every containment check, before rg opens the folder.
+        shutil.rmtree(root / "sub")
+        (root / "sub").symlink_to(outside, target_is_directory=True)
+        return built
+
+    outcome = await ripgrep.search(root, query, LIMITS)
+    assert outcome.matches == [] and outcome.total == 0
+    # Never read (the kernel refused), rather than read and then left unquoted.
+    assert outcome.skipped.get("unreadable") == 1 and "outside_root" not in outcome.skipped
+
+
+async def test_a_search_still_reads_everything_inside_the_root_and_its_notebooks(root):
+    (root / "pkg").mkdir()
+    (root / "pkg" / "a.py").write_text("needle = 1\n")
+    (root / "pkg" / "b.ipynb").write_text(json.dumps(
+        {"cells": [{"cell_type": "code", "source": ["x = 1\n", "needle = 2"]}],
+         "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    (root / ".gitignore").write_text("ignored/\n")
+    query = ripgrep.RipgrepQuery(root=root, start=root / "pkg", pattern="needle")
+    outcome = await ripgrep.search(root, query, LIMITS)
+    assert [(m.file.name, m.cell, m.line) for m in outcome.matches] == [
+        ("a.py", None, 1), ("b.ipynb", 1, 2)]
+    assert "unreadable" not in outcome.skipped
