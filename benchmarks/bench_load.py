@@ -11,7 +11,8 @@ parser's first use are not what this measures). A server extension started only 
 Prints calls/s (all, and the non-eval calls), p50/p99 per tool, the longest event-loop
 stall, whether every call appears exactly once in its run's transcript, the RSS each idle
 run adds (server and its child processes), and `read` over the calls route against
-jupyter_server's own `GET api/contents/<file>` of the same file, as a p50 ratio.
+jupyter_server's own `GET api/contents/<file>` of the same file, as a p50 ratio, and the rate
+of that contents route under the same clients (the ceiling any route has on these cores).
 With --asyncio-debug the server runs in asyncio debug mode and every callback that held
 its loop over 50 ms is listed (debug mode slows everything: its figures are not the
 benchmark's); with --stall-stacks a watchdog thread in the server samples the loop thread's
@@ -139,6 +140,21 @@ async def _read_against_contents(client: aiohttp.ClientSession, run_id: str,
     return statistics.median(calls), statistics.median(contents)
 
 
+async def _contents_throughput(client: aiohttp.ClientSession, clients: int, calls: int) -> float:
+    """jupyter_server's own `GET api/contents/<file>` by as many clients as runs, as many
+    calls each: the rate of the simplest authenticated request on the same cores."""
+    async def one_client(index: int) -> None:
+        for n in range(calls):
+            async with client.get(f"api/contents/src/module_{(index + n) % SOURCE_FILES}.py",
+                                  params={"type": "file", "content": 1}) as response:
+                await response.read()
+                assert response.status == 200
+
+    started = time.perf_counter()
+    await asyncio.gather(*[one_client(index) for index in range(clients)])
+    return clients * calls / (time.perf_counter() - started)
+
+
 def _pct(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
@@ -174,6 +190,7 @@ async def _bench(url: str, token: str, runs: int, calls: int) -> dict[str, Any]:
         probe = await _get(client, "bench-loop-probe")
         exact = [await _exactly_once(client, r, p) for r, p in zip(run_ids, plans, strict=True)]
         read_p50, contents_p50 = await _read_against_contents(client, run_ids[0], 200)
+        contents_rate = await _contents_throughput(client, runs, calls)
         for run_id in run_ids:
             async with client.delete(f"agent-tools/api/runs/{run_id}"):
                 pass
@@ -183,7 +200,7 @@ async def _bench(url: str, token: str, runs: int, calls: int) -> dict[str, Any]:
     return {"samples": samples, "wall": wall, "warm_s": warm_s, "probe": probe, "exact": exact,
             "cpu": cpu,
             "rss_per_idle_run": (idle - before) / runs, "read_p50": read_p50,
-            "contents_p50": contents_p50}
+            "contents_p50": contents_p50, "contents_rate": contents_rate}
 
 
 def _slow_callbacks(log: str) -> list[str]:
@@ -264,6 +281,8 @@ def main() -> None:
     ratio = figures["read_p50"] / figures["contents_p50"]
     print(f"read via calls route p50 {figures['read_p50'] * 1000:.2f} ms vs GET api/contents p50 "
           f"{figures['contents_p50'] * 1000:.2f} ms: {ratio:.2f}x (target <= 1.2x)")
+    print(f"the same clients calling GET api/contents (jupyter_server alone, no tool): "
+          f"{figures['contents_rate']:.0f} calls/s")
     if options.stall_stacks:
         print("loop-thread stacks sampled every 10 ms during stalls > 50 ms (innermost first):")
         for stack, count in probe["stall_stacks"]:
