@@ -81,6 +81,24 @@ async def test_a_catastrophic_regex_does_not_stall_the_server(server: JupyterSer
     assert max(latencies) < POLL_BOUND_S, f"api/status took {max(latencies):.2f} s"
 
 
+async def test_bodies_of_millions_of_values_do_not_stall_the_server(server: JupyterServerProcess):
+    # Parsing holds the interpreter lock on any thread: 4 MB of `[]` took about a second.
+    body = b'{"tool": "read", "args": {"x": [' + b",".join([b"[]"] * 1_300_000) + b"]}}"
+    async with _client(server) as sender, _client(server) as poller:
+        run_id = await _new_run(sender)
+        stop = asyncio.Event()
+        polling = asyncio.create_task(_poll_status(poller, stop))
+        await asyncio.sleep(0.1)
+        answers = await asyncio.gather(*[
+            sender.post(f"agent-tools/api/runs/{run_id}/calls", content=body) for _ in range(4)])
+        await asyncio.sleep(0.1)
+        stop.set()
+        latencies = await polling
+    assert all(answer.status_code == 413 for answer in answers)
+    assert "max_request_values" in answers[0].json()["error"]["message"]
+    assert max(latencies) < POLL_BOUND_S, f"api/status took {max(latencies):.2f} s"
+
+
 async def test_searches_while_other_runs_write_have_no_unexpected_failure(
         server: JupyterServerProcess):
     rounds = 25

@@ -96,6 +96,53 @@ class RequestLimits:
     """
 
     max_request_bytes: int = 4 * 1024 * 1024
+    max_request_values: int = 50_000
+
+
+def _value_bytes(body: bytes) -> int:
+    """At least as many as the values `body` holds: its `[`, `{` and `,` wherever they are."""
+    return body.count(b"[") + body.count(b"{") + body.count(b",")
+
+
+def count_json_values(body: bytes, most: int) -> int:
+    """The `[`, `{` and `,` of `body` outside its strings, counted up to past `most`.
+
+    In steps of one string each (`find` and `count` run in C over the bytes between), so
+    that a thread running this leaves the interpreter lock to the loop between steps; a
+    regex matching whole strings would hold it through a 4 MB string.
+    """
+    count = position = 0
+    while count <= most:
+        opening = body.find(b'"', position)
+        end = len(body) if opening < 0 else opening
+        count += (body.count(b"[", position, end) + body.count(b"{", position, end)
+                  + body.count(b",", position, end))
+        if opening < 0:
+            break
+        position = _string_end(body, opening + 1)
+    return count
+
+
+def _string_end(body: bytes, start: int) -> int:
+    """Just past the `"` that closes the string whose text begins at `start`."""
+    position = start
+    while (quote := body.find(b'"', position)) >= 0:
+        if not _escaped(body, quote, start):
+            return quote + 1
+        position = quote + 1
+    return len(body)
+
+
+def _escaped(body: bytes, quote: int, start: int) -> bool:
+    """Whether an odd run of backslashes (beginning at or after `start`) precedes `quote`."""
+    window = 16
+    while True:
+        begin = max(start, quote - window)
+        tail = body[begin:quote]
+        run = len(tail) - len(tail.rstrip(b"\\"))
+        if run < len(tail) or begin == start:
+            return run % 2 == 1
+        window *= 4
 
 
 @cache
@@ -181,14 +228,30 @@ class AgentToolsHandler(JsonErrors, RunTokenAuth, APIHandler):
     def get_run(self, run_id: str) -> Run:
         return self.runtime.get_run(run_id)
 
-    def check_body_size(self, body: bytes) -> None:
-        """ApiError 413 for a body over `max_request_bytes`."""
+    async def check_body(self, body: bytes) -> None:
+        """ApiError 413 for a body over `max_request_bytes`, or with more JSON values (arrays,
+        objects, list items) than `max_request_values`.
+
+        Parsing holds the interpreter lock whichever thread does it, about half a
+        microsecond per value: 4 MB of `[]` held every route of the server for a second.
+        So what may be parsed is bounded first. The count is exact only for bodies whose
+        bytes could hold more values than allowed (commas in strings do not count), and it
+        runs in a thread, in Python steps the event loop can interleave with.
+        """
         limit = self.limits.max_request_bytes
         if len(body) > limit:
             raise ApiError(413, ErrorCode.INVALID_ARGUMENTS,
                            f"The body has {len(body):,} bytes; the limit is {limit:,} "
                            "(c.AgentToolsApp.max_request_bytes). Send less, e.g. write a big "
                            "file in parts.")
+        most = self.limits.max_request_values
+        if len(body) <= PARSE_ON_LOOP_BYTES or _value_bytes(body) <= most:
+            return
+        if await asyncio.to_thread(count_json_values, body, most) > most:
+            raise ApiError(413, ErrorCode.INVALID_ARGUMENTS,
+                           f"The body holds more than {most:,} JSON values (array items, "
+                           "object members); the limit is c.AgentToolsApp.max_request_values. "
+                           "Send fewer, e.g. a long list as one string.")
 
     async def parse_body(self, model: type[RequestT]) -> RequestT:
         """The body as `model`: bounded in size and depth, UTF-8, strictly typed.
@@ -197,7 +260,7 @@ class AgentToolsHandler(JsonErrors, RunTokenAuth, APIHandler):
         thread: building many objects takes seconds, and the server keeps answering.
         """
         body = self.request.body or b"{}"
-        self.check_body_size(body)
+        await self.check_body(body)
         if len(body) <= PARSE_ON_LOOP_BYTES:
             return self._validate(model, body)
         return await asyncio.to_thread(self._validate, model, body)

@@ -30,7 +30,8 @@ _ERROR_DESCRIPTIONS = {
     404: "No such run, card, edit or directory",
     406: "The Accept header does not take what the route answers",
     409: "The current state refuses it (a closed card, the run limit reached)",
-    413: "The body is larger than c.AgentToolsApp.max_request_bytes",
+    413: "The body is larger than c.AgentToolsApp.max_request_bytes, or holds more JSON values "
+         "than c.AgentToolsApp.max_request_values",
 }
 _SUCCESS_DESCRIPTIONS = {200: "OK", 101: "Switching protocols (WebSocket)", 201: "Created",
                          202: "Accepted; no body", 204: "Done; no body"}

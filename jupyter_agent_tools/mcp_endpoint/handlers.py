@@ -83,7 +83,7 @@ class McpHandler(AgentToolsHandler):
     @authorized
     async def post(self, run_id: str | None = None) -> None:
         body = self.request.body or b""
-        self.check_body_size(body)  # bounded as the other agent-tools routes are
+        await self.check_body(body)  # bounded as the other agent-tools routes are
         session_id = self.request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is not None:
             await self._serve(self._session(session_id, run_id))

@@ -29,8 +29,9 @@ BAD_INPUTS = [
      "resources"),
     ("resources with an unknown name", "runs", _json({"resources": ["lsp", "gpu"]}), 400,
      "invalid_arguments", "resources"),
-    ("100,000-deep array", "runs", b"[" * 100_000 + b"]" * 100_000, 400, "invalid_arguments",
-     "deeper"),
+    # More values than allowed, before its depth is even seen.
+    ("100,000-deep array", "runs", b"[" * 100_000 + b"]" * 100_000, 413, "invalid_arguments",
+     "max_request_values"),
     ("vibe as the string 'false'", "runs", _json({"vibe": "false"}), 400, "invalid_arguments",
      "vibe"),
     ("an object as space", "runs", _json({"space": {"a": 1}}), 400, "invalid_arguments", "space"),
@@ -45,6 +46,9 @@ BAD_INPUTS = [
     ("a JSON array as the body", "runs", _json(["cwd"]), 400, "invalid_arguments", "object"),
     ("a body over the limit", "runs", _json({"cwd": "x" * MAX_REQUEST_BYTES}), 413,
      "invalid_arguments", "max_request_bytes"),
+    ("a body of more values than allowed", CALL,
+     b'{"tool": "read", "args": {"x": [' + b",".join([b"[]"] * 60_000) + b"]}}", 413,
+     "invalid_arguments", "max_request_values"),
     ("a call without a tool", CALL, _json({"args": {}}), 400, "invalid_arguments", "tool"),
     ("args as a string", CALL, _json({"tool": "read", "args": "README.md"}), 400,
      "invalid_arguments", "args"),
@@ -136,3 +140,18 @@ async def test_a_long_list_is_serialized_off_the_event_loop(jp_serverapp, api, m
     assert code == 200
     loop_thread = threading.current_thread().name  # the server's loop runs the test's too
     assert serialized_on[-2] != loop_thread and serialized_on[-1] == loop_thread, serialized_on
+
+
+async def test_commas_and_brackets_inside_strings_are_no_values(api, tmp_path):
+    # A file's text full of commas is one string: within the limits, it is written.
+    _, run = await api("POST", "runs", {})
+    content = "a, [b], {c}, \\\" d,\n" * 10_000
+    code, result = await api("POST", f"runs/{run['id']}/calls",
+                             {"tool": "write", "args": {"path": "commas.txt", "content": content}})
+    assert code == 200 and result["ok"], result
+
+
+def test_values_are_counted_outside_strings_only():
+    body = json.dumps({"a": "x, [y], {z}, \\\"", "b": [1, 2, {"c": "\\"}], "d": [[], []]})
+    # { , [ , , { , [ [ , [  -> the object, its members, the arrays and their items
+    assert base.count_json_values(body.encode(), 1_000) == 11
