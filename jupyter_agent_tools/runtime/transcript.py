@@ -58,13 +58,13 @@ def estimated_json_bytes(args: dict[str, Any]) -> int:
 class Transcript:
     """An append-only list of calls, bounded in entries and in bytes.
 
-    Past `max_entries` calls, or past `max_bytes` of arguments and texts, the oldest entries
-    are dropped and counted in `dropped`. Each call costs O(its arguments' top-level keys),
-    whatever the transcript already holds.
+    Past `max_entries` calls, or past `max_bytes` of arguments, labels and texts (`held_bytes`),
+    the oldest entries are dropped and counted in `dropped`. A call costs the estimate of its
+    own arguments, whatever the transcript already holds: nothing is measured twice.
     """
 
-    def __init__(self, max_entries: int = DEFAULT_MAX_TRANSCRIPT_ENTRIES, max_bytes: int = DEFAULT_MAX_TRANSCRIPT_BYTES,
-                 max_text_chars: int = 2_000) -> None:
+    def __init__(self, max_entries: int = DEFAULT_MAX_TRANSCRIPT_ENTRIES,
+                 max_bytes: int = DEFAULT_MAX_TRANSCRIPT_BYTES, max_text_chars: int = 2_000) -> None:
         self._entries: deque[TranscriptEntry] = deque()
         self._max_entries = max_entries
         self._max_bytes = max_bytes
@@ -77,8 +77,10 @@ class Transcript:
         """Keep `entry` (its arguments replaced by their size when they alone exceed the bound)."""
         args_bytes = estimated_json_bytes(entry.args)
         if args_bytes > self._max_bytes:
+            # Left out, not shortened (a shortened argument would replay wrong): the marker
+            # tells replay to refuse the call.
             entry.args, entry.args_omitted_bytes = {}, args_bytes
-            args_bytes = 2
+            args_bytes = estimated_json_bytes(entry.args)
         entry._sequence = self._started
         self._started += 1
         self._entries.append(entry)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from jupyter_agent_tools.testing.replay import UnreplayableTranscript, replay
@@ -53,6 +55,25 @@ async def test_past_the_entry_bound_drops_are_counted_too(runtime_factory):
     assert [e["args"]["path"] for e in run.transcript.to_json()] == [
         "f2.txt", "f3.txt", "f4.txt", "f5.txt"]
     assert run.transcript.dropped == 2
+
+
+async def test_a_call_dropped_while_it_runs_adds_nothing_when_it_ends(runtime_factory, root):
+    runtime = runtime_factory(max_transcript_entries=2, max_transcript_bytes=3_000)
+    run = await runtime.create_run()
+    (root / "a.txt").write_text("a\n")
+    # Prints 2,000 characters (what a text keeps), once the reads below have pushed it out.
+    waiting = asyncio.ensure_future(run.call("bash", {
+        "command": "while [ ! -e go ]; do sleep 0.05; done; head -c 2000 /dev/zero | tr '\\0' z"}))
+    while not run.transcript.entries():
+        await asyncio.sleep(0.01)
+    for _ in range(3):
+        assert (await run.call("read", {"path": "a.txt"})).ok
+    (root / "go").touch()
+    assert (await waiting).text.startswith("z" * 2_000)
+    assert [e["tool"] for e in run.transcript.to_json()] == ["read", "read"]
+    assert run.transcript.held_bytes < 500  # the two reads only: nothing of the bash call
+    assert (await run.call("read", {"path": "a.txt"})).ok
+    assert run.transcript.dropped == 3  # by count, not by phantom bytes
 
 
 async def test_a_call_larger_than_the_bound_is_kept_without_its_arguments(runtime_factory, root):
