@@ -9,7 +9,7 @@ so what the document says is what the server does.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar, TypeVar
 
@@ -68,13 +68,22 @@ class ApiError(Exception):
 
 
 @dataclass(frozen=True)
+class ResponseHeader:
+    """A header a route's success answers carry (set by its handler), as the document states it."""
+
+    description: str
+    type: str = "integer"  # its value's JSON schema type
+
+
+@dataclass(frozen=True)
 class Operation:
     """One verb of a route, as the handler serves it and the OpenAPI document states it.
 
     `responses` maps each success status to its body's type (None: no body). Error statuses
     are added by the document from what the route can meet (auth, body, path parameters)
     plus `errors`. Their body is ErrorResponse, or `error_body` for the statuses in `errors`
-    (a protocol's own error shape: the MCP routes answer JSON-RPC errors).
+    (a protocol's own error shape: the MCP routes answer JSON-RPC errors). `headers` names the
+    headers every success answer carries.
     """
 
     summary: str
@@ -85,6 +94,7 @@ class Operation:
     errors: frozenset[int] = frozenset()
     websocket: bool = False
     error_body: Any = None
+    headers: dict[str, ResponseHeader] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from .base import (
     ApiError,
     JsonErrors,
     Operation,
+    ResponseHeader,
 )
 from .events import EVENT_ADAPTER
 from .models import (
@@ -44,6 +45,7 @@ from .models import (
 from .openapi import openapi_document
 
 RUN_ID = r"(?P<run_id>[0-9a-f]{32})"
+TRANSCRIPT_DROPPED_HEADER = "X-Transcript-Dropped"
 
 
 class StatusHandler(AgentToolsHandler):
@@ -143,14 +145,21 @@ class CallsHandler(AgentToolsHandler):
 
 class TranscriptHandler(AgentToolsHandler):
     operations: ClassVar[dict[str, Operation]] = {
-        "get": Operation("Every call of the run: tool, label, args, ok, duration",
-                         {200: list[TranscriptEntry]}),
+        "get": Operation(
+            "Every call the run's transcript keeps: tool, label, args, ok, duration",
+            {200: list[TranscriptEntry]},
+            headers={TRANSCRIPT_DROPPED_HEADER: ResponseHeader(
+                "How many of the run's oldest calls the transcript dropped (past "
+                "c.Runtime.max_transcript_entries or max_transcript_bytes); 0 when it has them all.")},
+        ),
     }
 
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
-        await self.respond(self.get_run(run_id).transcript.to_json())
+        transcript = self.get_run(run_id).transcript
+        self.set_header(TRANSCRIPT_DROPPED_HEADER, str(transcript.dropped))
+        await self.respond(transcript.to_json())
 
 
 class WorkersHandler(AgentToolsHandler):

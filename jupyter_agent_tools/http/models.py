@@ -161,6 +161,9 @@ class RunDescriptor(ResponseModel):
     resources: list[str]
     tools: list[str]
     created_at: float
+    transcript_dropped: int = Field(
+        0, description="How many of the run's oldest calls its transcript dropped (past "
+                       "c.Runtime.max_transcript_entries or max_transcript_bytes).")
 
 
 class TranscriptEntry(ResponseModel):
@@ -176,6 +179,10 @@ class TranscriptEntry(ResponseModel):
     error_code: str | None
     duration_ms: float | None
     text: str | None
+    args_omitted_bytes: int | None = Field(
+        None, description="Set (and `args` empty) when the call's arguments alone were larger "
+                          "than c.Runtime.max_transcript_bytes: their size, about as JSON. Such "
+                          "a call cannot be replayed.")
 
 
 class CardOption(ResponseModel):

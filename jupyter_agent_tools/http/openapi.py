@@ -121,6 +121,11 @@ def _operation(pattern: str, operation: Operation, schemas: dict[Any, Any],
         responses[str(status)] = {"description": _SUCCESS_DESCRIPTIONS.get(status, "OK")}
         if annotation is not None:
             responses[str(status)]["content"] = _json_content(schemas[(annotation, "serialization")])
+        if operation.headers:
+            responses[str(status)]["headers"] = {
+                name: {"description": header.description, "required": True,
+                       "schema": {"type": header.type}}
+                for name, header in operation.headers.items()}
     served = {403}  # what the server answers before the handler's own code
     if operation.body is not None:
         served |= {400, 413}

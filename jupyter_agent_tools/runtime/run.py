@@ -43,6 +43,7 @@ class RunHost(RuntimeView, Protocol):
     log: logging.Logger
     registry: ToolRegistry
     max_transcript_entries: int
+    max_transcript_bytes: int
 
     def wrappers(self) -> list[Wrapper]:
         """Call wrappers, outermost first."""
@@ -95,7 +96,8 @@ class Run:
         self.resources: dict[Resource, Any] = {}
         self.gate = ApprovalGate(options.approvals)
         self.events = EventBus()
-        self.transcript = Transcript(max_entries=runtime.max_transcript_entries)
+        self.transcript = Transcript(max_entries=runtime.max_transcript_entries,
+                                     max_bytes=runtime.max_transcript_bytes)
         self.closed = False
         self._serial_locks: dict[Hashable, asyncio.Lock] = {}
         self._call_counter = 0
@@ -182,6 +184,7 @@ class Run:
             "resources": sorted(r.value for r in self.resources),
             "tools": self.tool_names(),
             "created_at": self.created_at,
+            "transcript_dropped": self.transcript.dropped,
         }
 
     # -- the one dispatch path ------------------------------------------------------------

@@ -27,6 +27,7 @@ from .run import Run, RunOptions
 from .tiers import Approvals, Surface
 from .tokens import RunTokens
 from .tool import Origin, Resource
+from .transcript import DEFAULT_MAX_TRANSCRIPT_BYTES, DEFAULT_MAX_TRANSCRIPT_ENTRIES
 from .user_kernels import UserKernelLender, UserKernelRefused, refusal_error
 from .wrappers import Wrapper, notes, output_limit
 
@@ -96,7 +97,16 @@ class Runtime(RenamedConfig, LoggingConfigurable):
     max_output_chars = Int(
         30_000, help="Longest text a tool result may carry; longer output is cut with a note."
     ).tag(config=True)
-    max_transcript_entries = Int(10_000, help="Calls kept per run transcript.").tag(config=True)
+    max_transcript_entries = Int(
+        DEFAULT_MAX_TRANSCRIPT_ENTRIES, help="Calls kept per run transcript; past it the oldest "
+        "are dropped (counted in the run's transcript_dropped)."
+    ).tag(config=True)
+    max_transcript_bytes = Int(
+        DEFAULT_MAX_TRANSCRIPT_BYTES, help="Bytes of arguments and result texts kept per run "
+        "transcript (about their JSON size; a string counts its characters). Past it the oldest "
+        "calls are dropped, as past max_transcript_entries; a call whose arguments alone are "
+        "larger is kept without them, and replay refuses it."
+    ).tag(config=True)
     max_runs = Int(200, help="Most runs alive at once; creating one more is refused.").tag(config=True)
     max_read_lines = Int(2_000, help="Lines `read` returns when no limit is given.").tag(config=True)
     max_read_bytes = Int(

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections import deque
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+from pydantic_core import to_json
+
+#: What a run's transcript keeps by default: calls, and bytes of arguments plus texts.
+DEFAULT_MAX_TRANSCRIPT_ENTRIES = 10_000
+DEFAULT_MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 
 
 @dataclass
 class TranscriptEntry:
+    """One call. `args_omitted_bytes` is set (and `args` empty) when the call's arguments alone
+    were larger than the transcript may hold: such a call cannot be replayed."""
+
     call_id: str
     tool: str
     label: str
@@ -18,23 +28,63 @@ class TranscriptEntry:
     error_code: str | None = None
     duration_ms: float | None = None
     text: str | None = None
+    args_omitted_bytes: int | None = None
+    # The transcript's bookkeeping, not part of the record: the entry's place among every
+    # entry ever started, and what it counts against the byte bound.
+    _sequence: int = field(default=-1, repr=False, compare=False)
+    _held_bytes: int = field(default=0, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # Shallow: asdict would deep-copy every argument (megabytes for a `write`).
+        return {name: getattr(self, name) for name in _RECORD_FIELDS}
+
+
+_RECORD_FIELDS = tuple(f.name for f in fields(TranscriptEntry) if not f.name.startswith("_"))
+
+
+def estimated_json_bytes(args: dict[str, Any]) -> int:
+    """About the size of `args` as JSON, cheaply: a string counts its length (no encoding, no
+    copy: O(1) for a megabyte `content`), other values are serialized (in Rust)."""
+    size = 2
+    for key, value in args.items():
+        size += len(str(key)) + 4  # quotes, colon, comma
+        if isinstance(value, str):
+            size += len(value) + 2
+        else:
+            size += len(to_json(value, serialize_unknown=True))
+    return size
 
 
 class Transcript:
-    """An append-only, bounded list of calls (the oldest are dropped past `max_entries`)."""
+    """An append-only list of calls, bounded in entries and in bytes.
 
-    def __init__(self, max_entries: int = 10_000, max_text_chars: int = 2_000) -> None:
-        self._entries: list[TranscriptEntry] = []
+    Past `max_entries` calls, or past `max_bytes` of arguments, labels and texts (`held_bytes`),
+    the oldest entries are dropped and counted in `dropped`. A call costs the estimate of its
+    own arguments, whatever the transcript already holds: nothing is measured twice.
+    """
+
+    def __init__(self, max_entries: int = DEFAULT_MAX_TRANSCRIPT_ENTRIES,
+                 max_bytes: int = DEFAULT_MAX_TRANSCRIPT_BYTES, max_text_chars: int = 2_000) -> None:
+        self._entries: deque[TranscriptEntry] = deque()
         self._max_entries = max_entries
+        self._max_bytes = max_bytes
         self._max_text_chars = max_text_chars
+        self._started = 0
+        self.held_bytes = 0
+        self.dropped = 0
 
     def start(self, entry: TranscriptEntry) -> TranscriptEntry:
+        """Keep `entry` (its arguments replaced by their size when they alone exceed the bound)."""
+        args_bytes = estimated_json_bytes(entry.args)
+        if args_bytes > self._max_bytes:
+            # Left out, not shortened (a shortened argument would replay wrong): the marker
+            # tells replay to refuse the call.
+            entry.args, entry.args_omitted_bytes = {}, args_bytes
+            args_bytes = estimated_json_bytes(entry.args)
+        entry._sequence = self._started
+        self._started += 1
         self._entries.append(entry)
-        if len(self._entries) > self._max_entries:
-            del self._entries[0]
+        self._hold(entry, args_bytes + len(entry.label))
         return entry
 
     def finish(
@@ -44,6 +94,17 @@ class Transcript:
         entry.error_code = error_code
         entry.duration_ms = round(duration_ms, 3)
         entry.text = text[: self._max_text_chars]
+        if entry._sequence >= self.dropped:  # still held: a long call may outlive its entry
+            self._hold(entry, len(entry.text))
+
+    def _hold(self, entry: TranscriptEntry, size: int) -> None:
+        entry._held_bytes += size
+        self.held_bytes += size
+        # Oldest first; the newest entry stays whatever its size (its arguments are bounded).
+        while len(self._entries) > 1 and (len(self._entries) > self._max_entries
+                                          or self.held_bytes > self._max_bytes):
+            self.held_bytes -= self._entries.popleft()._held_bytes
+            self.dropped += 1
 
     def entries(self) -> list[TranscriptEntry]:
         return list(self._entries)

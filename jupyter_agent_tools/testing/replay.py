@@ -17,6 +17,11 @@ difference before calling it a regression.
 Calls made from inside an `eval` cell (origin "cell") are not re-issued: replaying their cell
 makes them again. Replay a transcript against the same files it was recorded on (a fresh copy
 of the project); differences are what the tools now answer differently.
+
+A call whose arguments were too large for the run's transcript (`args_omitted_bytes`, past
+`c.Runtime.max_transcript_bytes`) was recorded without them: a transcript with one is refused
+whole (`UnreplayableTranscript`), since re-issuing the others without it would compare against
+files it never wrote.
 """
 
 from __future__ import annotations
@@ -79,6 +84,31 @@ class ReplayReport:
                 "differences": [d.to_json() for d in self.differences]}
 
 
+class UnreplayableTranscript(ValueError):
+    """The transcript holds calls recorded without their arguments: it cannot be replayed."""
+
+
+def check_replayable(entries: list[dict[str, Any]]) -> None:
+    """Raise `UnreplayableTranscript` when a call replay would re-issue has no arguments kept."""
+    omitted = [(number, entry) for number, entry in enumerate(entries, 1)
+               if entry.get("args_omitted_bytes") is not None and _reissued(entry)]
+    if not omitted:
+        return
+    calls = "; ".join(f"[{number}] {entry['tool']} {entry.get('label') or ''!r} "
+                      f"({entry['args_omitted_bytes']:,} bytes)" for number, entry in omitted[:5])
+    more = f" and {len(omitted) - 5} more" if len(omitted) > 5 else ""
+    raise UnreplayableTranscript(
+        f"This transcript cannot be replayed: {len(omitted)} call(s) had arguments larger than "
+        f"the run's transcript keeps, so they were recorded without them: {calls}{more}. "
+        "Record the run again with a larger c.Runtime.max_transcript_bytes."
+    )
+
+
+def _reissued(entry: dict[str, Any]) -> bool:
+    # Nested calls are left to their cell; an unfinished call has no result to compare.
+    return entry.get("origin") not in NESTED_ORIGINS and entry.get("ok") is not None
+
+
 def load_transcript(path: Path | str) -> list[dict[str, Any]]:
     """Read a transcript file: a list of entries, or an object with a "transcript" list."""
     payload = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -90,7 +120,12 @@ def load_transcript(path: Path | str) -> list[dict[str, Any]]:
 
 
 async def replay(entries: list[dict[str, Any]], call: Call) -> ReplayReport:
-    """Re-issue every finished top-level call of `entries` through `call`, in order."""
+    """Re-issue every finished top-level call of `entries` through `call`, in order.
+
+    Raises `UnreplayableTranscript`, before any call, when one was recorded without its
+    arguments.
+    """
+    check_replayable(entries)
     ids: dict[str, str] = {}
     differences: list[Difference] = []
     replayed = nested = 0
@@ -186,6 +221,7 @@ async def replay_embedded(entries: list[dict[str, Any]], root: str, cwd: str = "
 
     from ..runtime import Runtime
 
+    check_replayable(entries)  # before a runtime starts for nothing
     tools = {entry.get("tool") for entry in entries}
     runtime = Runtime(root_dir=root)
     answering = None
@@ -227,7 +263,8 @@ async def replay_command(options: Any) -> int:
 
     try:
         entries = load_transcript(options.transcript)
-    except (OSError, ValueError) as exc:
+        check_replayable(entries)
+    except (OSError, ValueError) as exc:  # UnreplayableTranscript is a ValueError
         print(f"error: {exc}", file=sys.stderr)
         return 2
     report, transcript = await replay_embedded(entries, options.root, options.cwd, options.surface)

@@ -15,7 +15,8 @@ const run = (id: string, created_at: number): RunDescriptor => ({
   vibe: false,
   parent_id: null,
   resources: ['workdir'],
-  created_at
+  created_at,
+  transcript_dropped: 0
 });
 
 const worker = (worker_id: string, status: Worker['status'], result: string | null = null): Worker => ({

@@ -96,3 +96,31 @@ async def record_a_rewrite(root: Path) -> list[dict]:
         return run.transcript.to_json()
     finally:
         await runtime.shutdown()
+
+
+def test_replay_refuses_a_transcript_with_a_call_recorded_without_its_arguments(
+        tmp_path, jp_asyncio_loop):
+    fresh_copy(tmp_path / "recorded", "p")
+    entries = jp_asyncio_loop.run_until_complete(record_an_oversized_write(tmp_path / "recorded"))
+    assert entries[1]["args"] == {} and entries[1]["args_omitted_bytes"] > 50_000
+    transcript = tmp_path / "transcript.json"
+    transcript.write_text(json.dumps(entries))
+
+    fresh_copy(tmp_path / "replayed", "p")
+    refused = replay_cli(tmp_path / "replayed", transcript)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.startswith("error: This transcript cannot be replayed: 1 call(s)")
+    assert "[2] write 'write huge.txt'" in refused.stderr and "max_transcript_bytes" in refused.stderr
+    # Refused whole: not even the call before it was re-issued.
+    assert not (tmp_path / "replayed/p/small.txt").exists()
+
+
+async def record_an_oversized_write(root: Path) -> list[dict]:
+    runtime = Runtime(root_dir=str(root), max_transcript_bytes=20_000)
+    try:
+        run = await runtime.create_run(cwd="p")
+        await run.call("write", {"path": "small.txt", "content": "s"})
+        await run.call("write", {"path": "huge.txt", "content": "y" * 50_000})
+        return run.transcript.to_json()
+    finally:
+        await runtime.shutdown()

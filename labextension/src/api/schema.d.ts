@@ -932,7 +932,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every call of the run: tool, label, args, ok, duration */
+        /** Every call the run's transcript keeps: tool, label, args, ok, duration */
         get: {
             parameters: {
                 query?: never;
@@ -947,6 +947,8 @@ export interface paths {
                 /** @description OK */
                 200: {
                     headers: {
+                        /** @description How many of the run's oldest calls the transcript dropped (past c.Runtime.max_transcript_entries or max_transcript_bytes); 0 when it has them all. */
+                        "X-Transcript-Dropped": number;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1835,6 +1837,12 @@ export interface components {
             surface: components["schemas"]["Surface"];
             /** Tools */
             tools: string[];
+            /**
+             * Transcript Dropped
+             * @description How many of the run's oldest calls its transcript dropped (past c.Runtime.max_transcript_entries or max_transcript_bytes).
+             * @default 0
+             */
+            transcript_dropped: number;
             /** Vibe */
             vibe: boolean;
         } & {
@@ -1995,6 +2003,12 @@ export interface components {
             args: {
                 [key: string]: unknown;
             };
+            /**
+             * Args Omitted Bytes
+             * @description Set (and `args` empty) when the call's arguments alone were larger than c.Runtime.max_transcript_bytes: their size, about as JSON. Such a call cannot be replayed.
+             * @default null
+             */
+            args_omitted_bytes: number | null;
             /** Call Id */
             call_id: string;
             /** Duration Ms */
