@@ -145,7 +145,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description The body is larger than c.AgentToolsApp.max_request_bytes */
+                /** @description The body is larger than c.AgentToolsApp.max_request_bytes, or holds more JSON values than c.AgentToolsApp.max_request_values */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -317,7 +317,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description The body is larger than c.AgentToolsApp.max_request_bytes */
+                /** @description The body is larger than c.AgentToolsApp.max_request_bytes, or holds more JSON values than c.AgentToolsApp.max_request_values */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -648,7 +648,7 @@ export interface paths {
                         "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
-                /** @description The body is larger than c.AgentToolsApp.max_request_bytes */
+                /** @description The body is larger than c.AgentToolsApp.max_request_bytes, or holds more JSON values than c.AgentToolsApp.max_request_values */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -839,7 +839,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description The body is larger than c.AgentToolsApp.max_request_bytes */
+                /** @description The body is larger than c.AgentToolsApp.max_request_bytes, or holds more JSON values than c.AgentToolsApp.max_request_values */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -1281,7 +1281,7 @@ export interface paths {
                         "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
-                /** @description The body is larger than c.AgentToolsApp.max_request_bytes */
+                /** @description The body is larger than c.AgentToolsApp.max_request_bytes, or holds more JSON values than c.AgentToolsApp.max_request_values */
                 413: {
                     headers: {
                         [name: string]: unknown;
