@@ -23,6 +23,9 @@ from ..notebooks import (
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
 from .notebook_errors import notebook_error
 
+# Where old_string occurs several times, the lines of the first few are named.
+MAX_LISTED_OCCURRENCES = 20
+
 
 class ReadArgs(ToolArgs):
     path: str = Field(description="File to read, relative to the run's working directory.")
@@ -230,10 +233,10 @@ class Edit(Tool):
                             f"old_string was not found in {rel}. Read the file and copy the text "
                             "exactly, including whitespace.")
         if count > 1 and not args.replace_all:
-            lines = _occurrence_lines(text, args.old_string)
+            lines = _line_numbers(text, _first_starts(text, args.old_string))
             raise ToolError(
                 ErrorCode.INVALID_ARGUMENTS,
-                f"old_string occurs {count} times in {rel} (lines {', '.join(map(str, lines))}). "
+                f"old_string occurs {count} times in {rel} ({_listed(lines, count)}). "
                 "Add surrounding context to make it unique, or set replace_all.",
                 data={"occurrences": count, "lines": lines},
             )
@@ -310,11 +313,11 @@ def _cell_spans(rel: str, sources: list[str], args: EditArgs) -> tuple[list[tupl
                         f"old_string was not found in {rel} [cell {args.cell}].{hint}",
                         data={"cell": args.cell, "cells": elsewhere})
     if len(starts) > 1 and not args.replace_all:
-        lines = [source.count("\n", 0, start) + 1 for start in starts]
+        lines = _line_numbers(source, starts[:MAX_LISTED_OCCURRENCES])
         raise ToolError(
             ErrorCode.INVALID_ARGUMENTS,
-            f"old_string occurs {len(starts)} times in {rel} [cell {args.cell}] (lines "
-            f"{', '.join(map(str, lines))} of the cell). Add surrounding context to make it "
+            f"old_string occurs {len(starts)} times in {rel} [cell {args.cell}] "
+            f"({_listed(lines, len(starts))} of the cell). Add surrounding context to make it "
             "unique, or set replace_all.",
             data={"occurrences": len(starts), "cell": args.cell, "lines": lines},
         )
@@ -402,12 +405,28 @@ def _cell_data(cell: Cell, *, full_outputs: bool) -> dict:
             "attachments": list(cell.attachments)}
 
 
-def _occurrence_lines(text: str, needle: str) -> list[int]:
-    lines, index = [], text.find(needle)
-    while index != -1:
-        lines.append(text.count("\n", 0, index) + 1)
+def _first_starts(text: str, needle: str) -> list[int]:
+    """Where the first MAX_LISTED_OCCURRENCES occurrences of `needle` begin."""
+    starts, index = [], text.find(needle)
+    while index != -1 and len(starts) < MAX_LISTED_OCCURRENCES:
+        starts.append(index)
         index = text.find(needle, index + 1)
+    return starts
+
+
+def _line_numbers(text: str, starts: list[int]) -> list[int]:
+    """The line (from 1) of each offset of `starts` (ascending), in one pass over `text`."""
+    lines, line, counted_to = [], 1, 0
+    for start in starts:
+        line += text.count("\n", counted_to, start)
+        counted_to = start
+        lines.append(line)
     return lines
+
+
+def _listed(lines: list[int], count: int) -> str:
+    shown = ", ".join(map(str, lines))
+    return f"lines {shown}" if len(lines) == count else f"first at lines {shown}"
 
 
 def _clip(line: str, max_chars: int) -> str:

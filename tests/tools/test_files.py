@@ -76,6 +76,18 @@ async def test_edit_requires_a_unique_match_unless_replace_all(runtime, root):
     assert everywhere.data["replacements"] == 2 and target.read_text() == "x = 9\ny = 3\nx = 9\n"
 
 
+async def test_an_edit_matching_everywhere_names_the_first_lines_only(runtime, root):
+    (root / "big.txt").write_text("item\n" * 200_000)
+    run = await runtime.create_run()
+    ambiguous = await run.call("edit", {"path": "big.txt", "old_string": "item",
+                                        "new_string": "thing"})
+    message = ambiguous.error["message"]
+    assert "200000 times" in message and "first at lines 1, 2, 3," in message
+    assert len(message) < 1_000
+    assert ambiguous.data["lines"] == list(range(1, 21))
+    assert ambiguous.data["occurrences"] == 200_000
+
+
 async def test_edit_validates_its_arguments(runtime):
     run = await runtime.create_run()
     for args in [{"path": "a"}, {"path": "a", "old_string": "", "new_string": "b"},
