@@ -1,6 +1,7 @@
 """Matching a compiled pattern against a parsed tree.
 
-Candidates come from a tree-sitter query (in C); Python only verifies them. Target
+Candidates come from the occurrences of the pattern's rarest concrete token in each file
+(else from a tree-sitter query, in C); Python only verifies them. Target
 nodes the pattern does not mention are skipped only when they are unnamed punctuation
 (a trailing comma), never when named. Comments are extras and are never compared. A
 metavariable repeated in a pattern must capture the same tokens, so whitespace and
@@ -79,10 +80,13 @@ class Matcher:
             yield from _runs(root.children, self._run_kinds, _children(node), source)
 
     def _candidates(self, tree: Tree, source: bytes) -> list[Node]:
-        anchor = self.pattern.anchor
+        anchors = self.pattern.anchors
         kind = None if self.pattern.is_sequence else self.pattern.root.kind
-        if anchor is not None:
-            return _anchored(tree, source, anchor, kind)
+        if anchors:
+            # Any anchor finds every match: the one this file has fewest of finds the fewest
+            # candidates to verify in Python (`print($A, 5)`: the 5s, not each print).
+            rarest = min(anchors, key=lambda anchor: source.count(anchor.text))
+            return _anchored(tree, source, rarest, kind)
         if self._query is not None:
             found = QueryCursor(self._query).captures(tree.root_node).get("m", [])
             return sorted(found, key=lambda n: (n.start_byte, -n.end_byte))
