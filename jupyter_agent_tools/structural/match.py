@@ -86,7 +86,12 @@ class Matcher:
             # Any anchor finds every match: the one this file has fewest of finds the fewest
             # candidates to verify in Python (`print($A, 5)`: the 5s, not each print).
             rarest = min(anchors, key=lambda anchor: source.count(anchor.text))
-            return _anchored(tree, source, rarest, kind)
+            others = [anchor.text for anchor in anchors if anchor is not rarest]
+            # A match holds every concrete token of the pattern inside its node: a candidate
+            # lacking one is dropped by a search in C before any matching in Python.
+            return [node for node in _anchored(tree, source, rarest, kind)
+                    if all(source.find(text, node.start_byte, node.end_byte) >= 0
+                           for text in others)]
         if self._query is not None:
             found = QueryCursor(self._query).captures(tree.root_node).get("m", [])
             return sorted(found, key=lambda n: (n.start_byte, -n.end_byte))

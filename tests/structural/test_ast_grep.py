@@ -150,6 +150,33 @@ async def test_unparseable_pattern_is_never_searched(run, files):
     assert res.data["contexts_tried"][0] == "statement"
 
 
+async def test_an_unparseable_pattern_reads_no_file_of_a_big_folder(run, files):
+    # The workers compile the pattern as they search: one that does not parse stops the
+    # search before any file is read, however many batches the folder makes.
+    files({f"src/m{i}.py": "print(1)\n" * 2000 for i in range(40)})
+    args = {"path": "src", "language": "python"}
+    res = await run.call("ast_grep", {"pattern": "print($A", **args})
+    assert res.code == "unparseable_pattern"
+    assert "contexts tried: statement, expression" in res.error["message"]
+    found = await run.call("ast_grep", {"pattern": "print($A)", **args})
+    assert found.data["total"] == 80_000
+    cache = run.runtime.provider("parser").pool.cache_stats()
+    # Every file was first read by this search: the broken one had read none.
+    assert sum(stats.get("hits", 0) for stats in cache) == 0
+    assert sum(stats.get("misses", 0) for stats in cache) == 40
+
+
+async def test_a_folder_without_files_of_the_language_still_compiles_the_pattern(run, files):
+    files({"notes.txt": "print(1)\n", "empty/.keep": ""})
+    found = await run.call("ast_grep", {"pattern": "print($A)", "path": ".",
+                                        "language": "python"})
+    assert found.ok and found.data["total"] == 0 and found.data["files_searched"] == 0
+    assert found.data["pattern_kind"] == "call" and found.data["context"] == "statement"
+    broken = await run.call("ast_grep", {"pattern": "print($A", "path": "empty",
+                                         "language": "python"})
+    assert broken.code == "unparseable_pattern"
+
+
 async def test_a_changed_file_is_parsed_again(run, files, root):
     files({"a.py": "print(1)\n"})
     first = await run.call("ast_grep", {"pattern": "print($A)", "path": "a.py"})
