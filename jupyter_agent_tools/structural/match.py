@@ -55,6 +55,9 @@ class Matcher:
         self.pattern = pattern
         self._query = _query(pattern.language, pattern.query) if pattern.query else None
         self._run_kinds = _run_kinds(pattern.root) if pattern.is_sequence else ()
+        # Counted in each file to choose where to start: the named tokens, as punctuation is
+        # all but never the rarer (and each count reads the whole file).
+        self._counted = tuple(a for a in pattern.anchors if a.named) or pattern.anchors
 
     def find(self, tree: Tree, source: bytes) -> Iterator[tuple[Node, Node, Env]]:
         """Every (first node, last node, captures) match in document order, nested ones too.
@@ -85,7 +88,7 @@ class Matcher:
         if anchors:
             # Any anchor finds every match: the one this file has fewest of finds the fewest
             # candidates to verify in Python (`print($A, 5)`: the 5s, not each print).
-            rarest = min(anchors, key=lambda anchor: source.count(anchor.text))
+            rarest = min(self._counted, key=lambda anchor: source.count(anchor.text))
             others = [anchor.text for anchor in anchors if anchor is not rarest]
             # A match holds every concrete token of the pattern inside its node: a candidate
             # lacking one is dropped by a search in C before any matching in Python.

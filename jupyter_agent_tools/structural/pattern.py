@@ -60,6 +60,7 @@ class Anchor:
     text: bytes
     kind: str
     depth: int
+    named: bool  # an identifier, a number, a keyword: rarer than punctuation
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,7 @@ def _anchors(root: PNode) -> tuple[Anchor, ...]:
             if node.text.strip():
                 key = (node.named, len(node.text), -depth)
                 if node.text not in best or key > best[node.text][0]:
-                    best[node.text] = (key, Anchor(node.text, node.kind, depth))
+                    best[node.text] = (key, Anchor(node.text, node.kind, depth, node.named))
             continue
         stack.extend((child, depth + 1) for child in node.children)
     return tuple(anchor for _, anchor in sorted(best.values(), key=lambda kept: kept[0],
