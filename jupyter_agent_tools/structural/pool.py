@@ -196,7 +196,8 @@ class WorkerPool:
         return homed, batches
 
     async def compile(self, job: CompileJob) -> PatternSummary:
-        """Compile a pattern on an idle worker (it keeps the compiled tree for the search)."""
+        """Compile a pattern on an idle worker: a search with no file to look at still answers
+        the pattern's summary, or why it does not parse."""
         return _summary(await self._ask(self._idlest(), job))
 
     async def check_syntax(self, job: SyntaxCheckJob) -> list[dict[str, Any]]:

@@ -252,7 +252,7 @@ def _compiled(source: str, language: str) -> Pattern | PatternError:
     try:
         return compile_pattern(source, language)
     except PatternError as exc:
-        return exc.with_traceback(None)  # kept: without the frames of the failed parse
+        return PatternError(exc.reason, exc.contexts)  # kept without the failed parse's frames
 
 
 def _unparseable(error: PatternError) -> dict[str, Any]:
