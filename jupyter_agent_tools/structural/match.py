@@ -1,6 +1,7 @@
 """Matching a compiled pattern against a parsed tree.
 
-Candidates come from a tree-sitter query (in C); Python only verifies them. Target
+Candidates come from the occurrences of the pattern's rarest concrete token in each file
+(else from a tree-sitter query, in C); Python only verifies them. Target
 nodes the pattern does not mention are skipped only when they are unnamed punctuation
 (a trailing comma), never when named. Comments are extras and are never compared. A
 metavariable repeated in a pattern must capture the same tokens, so whitespace and
@@ -54,6 +55,9 @@ class Matcher:
         self.pattern = pattern
         self._query = _query(pattern.language, pattern.query) if pattern.query else None
         self._run_kinds = _run_kinds(pattern.root) if pattern.is_sequence else ()
+        # Counted in each file to choose where to start: the named tokens, as punctuation is
+        # all but never the rarer (and each count reads the whole file).
+        self._counted = tuple(a for a in pattern.anchors if a.named) or pattern.anchors
 
     def find(self, tree: Tree, source: bytes) -> Iterator[tuple[Node, Node, Env]]:
         """Every (first node, last node, captures) match in document order, nested ones too.
@@ -79,10 +83,18 @@ class Matcher:
             yield from _runs(root.children, self._run_kinds, _children(node), source)
 
     def _candidates(self, tree: Tree, source: bytes) -> list[Node]:
-        anchor = self.pattern.anchor
+        anchors = self.pattern.anchors
         kind = None if self.pattern.is_sequence else self.pattern.root.kind
-        if anchor is not None:
-            return _anchored(tree, source, anchor, kind)
+        if anchors:
+            # Any anchor finds every match: the one this file has fewest of finds the fewest
+            # candidates to verify in Python (`print($A, 5)`: the 5s, not each print).
+            rarest = min(self._counted, key=lambda anchor: source.count(anchor.text))
+            others = [anchor.text for anchor in anchors if anchor is not rarest]
+            # A match holds every concrete token of the pattern inside its node: a candidate
+            # lacking one is dropped by a search in C before any matching in Python.
+            return [node for node in _anchored(tree, source, rarest, kind)
+                    if all(source.find(text, node.start_byte, node.end_byte) >= 0
+                           for text in others)]
         if self._query is not None:
             found = QueryCursor(self._query).captures(tree.root_node).get("m", [])
             return sorted(found, key=lambda n: (n.start_byte, -n.end_byte))

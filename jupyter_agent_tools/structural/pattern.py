@@ -60,6 +60,7 @@ class Anchor:
     text: bytes
     kind: str
     depth: int
+    named: bool  # an identifier, a number, a keyword: rarer than punctuation
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,8 @@ class Pattern:
     root: PNode
     literals: tuple[bytes, ...]  # every concrete token: a file lacking one cannot match
     metavars: tuple[str, ...]
-    anchor: Anchor | None  # a token whose every occurrence points at one candidate
+    # Tokens whose every occurrence points at one candidate, best first (see `_anchors`).
+    anchors: tuple[Anchor, ...]
 
     def summary(self) -> PatternSummary:
         return PatternSummary(self.language, self.context, self.root.kind)
@@ -159,9 +161,11 @@ def _literals(node: PNode, out: list[bytes]) -> None:
         _literals(child, out)
 
 
-def _anchor(root: PNode) -> Anchor | None:
-    """The most selective concrete leaf: a named token (identifier, keyword) if any, longest."""
-    best: tuple[tuple[bool, int, int], Anchor] | None = None
+def _anchors(root: PNode) -> tuple[Anchor, ...]:
+    """One anchor per distinct concrete leaf text, the most selective first by its look: a
+    named token (identifier, keyword) before punctuation, longer first, shallow first (fewer
+    parents to climb). A search counts them in each file and starts from the rarest there."""
+    best: dict[bytes, tuple[tuple[bool, int, int], Anchor]] = {}
     stack = [(root, 0)]
     while stack:
         node, depth = stack.pop()
@@ -169,12 +173,13 @@ def _anchor(root: PNode) -> Anchor | None:
             continue
         if not node.children:
             if node.text.strip():
-                key = (node.named, len(node.text), -depth)  # shallow: fewer parents to climb
-                if best is None or key > best[0]:
-                    best = (key, Anchor(node.text, node.kind, depth))
+                key = (node.named, len(node.text), -depth)
+                if node.text not in best or key > best[node.text][0]:
+                    best[node.text] = (key, Anchor(node.text, node.kind, depth, node.named))
             continue
         stack.extend((child, depth + 1) for child in node.children)
-    return best[1] if best else None
+    return tuple(anchor for _, anchor in sorted(best.values(), key=lambda kept: kept[0],
+                                                 reverse=True))
 
 
 Form = tuple[object, ...]  # what a parse makes of the fragment: a node kind, or a run's kinds
@@ -273,4 +278,4 @@ def _compile(source: str, language: str) -> Pattern:
     # Longest first: the rarest tokens reject a file soonest.
     unique = tuple(sorted(set(literals), key=len, reverse=True))
     return Pattern(source, language, context_name, root, unique,
-                   tuple(metavariable_names(source)), _anchor(root))
+                   tuple(metavariable_names(source)), _anchors(root))

@@ -45,6 +45,13 @@ _BATCHES_PER_WORKER = 16  # small enough a last batch, large enough a per-reques
 _MAX_HOMES = 1_000_000
 
 
+def _summary(answer: dict[str, Any]) -> PatternSummary:
+    """The compiled pattern's summary in a worker's answer; PatternError when it did not parse."""
+    if "pattern_error" in answer:
+        raise PatternError(answer["pattern_error"], answer["contexts"])
+    return answer["summary"]
+
+
 class WorkerFailed(Exception):
     """A worker died or answered with an error."""
 
@@ -189,11 +196,9 @@ class WorkerPool:
         return homed, batches
 
     async def compile(self, job: CompileJob) -> PatternSummary:
-        """Compile a pattern on an idle worker (it keeps the compiled tree for the search)."""
-        answer = await self._ask(self._idlest(), job)
-        if "pattern_error" in answer:
-            raise PatternError(answer["pattern_error"], answer["contexts"])
-        return answer["summary"]
+        """Compile a pattern on an idle worker: a search with no file to look at still answers
+        the pattern's summary, or why it does not parse."""
+        return _summary(await self._ask(self._idlest(), job))
 
     async def check_syntax(self, job: SyntaxCheckJob) -> list[dict[str, Any]]:
         """Syntax errors of each file before and after a rewrite (see SyntaxCheckJob)."""
@@ -207,17 +212,31 @@ class WorkerPool:
         return self._rotation
 
     async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]:
-        """Run `job` over `files` on every worker and merge the answers in file order."""
+        """Run `job` over `files` on every worker and merge the answers in file order.
+
+        The workers compile the pattern as they search (no round trip of its own): the
+        answer's `summary` is theirs; PatternError when it does not parse.
+        """
+        merged: dict[str, Any] = {"matches": [], "total": 0, "files_with_matches": 0,
+                                  "counts": {}, "parse_errors": [], "hashes": {}}
+        if not files:
+            return {**merged, "summary": await self.compile(CompileJob(job.pattern,
+                                                                       job.language))}
         homed, batches = self.plan(files)
         pending = deque(batches)
         answers: list[dict[str, Any]] = []
 
+        def take(answer: dict[str, Any]) -> None:
+            answers.append(answer)
+            if "pattern_error" in answer:
+                pending.clear()  # the pattern does not parse: no batch is worth sending
+
         async def drive(index: int) -> None:
             if homed[index]:
-                answers.append(await self._ask(index, replace(job, files=homed[index])))
+                take(await self._ask(index, replace(job, files=homed[index])))
             while pending:
                 batch = pending.popleft()
-                answers.append(await self._ask(index, replace(job, files=batch)))
+                take(await self._ask(index, replace(job, files=batch)))
                 self._remember(batch, index)
 
         busy = [index for index in range(len(self.workers)) if homed[index] or pending]
@@ -227,9 +246,8 @@ class WorkerPool:
             for index in busy:  # a cancelled search must not keep a core busy
                 self.workers[index].kill()
             raise
+        merged["summary"] = next(_summary(answer) for answer in answers)  # raises if any fails
         order = {path: index for index, (path, _) in enumerate(files)}
-        merged: dict[str, Any] = {"matches": [], "total": 0, "files_with_matches": 0,
-                                  "counts": {}, "parse_errors": [], "hashes": {}}
         for answer in answers:
             merged["matches"].extend(answer["matches"])
             merged["total"] += answer["total"]

@@ -17,10 +17,9 @@ from ..runtime.resources import ResourceProvider
 from ..runtime.tool import Resource
 from .errors import SearchFailed
 from .languages import GRAMMAR_IDS
-from .pattern import PatternSummary
 from .pool import WorkerFailed, WorkerPool, WorkerTimeout
 from .session import StructuralLimits, StructuralSession
-from .worker import CompileJob, SearchJob, SyntaxCheckJob
+from .worker import SearchJob, SyntaxCheckJob
 
 if TYPE_CHECKING:
     from ..runtime.run import Run, RunOptions
@@ -91,16 +90,13 @@ class ParserProvider(RenamedConfig, ResourceProvider):
     async def release(self, run: Run, handle: StructuralSession) -> None:  # noqa: ARG002
         handle.edits.clear()
 
-    async def compile(self, pattern: str, language: str) -> PatternSummary:
-        """Compile `pattern` on a worker; PatternError when it does not parse."""
-        return await self._on_workers(self.pool.compile(CompileJob(pattern, language)))
-
     async def check_syntax(self, job: SyntaxCheckJob) -> list[dict[str, Any]]:
         """Syntax errors before and after a rewrite, file by file (parsed on a worker)."""
         return await self._on_workers(self.pool.check_syntax(job))
 
     async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]:
-        """Run `job` over (path, size) `files` on the workers; SearchFailed when they fail."""
+        """Run `job` over (path, size) `files` on the workers; SearchFailed when they fail,
+        PatternError when the pattern does not parse."""
         return await self._on_workers(self.pool.search(job, files))
 
     @staticmethod

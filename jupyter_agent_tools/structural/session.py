@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -51,11 +52,11 @@ class StructuralLimits:
 class ParserWorkers(Protocol):
     """The shared search workers a session sends its jobs to (the provider offers them)."""
 
-    async def compile(self, pattern: str, language: str) -> PatternSummary: ...
-
     async def check_syntax(self, job: SyntaxCheckJob) -> list[dict[str, Any]]: ...
 
-    async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]: ...
+    async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]:
+        """The merged answer of the workers, its `summary` the pattern's; PatternError when
+        the pattern does not parse."""
 
 
 @dataclass
@@ -115,49 +116,54 @@ class StructuralSession:
         if len(text) > limit:
             raise errors.TooLong(what, len(text), limit)
 
-    async def compile(self, pattern: str, language: str) -> PatternSummary:
-        """The compiled pattern (on a worker); UnparseablePattern naming the contexts tried."""
-        self._check_size("pattern", pattern, self.limits.max_pattern_chars)
-        try:
-            return await self.workers.compile(pattern, language)
-        except PatternError as exc:
-            raise errors.UnparseablePattern(pattern, language, exc.reason,
-                                            exc.contexts) from None
-
     def _files(self, base: Path, language: str) -> tuple[list[tuple[str, int]], dict[str, int]]:
         walker = self.run.walker(skip_binary=False,
                                  max_notebook_bytes=self.run.runtime.max_notebook_bytes)
-        extensions = extensions_for(language)
+        # A folder's files in `language`, and its notebooks whatever their language: a
+        # worker searches those in `language`. A file given by path is searched as it is.
+        extensions = extensions_for(language) if base.is_dir() else None
         files: list[tuple[str, int]] = []
         vanished = 0
         for path in walker.files(base):
-            # Notebooks are kept whatever their language: a worker searches those in `language`.
-            if base.is_dir() and path.suffix not in extensions \
-                    and not is_notebook_path(path.name):
+            name = os.fspath(path)
+            if extensions is not None and path.suffix not in extensions \
+                    and not is_notebook_path(name):
                 continue
             try:
-                files.append((str(path), path.stat().st_size))
+                files.append((name, os.stat(name).st_size))
             except OSError:  # gone since it was listed (another writer's temporary file)
                 vanished += 1
         skipped = walker.stats.to_json()
         return files, _add_vanished(skipped, vanished)
 
+    def _search_plan(self, base: Path, path: str | None, language: str | None,
+                     pattern: str) -> tuple[str, list[tuple[str, int]], dict[str, int]]:
+        """The language and the files of a search, or why it cannot start (disk work: run it
+        in a thread). The pattern is compiled as the workers search, not before."""
+        if not base.exists():
+            raise errors.PathNotFound(path)
+        language = self._language(base, language)
+        if base.is_dir() and not extensions_for(language):
+            raise errors.NoExtensions(language)
+        self._check_size("pattern", pattern, self.limits.max_pattern_chars)
+        files, skipped = self._files(base, language)
+        return language, files, skipped
+
     async def search(self, pattern: str, path: str | None, language: str | None, *,
                      limit: int, with_ranges: bool = False) -> SearchOutcome:
         """Every match of `pattern` under `path` (default: the run's cwd), `limit` in full."""
         base = self.run.resolve(path or ".")
-        if not base.exists():
-            raise errors.PathNotFound(path)
-        language = await asyncio.to_thread(self._language, base, language)
-        if base.is_dir() and not extensions_for(language):
-            raise errors.NoExtensions(language)
-        compiled = await self.compile(pattern, language)
-        # A big tree takes a while to walk: not on the server's event loop.
-        files, skipped = await asyncio.to_thread(self._files, base, language)
-        job = SearchJob(pattern=pattern, language=language, files=[], limit=limit,
+        # One thread hop for the checks and the walk (a big tree takes a while to walk).
+        grammar, files, skipped = await asyncio.to_thread(self._search_plan, base, path,
+                                                          language, pattern)
+        job = SearchJob(pattern=pattern, language=grammar, files=[], limit=limit,
                         max_text=self.limits.max_match_chars, with_ranges=with_ranges,
                         root=str(self.run.runtime.root_path))
-        answer = await self.workers.search(job, files)
+        try:
+            answer = await self.workers.search(job, files)
+        except PatternError as exc:
+            raise errors.UnparseablePattern(pattern, grammar, exc.reason,
+                                            exc.contexts) from None
         counts = answer["counts"]
         skipped["binary"] = counts.get("binary", 0)
         for reason in ("invalid_notebook", "outside_root"):  # reported only when it happened
@@ -166,7 +172,8 @@ class StructuralSession:
         vanished = counts.get("vanished", 0)
         searched = len(files) - vanished - counts.get("invalid_notebook", 0) \
             - counts.get("other_language", 0) - counts.get("outside_root", 0)
-        return SearchOutcome(compiled, searched, answer, _add_vanished(skipped, vanished))
+        return SearchOutcome(answer["summary"], searched, answer,
+                             _add_vanished(skipped, vanished))
 
     # -- staged edits ---------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from ..files.errors import FilesError, LinkSwapped, OutsideRoot
 from .cache import CachedFile, TreeCache
 from .languages import load_language
 from .match import Env, Matcher
-from .pattern import PatternError, compile_pattern
+from .pattern import Pattern, PatternError, compile_pattern
 
 _SNIFF_BYTES = 8192
 NOTEBOOK_SUFFIX = ".ipynb"  # as notebooks.document says; not imported: nbformat is slow
@@ -48,7 +49,11 @@ class SearchJob:
 
 @dataclass
 class CompileJob:
-    """Compile a pattern (parsing a big one is CPU work: never on the server's loop)."""
+    """Compile a pattern (parsing a big one is CPU work: never on the server's loop).
+
+    A search compiles its pattern itself and answers its summary (or why it does not parse):
+    this is for a search that has no file to look at.
+    """
 
     pattern: str
     language: str
@@ -116,10 +121,10 @@ class SearchEngine:
 
     def compile(self, job: CompileJob) -> dict[str, Any]:
         """The pattern's summary, or why it does not parse."""
-        try:
-            return {"summary": compile_pattern(job.pattern, job.language).summary()}
-        except PatternError as exc:
-            return {"pattern_error": str(exc), "contexts": exc.contexts}
+        pattern = _compiled(job.pattern, job.language)
+        if isinstance(pattern, PatternError):
+            return _unparseable(pattern)
+        return {"summary": pattern.summary()}
 
     def check_syntax(self, job: SyntaxCheckJob) -> dict[str, Any]:
         """Per file: syntax errors before and after, and where the first new one is (line and
@@ -143,7 +148,9 @@ class SearchEngine:
         return {"files": results}
 
     def run(self, job: SearchJob) -> dict[str, Any]:
-        pattern = compile_pattern(job.pattern, job.language)
+        pattern = _compiled(job.pattern, job.language)
+        if isinstance(pattern, PatternError):
+            return _unparseable(pattern)
         matcher = Matcher(pattern)
         parser = self._parser(job.language)
         matches: list[dict[str, Any]] = []
@@ -154,9 +161,10 @@ class SearchEngine:
         parse_errors: list[str] = []
         hashes: dict[str, str] = {}
         files_with_matches = 0
+        root = Path(job.root)
         for path in job.files:
             try:
-                entry = self._entry(Path(job.root), path, job.language)
+                entry = self._entry(root, path, job.language)
             except (LinkSwapped, OutsideRoot):
                 counts["outside_root"] += 1
                 continue
@@ -206,9 +214,9 @@ class SearchEngine:
                 files_with_matches += 1
                 if job.with_ranges:
                     hashes[path] = entry.file_hash or hashlib.sha256(source).hexdigest()
-        return {"matches": matches, "total": total, "files_with_matches": files_with_matches,
-                "counts": counts, "parse_errors": parse_errors, "hashes": hashes,
-                "cache": self.cache.stats()}
+        return {"summary": pattern.summary(), "matches": matches, "total": total,
+                "files_with_matches": files_with_matches, "counts": counts,
+                "parse_errors": parse_errors, "hashes": hashes, "cache": self.cache.stats()}
 
     def _entry(self, root: Path, path: str, language: str) -> CachedFile | None:
         """The file's cached entry, read afresh when it changed; None when it is gone.
@@ -235,6 +243,20 @@ class SearchEngine:
         if path.lower().endswith(NOTEBOOK_SUFFIX):
             return self.cache.put(key, _notebooks().notebook_entry(stamp, source, language))
         return self.cache.put(key, CachedFile(stamp, source))
+
+
+@lru_cache(maxsize=64)
+def _compiled(source: str, language: str) -> Pattern | PatternError:
+    """The pattern, or why it does not parse: a failure is kept too, so the batches of one
+    search do not each parse a bad pattern again."""
+    try:
+        return compile_pattern(source, language)
+    except PatternError as exc:
+        return PatternError(exc.reason, exc.contexts)  # kept without the failed parse's frames
+
+
+def _unparseable(error: PatternError) -> dict[str, Any]:
+    return {"pattern_error": error.reason, "contexts": error.contexts}
 
 
 def _notebooks() -> Any:

@@ -150,6 +150,48 @@ async def test_unparseable_pattern_is_never_searched(run, files):
     assert res.data["contexts_tried"][0] == "statement"
 
 
+async def test_an_unparseable_pattern_reads_no_file_of_a_big_folder(run, files):
+    # The workers compile the pattern as they search: one that does not parse stops the
+    # search before any file is read, however many batches the folder makes.
+    files({f"src/m{i}.py": "print(1)\n" * 2000 for i in range(40)})
+    args = {"path": "src", "language": "python"}
+    res = await run.call("ast_grep", {"pattern": "print($A", **args})
+    assert res.code == "unparseable_pattern"
+    assert "contexts tried: statement, expression" in res.error["message"]
+    found = await run.call("ast_grep", {"pattern": "print($A)", **args})
+    assert found.data["total"] == 80_000
+    cache = run.runtime.provider("parser").pool.cache_stats()
+    # Every file was first read by this search: the broken one had read none.
+    assert sum(stats.get("hits", 0) for stats in cache) == 0
+    assert sum(stats.get("misses", 0) for stats in cache) == 40
+
+
+async def test_a_folder_without_files_of_the_language_still_compiles_the_pattern(run, files):
+    files({"notes.txt": "print(1)\n", "empty/.keep": ""})
+    found = await run.call("ast_grep", {"pattern": "print($A)", "path": ".",
+                                        "language": "python"})
+    assert found.ok and found.data["total"] == 0 and found.data["files_searched"] == 0
+    assert found.data["pattern_kind"] == "call" and found.data["context"] == "statement"
+    broken = await run.call("ast_grep", {"pattern": "print($A", "path": "empty",
+                                         "language": "python"})
+    assert broken.code == "unparseable_pattern"
+
+
+async def test_each_file_is_searched_from_its_own_rarest_token(run, files, root):
+    # In a.py `5` is rarer than `print`; in b.py every name holds a 5, so `print` is rarer.
+    # Either way every match is found, in file order, and an edit is seen by the next search.
+    files({"a.py": "".join(f"print(x, {n})\n" for n in range(30)),
+           "b.py": "".join(f"print(v5_{n}, 5)\nv5_{n} = 5\n" for n in range(3))})
+    args = {"pattern": "print($A, 5)", "path": ".", "language": "python"}
+    found = await run.call("ast_grep", args)
+    assert [(m["file"], m["start"][0], m["captures"]["A"]) for m in found.data["matches"]] == [
+        ("a.py", 6, "x"), ("b.py", 1, "v5_0"), ("b.py", 3, "v5_1"), ("b.py", 5, "v5_2")]
+    (root / "a.py").write_text("print(y, 5)\nprint(y, 6)\n")
+    again = await run.call("ast_grep", args)
+    assert [(m["file"], m["captures"]["A"]) for m in again.data["matches"]][:2] == [
+        ("a.py", "y"), ("b.py", "v5_0")]
+
+
 async def test_a_changed_file_is_parsed_again(run, files, root):
     files({"a.py": "print(1)\n"})
     first = await run.call("ast_grep", {"pattern": "print($A)", "path": "a.py"})

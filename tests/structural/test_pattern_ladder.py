@@ -74,4 +74,4 @@ def test_metavariables_and_literals():
     compiled = compile_pattern("isinstance($X, $$$T)", "python")
     assert compiled.metavars == ("X", "T")
     assert b"isinstance" in compiled.literals
-    assert compiled.anchor is not None and compiled.anchor.text == b"isinstance"
+    assert compiled.anchors[0].text == b"isinstance"  # a named token before punctuation
