@@ -407,7 +407,8 @@ def _cell_data(cell: Cell, *, full_outputs: bool) -> dict:
 
 def _first_starts(text: str, needle: str) -> list[int]:
     """Where the first MAX_LISTED_OCCURRENCES occurrences of `needle` begin."""
-    starts, index = [], text.find(needle)
+    starts: list[int] = []
+    index = text.find(needle)
     while index != -1 and len(starts) < MAX_LISTED_OCCURRENCES:
         starts.append(index)
         index = text.find(needle, index + 1)
@@ -416,7 +417,8 @@ def _first_starts(text: str, needle: str) -> list[int]:
 
 def _line_numbers(text: str, starts: list[int]) -> list[int]:
     """The line (from 1) of each offset of `starts` (ascending), in one pass over `text`."""
-    lines, line, counted_to = [], 1, 0
+    lines: list[int] = []
+    line, counted_to = 1, 0
     for start in starts:
         line += text.count("\n", counted_to, start)
         counted_to = start
