@@ -198,7 +198,7 @@ class LspSession:
 
     def _stop_dir(self, path: Path) -> Path:
         cwd = self.run.cwd
-        return cwd if path == cwd or cwd in path.parents else self.run.runtime.root_path
+        return cwd if path.is_relative_to(cwd) else self.run.runtime.root_path
 
     async def availability(self, path: Path, specs: list[ServerSpec] | None = None
                            ) -> list[Availability]:
@@ -213,11 +213,14 @@ class LspSession:
             suffix = path.suffix.lower()
             specs = [s for s in self.pool.specs.values() if suffix in s.extensions]
         stop = self._stop_dir(path)
+        enabled = [spec for spec in specs if spec.enabled]
+        if not enabled:
+            return []
+        # Every spec's markers in one thread hop: a write asks this of each file it changed.
+        roots = await asyncio.to_thread(
+            lambda: [self.pool.find_root(spec, path, stop) for spec in enabled])
         found = []
-        for spec in specs:
-            if not spec.enabled:
-                continue
-            root = await asyncio.to_thread(self.pool.find_root, spec, path, stop)
+        for spec, root in zip(enabled, roots, strict=True):
             binary = await self.pool.binary_check(spec)
             found.append(Availability(spec, root[0] if root else None, root[1] if root else None,
                                       binary.path, binary.problem))
