@@ -58,10 +58,10 @@ _BINARY = re.compile(rb"^rg: DEBUG\|[^\n]*: ignoring [^\n]*: found binary data",
 # Listed, then gone before rg opened it (an atomic writer's temp file, a deletion).
 _VANISHED = re.compile(rb"^rg: (?!DEBUG\|)[^\n]*: No such file or directory \(os error 2\)$",
                        re.MULTILINE)
-# rg leads a process group of its own, so a timeout kills all of it. `process_group` keeps
-# vfork usable (start_new_session does not): spawning from a big server stays cheap.
 # Not readable by the server's user, or (Landlock) leading out of the root.
 _DENIED = re.compile(rb"^rg: (?!DEBUG\|)[^\n]*: Permission denied \(os error 13\)$", re.MULTILINE)
+# rg leads a process group of its own, so a timeout kills all of it. `process_group` keeps
+# vfork usable (start_new_session does not): spawning from a big server stays cheap.
 _OWN_PROCESS_GROUP: dict[str, Any] = (
     {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True})
 _NOTEBOOK_GLOB = "*.ipynb"
@@ -201,14 +201,13 @@ class SearchThreads:
     """
 
     def __init__(self, root: Path, rg: str) -> None:
-        self.root = root
         self.scratch = Path(os.path.realpath(tempfile.mkdtemp(prefix="agent-tools-rg-")))
         self._allowed = {root: landlock.READ_FILE | landlock.READ_DIR,
                          self.scratch: landlock.READ_FILE | landlock.READ_DIR,
                          Path(rg): landlock.EXECUTE | landlock.READ_FILE,
                          Path(os.devnull): landlock.READ_FILE}
-        self.confined = landlock.available() and self._confinement_works(rg)
-        initializer = self._confine if self.confined else None
+        confined = landlock.available() and self._confinement_works(rg)
+        initializer = self._confine if confined else None
         # Apart from asyncio's default pool: a slow search must not starve the other tools'
         # threads. Callers bound how many searches they run at once (Runtime.max_concurrent_greps).
         self.searches = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-tools-rg",

@@ -46,8 +46,6 @@ STATUS_BY_CODE: dict[ErrorCode, int] = {
 CONFLICT = 409
 #: pydantic-core's JSON parser refuses deeper nesting (not configurable).
 MAX_JSON_DEPTH = 200
-#: Bodies up to this size are parsed on the event loop (well under a millisecond).
-PARSE_ON_LOOP_BYTES = 64 * 1024
 # Answers that are lists longer than this are serialized on a thread (see respond).
 SERIALIZE_ON_LOOP_ITEMS = 100
 
@@ -244,9 +242,10 @@ class AgentToolsHandler(JsonErrors, RunTokenAuth, APIHandler):
 
         Parsing holds the interpreter lock whichever thread does it, about half a
         microsecond per value: 4 MB of `[]` held every route of the server for a second.
-        So what may be parsed is bounded first. The count is exact only for bodies whose
-        bytes could hold more values than allowed (commas in strings do not count), and it
-        runs in a thread, in Python steps the event loop can interleave with.
+        So what may be parsed is bounded first, and then parsed on the loop (a thread would
+        not spare it). The count is exact only for bodies whose bytes could hold more values
+        than allowed (commas in strings do not count), and it runs in a thread, in Python
+        steps the event loop can interleave with.
         """
         limit = self.limits.max_request_bytes
         if len(body) > limit:
@@ -255,7 +254,7 @@ class AgentToolsHandler(JsonErrors, RunTokenAuth, APIHandler):
                            "(c.AgentToolsApp.max_request_bytes). Send less, e.g. write a big "
                            "file in parts.")
         most = self.limits.max_request_values
-        if len(body) <= PARSE_ON_LOOP_BYTES or _value_bytes(body) <= most:
+        if _value_bytes(body) <= most:
             return
         if await asyncio.to_thread(count_json_values, body, most) > most:
             raise ApiError(413, ErrorCode.INVALID_ARGUMENTS,
@@ -266,14 +265,12 @@ class AgentToolsHandler(JsonErrors, RunTokenAuth, APIHandler):
     async def parse_body(self, model: type[RequestT]) -> RequestT:
         """The body as `model`: bounded in size and depth, UTF-8, strictly typed.
 
-        An empty body is `{}` (every field at its default). A large one is parsed on a
-        thread: building many objects takes seconds, and the server keeps answering.
+        An empty body is `{}` (every field at its default). The body's values are bounded
+        first (`check_body`), which bounds how long parsing holds the server.
         """
         body = self.request.body or b"{}"
         await self.check_body(body)
-        if len(body) <= PARSE_ON_LOOP_BYTES:
-            return self._validate(model, body)
-        return await asyncio.to_thread(self._validate, model, body)
+        return self._validate(model, body)
 
     @staticmethod
     def _validate(model: type[RequestT], body: bytes) -> RequestT:

@@ -8,7 +8,6 @@ JSON-RPC errors (so MCP clients show the message) whose `data.code` is the contr
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any, ClassVar, Literal
 
@@ -22,7 +21,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from tornado import web
 
 from ..http.base import (
-    PARSE_ON_LOOP_BYTES,
     STATUS_BY_CODE,
     AgentToolsHandler,
     ApiError,
@@ -98,7 +96,7 @@ class McpHandler(AgentToolsHandler):
                          "This endpoint keeps one run per session: open it with initialize.",
                          data.model_dump(mode="json"))
             return
-        if not await _is_initialize(body):
+        if not _is_initialize(body):
             self._reject(400, types.INVALID_REQUEST,
                          "No session: send an initialize request first (without Mcp-Session-Id).")
             return
@@ -191,14 +189,8 @@ class RunMcpHandler(McpHandler):
         return await self.endpoint.open_existing_run(run)
 
 
-async def _is_initialize(body: bytes) -> bool:
-    """Whether `body` is an initialize request; a big body is decoded off the event loop."""
-    if len(body) > PARSE_ON_LOOP_BYTES:
-        return await asyncio.to_thread(_is_initialize_now, body)
-    return _is_initialize_now(body)
-
-
-def _is_initialize_now(body: bytes) -> bool:
+def _is_initialize(body: bytes) -> bool:
+    """Whether `body` (its values already bounded by `check_body`) is an initialize request."""
     try:
         message = json.loads(body or b"null")
     except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
