@@ -89,6 +89,7 @@ class SessionLimits:
     stop_wait: float = 15.0
     exit_grace: float = 1.0
     max_output_chars: int = 20_000
+    output_quiet: float = 0.1
     max_frames: int = 30
     max_variables: int = 50
     max_value_chars: int = 400
@@ -180,6 +181,7 @@ class DebugSession:
         self._socket_dir: str | None = None
         self._initialized = asyncio.Event()
         self._changed = asyncio.Event()
+        self._output_arrived = asyncio.Event()
         self._pause_requested = False
         self._resumed_with: str | None = None
         self._frames: dict[int, StackFrame] = {}
@@ -318,6 +320,7 @@ class DebugSession:
             output = OutputEventBody.model_validate(body)
             if output.category in DEBUGGEE_OUTPUT:
                 self.output.append(output.category, output.output.replace("\r\n", "\n"))
+                self._output_arrived.set()
         elif event.event == "process":
             process = ProcessEventBody.model_validate(body)
             self.debuggee_pid = process.system_process_id
@@ -367,7 +370,27 @@ class DebugSession:
             await asyncio.wait_for(self._changed.wait(), self.limits.stop_wait)
         if self.gone is not None:
             raise AdapterGone(self.gone)
+        if self.state in (State.STOPPED, State.EXITED):
+            await self._let_output_settle()
         await self.locate_stop()
+
+    async def _let_output_settle(self) -> None:
+        """Wait (bounded) until the debuggee's output falls quiet.
+
+        Adapters forward output apart from stops (debugpy's launcher reads the program's pipe in
+        another process), so what was printed just before a stop can arrive just after it.
+        """
+        quiet = self.limits.output_quiet
+        if quiet <= 0:
+            return
+        deadline = asyncio.get_running_loop().time() + 10 * quiet
+        self._output_arrived.clear()
+        while asyncio.get_running_loop().time() < deadline:
+            try:
+                await asyncio.wait_for(self._output_arrived.wait(), quiet)
+            except asyncio.TimeoutError:
+                return
+            self._output_arrived.clear()
 
     async def locate_stop(self) -> None:
         """Find the frame of a stop not located yet (one that came after a call answered)."""

@@ -81,6 +81,12 @@ class DebugSupervisor(ResourceProvider):
     max_output_chars = Int(
         20_000, help="Debuggee output kept per session (the newest is kept)."
     ).tag(config=True)
+    output_quiet_seconds = Float(
+        0.1, help="After a stop or the program's end, the report waits until the debuggee's "
+        "output has been quiet this long (at most ten times as long in all): adapters forward "
+        "output apart from stops, so what was printed just before a stop can trail it. 0 "
+        "answers at once.",
+    ).tag(config=True)
 
     @default("adapters")
     def _default_adapters(self) -> dict[str, Any]:
@@ -227,6 +233,7 @@ class DebugSupervisor(ResourceProvider):
             stop_wait=self.stop_wait_seconds,
             exit_grace=self.exit_grace_seconds,
             max_output_chars=self.max_output_chars,
+            output_quiet=self.output_quiet_seconds,
         )
 
     async def _end(

@@ -4,11 +4,13 @@ usage: fake_adapter.py MODE [--listen=unix:PATH]
   ok       a program that prints "hello" and exits 0
   silent   answers initialize, then never sends `initialized`
   garbage  answers initialize with bytes that are not JSON
+  trailing a program that stops at a breakpoint, its last output forwarded just after the stop
 """
 
 import json
 import socket
 import sys
+import threading
 
 
 def main() -> None:
@@ -24,13 +26,15 @@ def main() -> None:
     else:
         reader, writer = sys.stdin.buffer, sys.stdout.buffer
     seq = 0
+    sending = threading.Lock()
 
     def send(message):
         nonlocal seq
-        seq += 1
-        body = json.dumps({"seq": seq, **message}).encode()
-        writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        writer.flush()
+        with sending:
+            seq += 1
+            body = json.dumps({"seq": seq, **message}).encode()
+            writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            writer.flush()
 
     def respond(request, body=None):
         send({"type": "response", "request_seq": request["seq"], "success": True,
@@ -55,9 +59,15 @@ def main() -> None:
                 continue
             respond(request, {"supportsConfigurationDoneRequest": True})
         elif command == "launch":
-            if mode == "ok":
+            if mode in ("ok", "trailing"):
                 event("initialized")
             launch = request
+        elif command == "configurationDone" and mode == "trailing":
+            respond(request)
+            respond(launch)
+            event("stopped", {"reason": "breakpoint", "threadId": 1})
+            threading.Timer(0.3, event, ["output", {"category": "stdout",
+                                                 "output": "printed before the stop\n"}]).start()
         elif command == "configurationDone":
             respond(request)
             event("output", {"category": "telemetry", "output": "ignored"})
@@ -65,6 +75,10 @@ def main() -> None:
             respond(launch)
             event("exited", {"exitCode": 0})
             event("terminated")
+        elif command == "threads":
+            respond(request, {"threads": [{"id": 1, "name": "main"}]})
+        elif command == "stackTrace":
+            respond(request, {"stackFrames": [], "totalFrames": 0})
         elif command == "disconnect":
             respond(request)
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 from pathlib import Path
@@ -31,7 +32,8 @@ def fake_runtime(root, jp_asyncio_loop):
     config = Config({"DebugSupervisor": {
         "start_timeout_seconds": 3.0,
         "adapters": {"fake": fake_spec("ok"), "fake-unix": fake_spec("ok", "unix"),
-                     "silent": fake_spec("silent"), "garbage": fake_spec("garbage")},
+                     "silent": fake_spec("silent"), "garbage": fake_spec("garbage"),
+                     "trailing": fake_spec("trailing")},
     }})
     runtime = Runtime(root_dir=str(root), config=config)
     yield runtime
@@ -48,6 +50,25 @@ async def test_a_program_that_just_runs(fake_runtime, adapter):
     session = fake_runtime.provider("debug").conversations[adapter].session
     await ok(run, "terminate")
     assert await wait_ended(session.processes.pid) == []
+
+
+async def test_output_that_trails_a_stop_is_in_the_stop_report(fake_runtime):
+    fake_runtime.provider("debug").output_quiet_seconds = 1.0  # the adapter trails by 0.3 s
+    run = await fake_runtime.create_run(conversation_id="trailing")
+    launched = await ok(run, "launch", program="prog.fake", adapter="trailing")
+    assert launched.data["state"] == "stopped"
+    assert launched.data["new_output"] == "printed before the stop\n"
+    await ok(run, "terminate")
+
+
+async def test_without_waiting_for_quiet_trailing_output_shows_only_later(fake_runtime):
+    fake_runtime.provider("debug").output_quiet_seconds = 0
+    run = await fake_runtime.create_run(conversation_id="trailing")
+    launched = await ok(run, "launch", program="prog.fake", adapter="trailing")
+    assert launched.data["state"] == "stopped" and "new_output" not in launched.data
+    await asyncio.sleep(0.5)
+    assert (await ok(run, "output")).text == "printed before the stop\n"
+    await ok(run, "terminate")
 
 
 @pytest.mark.parametrize(("adapter", "says"), [
