@@ -1,11 +1,13 @@
 """Load: concurrent runs of mixed calls over HTTP against one real server, with a loop probe.
 
-    python -m benchmarks.bench_load [--runs 20] [--calls 50] [--asyncio-debug]
+    python -m benchmarks.bench_load [--runs 20] [--calls 50] [--rate CALLS_PER_S] [--asyncio-debug]
 
 Each run issues its calls one after another (as an agent does), all runs at once: read,
 grep, ast_grep, edit and eval `1+1` in a fixed shuffled mix (30/20/20/20/10 %). Before the
 timed phase each run makes one call of every tool, untimed (kernel start-up and the
-parser's first use are not what this measures). A server extension started only here
+parser's first use are not what this measures). With --rate the runs are paced to offer that
+many calls/s in all (open loop while the server keeps up); latencies then count from when each
+call was due, so a run that fell behind counts its wait. A server extension started only here
 (benchmarks/loop_probe.py) measures the event loop's lag with a 10 ms timer.
 
 Prints calls/s (all, and the non-eval calls), p50/p99 per tool, the longest event-loop
@@ -110,13 +112,22 @@ async def _warm(client: aiohttp.ClientSession, run_id: str, plan: RunPlan) -> No
             raise RuntimeError(f"warm-up {tool} failed")
 
 
-async def _drive(client: aiohttp.ClientSession, run_id: str,
-                 plan: RunPlan) -> list[tuple[str, float, bool]]:
+async def _drive(client: aiohttp.ClientSession, run_id: str, plan: RunPlan,
+                 pace: float | None, phase: float) -> list[tuple[str, float, bool]]:
+    """The run's calls one after another; paced, call n is due `phase + n * pace` seconds in,
+    and its latency counts from then: a run that fell behind counts the wait."""
     samples = []
+    start = time.perf_counter() + phase
     for n, tool in enumerate(plan.tools):
         args = plan.args(tool, n)
         plan.made.append((tool, args))
+        due = None
+        if pace is not None:
+            due = start + n * pace
+            await asyncio.sleep(max(0.0, due - time.perf_counter()))
         elapsed, ok = await _call(client, run_id, tool, args)
+        if due is not None:
+            elapsed = time.perf_counter() - due
         samples.append((tool, elapsed, ok))
     return samples
 
@@ -165,7 +176,8 @@ def _pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
 
 
-async def _bench(url: str, token: str, runs: int, calls: int) -> dict[str, Any]:
+async def _bench(url: str, token: str, runs: int, calls: int,
+                 rate: float | None) -> dict[str, Any]:
     # The load generator must cost little beside the server on the same cores: aiohttp's
     # client takes about 0.4 ms of CPU per call here, httpx's about 2 ms.
     connector = aiohttp.TCPConnector(limit=runs + 4)
@@ -189,7 +201,10 @@ async def _bench(url: str, token: str, runs: int, calls: int) -> dict[str, Any]:
             pass
         started = time.perf_counter()
         client_cpu_before = time.process_time()
-        per_run = await asyncio.gather(*[_drive(client, r, p) for r, p in zip(run_ids, plans, strict=True)])
+        pace = runs / rate if rate else None  # each run's interval; the runs are staggered
+        per_run = await asyncio.gather(*[
+            _drive(client, r, p, pace, index * pace / runs if pace else 0.0)
+            for index, (r, p) in enumerate(zip(run_ids, plans, strict=True))])
         wall = time.perf_counter() - started
         client_cpu = time.process_time() - client_cpu_before
         probe = await _get(client, "bench-loop-probe")
@@ -219,6 +234,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--rate", type=float, metavar="CALLS_PER_S",
+                        help="offer this many calls/s in all (each run paced, the runs "
+                             "staggered) instead of each run calling as soon as its last call "
+                             "answered; latencies count from when each call was due")
     parser.add_argument("--only", choices=list(MIX), action="append",
                         help="time only this tool (repeatable): its CPU per call, alone")
     parser.add_argument("--diagnostics", action="store_true",
@@ -247,7 +266,7 @@ def main() -> None:
         ).start()
         try:
             figures = asyncio.run(_bench(server.url.rstrip("/") + "/", server.token,
-                                         options.runs, options.calls))
+                                         options.runs, options.calls, options.rate))
             log = server.log_tail(max_chars=50_000_000)
         finally:
             server.stop()
@@ -259,7 +278,9 @@ def main() -> None:
         failed[tool] += not ok
     wall = figures["wall"]
     non_eval = sum(len(v) for tool, v in by_tool.items() if tool != "eval")
-    print(f"{options.runs} concurrent runs x {options.calls} calls over HTTP "
+    load = (f"paced: {options.rate:g} calls/s offered" if options.rate
+            else "each run calling as soon as its last call answered")
+    print(f"{options.runs} concurrent runs x {options.calls} calls over HTTP, {load} "
           f"(warm-up of every tool in every run: {figures['warm_s']:.1f} s, untimed)")
     print(f"all calls: {len(samples) / wall:7.0f} calls/s   non-eval calls: "
           f"{non_eval / wall:7.0f} calls/s   (target >= 500)   wall {wall:.2f} s")
