@@ -181,8 +181,8 @@ class TranscriptEntry(ResponseModel):
     text: str | None
     args_omitted_bytes: int | None = Field(
         None, description="Set (and `args` empty) when the call's arguments alone were larger "
-                          "than c.Runtime.max_transcript_bytes: their size, about as JSON. Such "
-                          "a call cannot be replayed.")
+                          "than c.Runtime.max_transcript_bytes: about the bytes they held in memory. "
+                          "Such a call cannot be replayed.")
 
 
 class CardOption(ResponseModel):

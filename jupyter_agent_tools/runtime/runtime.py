@@ -103,7 +103,7 @@ class Runtime(RenamedConfig, LoggingConfigurable):
     ).tag(config=True)
     max_transcript_bytes = Int(
         DEFAULT_MAX_TRANSCRIPT_BYTES, help="Bytes of arguments and result texts kept per run "
-        "transcript (about their JSON size; a string counts its characters). Past it the oldest "
+        "transcript (as held in memory: a string 1 to 4 bytes a character). Past it the oldest "
         "calls are dropped, as past max_transcript_entries; a call whose arguments alone are "
         "larger is kept without them, and replay refuses it."
     ).tag(config=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -42,14 +43,19 @@ class TranscriptEntry:
 _RECORD_FIELDS = tuple(f.name for f in fields(TranscriptEntry) if not f.name.startswith("_"))
 
 
-def estimated_json_bytes(args: dict[str, Any]) -> int:
-    """About the size of `args` as JSON, cheaply: a string counts its length (no encoding, no
-    copy: O(1) for a megabyte `content`), other values are serialized (in Rust)."""
+def held_bytes(text: str) -> int:
+    """What a string holds in memory: 1, 2 or 4 bytes a character (found in O(1), no copy)."""
+    return sys.getsizeof(text)
+
+
+def estimated_args_bytes(args: dict[str, Any]) -> int:
+    """About what `args` hold, cheaply: a string its size in memory (O(1) for a megabyte
+    `content`, whatever its characters), other values their JSON (serialized in Rust)."""
     size = 2
     for key, value in args.items():
-        size += len(str(key)) + 4  # quotes, colon, comma
+        size += held_bytes(str(key))
         if isinstance(value, str):
-            size += len(value) + 2
+            size += held_bytes(value)
         else:
             size += len(to_json(value, serialize_unknown=True))
     return size
@@ -75,16 +81,16 @@ class Transcript:
 
     def start(self, entry: TranscriptEntry) -> TranscriptEntry:
         """Keep `entry` (its arguments replaced by their size when they alone exceed the bound)."""
-        args_bytes = estimated_json_bytes(entry.args)
+        args_bytes = estimated_args_bytes(entry.args)
         if args_bytes > self._max_bytes:
             # Left out, not shortened (a shortened argument would replay wrong): the marker
             # tells replay to refuse the call.
             entry.args, entry.args_omitted_bytes = {}, args_bytes
-            args_bytes = estimated_json_bytes(entry.args)
+            args_bytes = estimated_args_bytes(entry.args)
         entry._sequence = self._started
         self._started += 1
         self._entries.append(entry)
-        self._hold(entry, args_bytes + len(entry.label))
+        self._hold(entry, args_bytes + held_bytes(entry.label))
         return entry
 
     def finish(
@@ -95,7 +101,7 @@ class Transcript:
         entry.duration_ms = round(duration_ms, 3)
         entry.text = text[: self._max_text_chars]
         if entry._sequence >= self.dropped:  # still held: a long call may outlive its entry
-            self._hold(entry, len(entry.text))
+            self._hold(entry, held_bytes(entry.text))
 
     def _hold(self, entry: TranscriptEntry, size: int) -> None:
         entry._held_bytes += size

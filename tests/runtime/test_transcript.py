@@ -11,9 +11,9 @@ from jupyter_agent_tools.testing.replay import UnreplayableTranscript, replay
 CONTENT_CHARS = 5_000
 
 
-async def write_files(run, count: int, chars: int = CONTENT_CHARS) -> None:
+async def write_files(run, count: int, chars: int = CONTENT_CHARS, char: str = "x") -> None:
     for number in range(count):
-        result = await run.call("write", {"path": f"f{number}.txt", "content": "x" * chars})
+        result = await run.call("write", {"path": f"f{number}.txt", "content": char * chars})
         assert result.ok, result.text
 
 
@@ -46,6 +46,15 @@ async def test_past_the_byte_bound_the_oldest_calls_are_dropped(runtime_factory,
     assert run.transcript.dropped == 7 and run.describe()["transcript_dropped"] == 7
     assert 3 * CONTENT_CHARS < run.transcript.held_bytes <= 20_000
     assert all((root / f"f{number}.txt").stat().st_size == CONTENT_CHARS for number in range(10))
+
+
+async def test_characters_beyond_latin_count_the_bytes_they_hold(runtime_factory):
+    # 2,500 emoji hold 10,000 bytes (4 a character): two such writes fit in 25,000, not nine.
+    runtime = runtime_factory(max_transcript_bytes=25_000)
+    run = await runtime.create_run()
+    await write_files(run, 9, chars=2_500, char="\N{GRINNING FACE}")
+    assert [e["args"]["path"] for e in run.transcript.to_json()] == ["f7.txt", "f8.txt"]
+    assert 20_000 < run.transcript.held_bytes <= 25_000
 
 
 async def test_past_the_entry_bound_drops_are_counted_too(runtime_factory):

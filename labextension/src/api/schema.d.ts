@@ -2005,7 +2005,7 @@ export interface components {
             };
             /**
              * Args Omitted Bytes
-             * @description Set (and `args` empty) when the call's arguments alone were larger than c.Runtime.max_transcript_bytes: their size, about as JSON. Such a call cannot be replayed.
+             * @description Set (and `args` empty) when the call's arguments alone were larger than c.Runtime.max_transcript_bytes: about the bytes they held in memory. Such a call cannot be replayed.
              * @default null
              */
             args_omitted_bytes: number | null;
