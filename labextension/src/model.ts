@@ -167,7 +167,10 @@ export class AgentToolsModel implements IAgentTools {
   }
 
   async loadTranscript(runId: string): Promise<void> {
-    await this.guard(async () => this.runs.setTranscript(runId, await this.client.transcript(runId)));
+    await this.guard(async () => {
+      const { entries, dropped } = await this.client.transcript(runId);
+      this.runs.setTranscript(runId, entries, dropped);
+    });
   }
 
   private async loadEdits(runId: string): Promise<void> {

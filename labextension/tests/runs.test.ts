@@ -69,6 +69,20 @@ describe('RunBook', () => {
     }
     expect(book.transcript('r')).toHaveLength(MAX_TRANSCRIPT_ENTRIES);
     expect(book.transcript('r')[0].call_id).toBe('r-5');
+    expect(book.earlierCalls('r')).toBe(5);
+  });
+
+  it('counts the calls the server dropped with those past its own bound', () => {
+    const book = new RunBook();
+    const entries = Array.from({ length: MAX_TRANSCRIPT_ENTRIES + 2 }, (_, i) => ({
+      call_id: `r-${i}`, tool: 'read', label: 'read a.py', origin: 'http', ok: true, error_code: null, duration_ms: 1
+    }));
+    book.setTranscript('r', entries, 40);
+    expect(book.earlierCalls('r')).toBe(42);
+    book.apply(started('r-new'));
+    expect(book.earlierCalls('r')).toBe(43);
+    book.setTranscript('r', entries.slice(0, 3), 7); // fetched again: the server's count anew
+    expect(book.earlierCalls('r')).toBe(7);
   });
 
   it('asks for the diff of a newly staged edit, then tracks its resolution', () => {

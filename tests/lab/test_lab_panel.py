@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -203,3 +204,24 @@ def test_the_panel_comes_back_with_the_layout(lab) -> None:
     page.goto(f"{lab.server.url}lab?token={lab.server.token}")
     page.locator("#agent-tools-panel .jp-AgentTools-body").wait_for()
     assert page.locator("#agent-tools-panel").is_visible()
+
+
+def test_a_transcript_past_its_bound_says_what_it_no_longer_holds(
+        start_lab: Any, tmp_path: Path, artifacts: Path) -> None:
+    lab = start_lab(tmp_path, "--Runtime.max_transcript_bytes=30000")
+    run = lab.server.client().create_run(space="lab")
+    for number in range(5):  # each about 12 kB: the bound keeps the last two
+        assert run.call("write", {"path": f"notes_{number}.txt", "content": "n" * 12_000}).ok
+    huge = run.call("write", {"path": "huge.txt", "content": "h" * 40_000})  # alone past it
+    assert huge.ok, huge.text
+
+    lab.execute("agent-tools:open-panel")
+    lab.panel.locator(f".jp-AgentTools-run[data-run-id='{run.id}']").click()
+    expect(lab.panel.locator(".jp-AgentTools-earlierCalls")).to_contain_text(
+        "3 earlier calls are not shown")
+    row = lab.panel.locator(".jp-AgentTools-call", has_text="huge.txt")
+    row.locator("summary").click()
+    expect(row.locator(".jp-AgentTools-argsOmitted")).to_contain_text(
+        "Arguments not kept: about 40,")
+    expect(row.locator(".jp-AgentTools-cardArgs")).to_have_count(0)
+    lab.panel.screenshot(path=artifacts / "panel-transcript-bound.png")

@@ -36,6 +36,11 @@ export class AgentToolsClient {
   constructor(readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()) {}
 
   async request<T>(path: string, init: RequestInit = {}): Promise<T> {
+    return (await this.exchange<T>(path, init)).data;
+  }
+
+  /** The parsed body, with the response for its headers. */
+  private async exchange<T>(path: string, init: RequestInit = {}): Promise<{ data: T; response: Response }> {
     const url = URLExt.join(this.settings.baseUrl, API, path);
     const response = await ServerConnection.makeRequest(url, init, this.settings);
     const body = await response.text();
@@ -48,7 +53,7 @@ export class AgentToolsClient {
         error.message ?? data?.message ?? `${response.status} ${response.statusText}`
       );
     }
-    return data as T;
+    return { data: data as T, response };
   }
 
   private post<T>(path: string, body: unknown): Promise<T> {
@@ -63,8 +68,10 @@ export class AgentToolsClient {
     return this.request<RunDescriptor[]>('runs');
   }
 
-  transcript(runId: string): Promise<TranscriptEntry[]> {
-    return this.request<TranscriptEntry[]>(`runs/${runId}/transcript`);
+  /** A run's transcript, and how many older calls the server dropped from it (its bounds). */
+  async transcript(runId: string): Promise<{ entries: TranscriptEntry[]; dropped: number }> {
+    const { data, response } = await this.exchange<TranscriptEntry[]>(`runs/${runId}/transcript`);
+    return { entries: data, dropped: Number(response.headers.get('X-Transcript-Dropped') ?? 0) || 0 };
   }
 
   edits(runId: string): Promise<StagedEdit[]> {

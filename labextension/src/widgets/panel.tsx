@@ -6,7 +6,7 @@ import * as React from 'react';
 import { flushSync } from 'react-dom';
 
 import type { RunDescriptor, TranscriptRow, Worker } from '../api/types';
-import { describeRun } from '../state/runs';
+import { describeRun, MAX_TRANSCRIPT_ENTRIES } from '../state/runs';
 import { statusRows } from '../state/status';
 import { IAgentTools, PANEL_ID } from '../tokens';
 import { CardView } from './cards';
@@ -167,6 +167,7 @@ function RunDetails(props: {
   const { run, model, trans, highlighter } = props;
   const edits = model.runs.edits(run.id);
   const transcript = model.runs.transcript(run.id);
+  const earlierCalls = model.runs.earlierCalls(run.id);
   const workers = model.runs.workers(run.id);
   return (
     <>
@@ -187,12 +188,22 @@ function RunDetails(props: {
         )}
       </Section>
       <Section title={trans.__('Transcript')} count={transcript.length} name="transcript">
+        {earlierCalls > 0 && (
+          <div className="jp-AgentTools-muted jp-AgentTools-earlierCalls">
+            {trans._n(
+              '%1 earlier call is not shown: a transcript keeps the newest calls (the server up to c.Runtime.max_transcript_entries and max_transcript_bytes, this panel %2).',
+              '%1 earlier calls are not shown: a transcript keeps the newest calls (the server up to c.Runtime.max_transcript_entries and max_transcript_bytes, this panel %2).',
+              earlierCalls,
+              MAX_TRANSCRIPT_ENTRIES
+            )}
+          </div>
+        )}
         {transcript.length === 0 ? (
           <div className="jp-AgentTools-empty">{trans.__('No call yet.')}</div>
         ) : (
           <ol className="jp-AgentTools-transcript">
             {transcript.map(entry => (
-              <TranscriptRow key={entry.call_id} entry={entry} runId={run.id} model={model} />
+              <TranscriptRow key={entry.call_id} entry={entry} runId={run.id} model={model} trans={trans} />
             ))}
           </ol>
         )}
@@ -208,8 +219,13 @@ function RunDetails(props: {
   );
 }
 
-function TranscriptRow(props: { entry: TranscriptRow; runId: string; model: IAgentTools }): JSX.Element {
-  const { entry, runId, model } = props;
+function TranscriptRow(props: {
+  entry: TranscriptRow;
+  runId: string;
+  model: IAgentTools;
+  trans: TranslationBundle;
+}): JSX.Element {
+  const { entry, runId, model, trans } = props;
   const state = entry.ok === null ? 'running' : entry.ok ? 'ok' : 'error';
   return (
     <li className={`jp-AgentTools-call jp-AgentTools-call-${state}`} data-call-id={entry.call_id}>
@@ -230,8 +246,17 @@ function TranscriptRow(props: { entry: TranscriptRow; runId: string; model: IAge
             <span className="jp-AgentTools-muted"> {Math.round(entry.duration_ms)} ms</span>
           )}
         </summary>
-        {entry.args !== undefined && (
-          <pre className="jp-AgentTools-cardArgs">{JSON.stringify(entry.args, null, 2)}</pre>
+        {typeof entry.args_omitted_bytes === 'number' ? (
+          <div className="jp-AgentTools-muted jp-AgentTools-argsOmitted">
+            {trans.__(
+              'Arguments not kept: about %1 bytes, more than the transcript holds (c.Runtime.max_transcript_bytes). Replay refuses this call.',
+              entry.args_omitted_bytes.toLocaleString()
+            )}
+          </div>
+        ) : (
+          entry.args !== undefined && (
+            <pre className="jp-AgentTools-cardArgs">{JSON.stringify(entry.args, null, 2)}</pre>
+          )
         )}
         {entry.text && <pre className="jp-AgentTools-result">{entry.text}</pre>}
       </details>
