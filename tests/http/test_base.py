@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-import threading
 
 import pytest
 from http_helpers import MAX_REQUEST_BYTES
@@ -119,27 +119,42 @@ async def test_the_run_limit_is_a_409_not_a_503(jp_serverapp, api):
     assert "close one" in error["error"]["message"]
 
 
-async def test_a_long_list_is_serialized_off_the_event_loop(jp_serverapp, api, monkeypatch):
-    """A transcript of many calls is serialized on a thread; a call's result on the loop."""
-    serialized_on: list[str] = []
+async def test_a_long_list_is_serialized_in_steps_with_the_loop_free_between(
+        jp_serverapp, api, monkeypatch):
+    """A transcript of many calls is serialized a step at a time; other callbacks run between
+    the steps. The answer is the same JSON as at once."""
+    happened: list[str] = []
     serialize = base._serialized
 
     def recorded(adapter, payload):
-        serialized_on.append(threading.current_thread().name)
+        happened.append(f"step of {len(payload)}")
         return serialize(adapter, payload)
 
-    monkeypatch.setattr(base, "_serialized", recorded)
     _, created = await api("POST", "runs", {})
     run = jp_serverapp.web_app.settings["agent_tools_runtime"].get_run(created["id"])
-    for _ in range(base.SERIALIZE_ON_LOOP_ITEMS + 1):
+    calls = 2 * base.SERIALIZE_STEP_ITEMS + 1
+    for _ in range(calls):
         await run.call("glob", {"pattern": "*.nothing"})
-    code, transcript = await api("GET", f"runs/{created['id']}/transcript")
-    assert code == 200 and len(transcript) == base.SERIALIZE_ON_LOOP_ITEMS + 1
-    code, _ = await api("POST", f"runs/{created['id']}/calls",
-                        {"tool": "glob", "args": {"pattern": "*.nothing"}})
-    assert code == 200
-    loop_thread = threading.current_thread().name  # the server's loop runs the test's too
-    assert serialized_on[-2] != loop_thread and serialized_on[-1] == loop_thread, serialized_on
+    step = base.SERIALIZE_STEP_ITEMS
+    with monkeypatch.context() as at_once:
+        at_once.setattr(base, "SERIALIZE_STEP_ITEMS", calls)
+        code, whole = await api("GET", f"runs/{created['id']}/transcript")
+    assert code == 200 and len(whole) == calls
+
+    monkeypatch.setattr(base, "_serialized", recorded)
+
+    async def other_work():  # marks each turn of the loop that follows a step
+        while True:
+            if happened and happened[-1].startswith("step"):
+                happened.append("other work")
+            await asyncio.sleep(0)
+
+    other = asyncio.ensure_future(other_work())
+    code, stepped = await api("GET", f"runs/{created['id']}/transcript")
+    other.cancel()
+    assert happened[:5] == [f"step of {step}", "other work", f"step of {step}", "other work",
+                            "step of 1"], happened
+    assert code == 200 and stepped == whole
 
 
 async def test_commas_and_brackets_inside_strings_are_no_values(api, tmp_path):
