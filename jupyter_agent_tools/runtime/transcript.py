@@ -43,7 +43,7 @@ class TranscriptEntry:
 _RECORD_FIELDS = tuple(f.name for f in fields(TranscriptEntry) if not f.name.startswith("_"))
 
 
-def held_bytes(text: str) -> int:
+def memory_bytes(text: str) -> int:
     """What a string holds in memory: 1, 2 or 4 bytes a character (found in O(1), no copy)."""
     return sys.getsizeof(text)
 
@@ -53,9 +53,9 @@ def estimated_args_bytes(args: dict[str, Any]) -> int:
     `content`, whatever its characters), other values their JSON (serialized in Rust)."""
     size = 2
     for key, value in args.items():
-        size += held_bytes(str(key))
+        size += memory_bytes(str(key))
         if isinstance(value, str):
-            size += held_bytes(value)
+            size += memory_bytes(value)
         else:
             size += len(to_json(value, serialize_unknown=True))
     return size
@@ -90,7 +90,7 @@ class Transcript:
         entry._sequence = self._started
         self._started += 1
         self._entries.append(entry)
-        self._hold(entry, args_bytes + held_bytes(entry.label))
+        self._hold(entry, args_bytes + memory_bytes(entry.label))
         return entry
 
     def finish(
@@ -101,7 +101,7 @@ class Transcript:
         entry.duration_ms = round(duration_ms, 3)
         entry.text = text[: self._max_text_chars]
         if entry._sequence >= self.dropped:  # still held: a long call may outlive its entry
-            self._hold(entry, held_bytes(entry.text))
+            self._hold(entry, memory_bytes(entry.text))
 
     def _hold(self, entry: TranscriptEntry, size: int) -> None:
         entry._held_bytes += size

@@ -16,14 +16,14 @@ export const MAX_TRANSCRIPT_ENTRIES = 500;
 export class RunBook {
   private runsById = new Map<string, RunDescriptor>();
   private readonly transcripts = new Map<string, TranscriptRow[]>();
-  private readonly notShown = new Map<string, number>();
+  private readonly earlierCallsByRun = new Map<string, number>();
   private readonly editsByRun = new Map<string, Map<string, EditRow>>();
   private readonly workersByRun = new Map<string, Map<string, Worker>>();
 
   /** Replace the list of runs (`GET runs`); state of runs that are gone is forgotten. */
   setRuns(runs: RunDescriptor[]): void {
     this.runsById = new Map(runs.map(run => [run.id, run]));
-    for (const map of [this.transcripts, this.notShown, this.editsByRun, this.workersByRun]) {
+    for (const map of [this.transcripts, this.earlierCallsByRun, this.editsByRun, this.workersByRun]) {
       for (const runId of [...map.keys()]) {
         if (!this.runsById.has(runId)) {
           map.delete(runId);
@@ -48,14 +48,14 @@ export class RunBook {
    */
   setTranscript(runId: string, entries: TranscriptRow[], serverDropped?: number): void {
     const trimmed = Math.max(0, entries.length - MAX_TRANSCRIPT_ENTRIES);
-    const earlier = serverDropped ?? this.notShown.get(runId) ?? 0;
-    this.notShown.set(runId, earlier + trimmed);
+    const earlier = serverDropped ?? this.earlierCallsByRun.get(runId) ?? 0;
+    this.earlierCallsByRun.set(runId, earlier + trimmed);
     this.transcripts.set(runId, entries.slice(-MAX_TRANSCRIPT_ENTRIES));
   }
 
   /** How many of a run's earliest calls its transcript rows lack (dropped by either bound). */
   earlierCalls(runId: string): number {
-    return this.notShown.get(runId) ?? 0;
+    return this.earlierCallsByRun.get(runId) ?? 0;
   }
 
   transcript(runId: string): TranscriptRow[] {
