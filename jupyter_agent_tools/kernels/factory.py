@@ -216,6 +216,71 @@ class KernelFactory(ResourceProvider):
             raise UserKernelSilent(user_kernel.kernel_id, str(exc)) from None
         return session
 
+    # -- notebooks' kernels ---------------------------------------------------------------
+
+    async def notebook_kernel(self, api_path: str, kernel_name: str | None,
+                              cwd: Path) -> KernelSession:
+        """A session on the kernel of the notebook `api_path`, where its cells run.
+
+        Hosted: the kernel of the notebook's session, as JupyterLab shows it; when the
+        notebook has none, a session is started through the server's session manager, as
+        JupyterLab would, so that the human's view attaches to that kernel when it opens.
+        The session is borrowed (never shut down by a run) and has no bridge: the cells are
+        the human's. Embedded (no server): a kernel of the run's own, in the notebook's folder.
+        """
+        manager = self.runtime.kernel_manager
+        sessions = getattr(self.runtime.parent, "session_manager", None)
+        if manager is None or sessions is None:
+            return await self._start("python", cwd, bridge=False)
+        found = [s for s in await ensure_async(sessions.list_sessions())
+                 if s.get("path") == api_path and s.get("kernel")]
+        if found:
+            kernel_id = str(found[0]["kernel"]["id"])
+        else:
+            try:
+                model = await asyncio.wait_for(ensure_async(sessions.create_session(
+                    path=api_path, name=api_path.rsplit("/", 1)[-1], type="notebook",
+                    kernel_name=kernel_name)), self.start_timeout_seconds)
+            except (asyncio.TimeoutError, OSError, RuntimeError, NoSuchKernel, HTTPError,
+                    KeyError) as exc:
+                name = kernel_name or "the default kernel"
+                raise KernelDidNotStart("notebook", name, str(exc) or type(exc).__name__,
+                                        self._hint("python", manager), started=False) from None
+            kernel_id = str(model["kernel"]["id"])
+        if not await self._running(manager, kernel_id):
+            raise UserKernelNotRunning(kernel_id, self.start_timeout_seconds)
+        kernel = manager.get_kernel(kernel_id)
+        language = await _kernel_language(manager, kernel.kernel_name)
+        remote = self._remote(manager)
+        handle = KernelHandle(manager, kernel_id, kernel.kernel_name, language,
+                              "gateway" if remote else "host", owned=False, notebook=api_path)
+        channels = (GatewayChannels(kernel_id, self.log) if remote
+                    else ZmqChannels(_client_of_its_own(kernel), self.log))
+        session = KernelSession(handle, channels, bridge_timeout=self.bridge_timeout_seconds,
+                                log=self.log)
+        self._borrowed_sessions.add(session)
+        try:
+            await session.start("", self.start_timeout_seconds, bridge=False)
+        except BaseException as exc:
+            await self.stop(session)
+            if isinstance(exc, KernelError | asyncio.CancelledError):
+                raise
+            raise UserKernelSilent(kernel_id, str(exc)) from None
+        return session
+
+    async def restart(self, session: KernelSession) -> None:
+        """Restart the kernel under `session` (the server's restart, which JupyterLab's
+        view follows); the session is stopped, as its interpreter is gone."""
+        manager = session.handle.manager
+        await self.stop(session)
+        if session.owned:  # the run's own kernel is shut down: the next one starts fresh
+            return
+        try:
+            await asyncio.wait_for(ensure_async(manager.restart_kernel(session.kernel_id)),
+                                   self.start_timeout_seconds)
+        except (asyncio.TimeoutError, OSError, RuntimeError, KeyError, HTTPError) as exc:
+            raise UserKernelNotRunning(session.kernel_id, self.start_timeout_seconds) from exc
+
     # -- kernels for runs -----------------------------------------------------------------
 
     async def acquire(self, language: str, run: Run) -> KernelSession:
@@ -275,7 +340,7 @@ class KernelFactory(ResourceProvider):
         self._borrowed_sessions.discard(session)
         await session.shutdown()
 
-    async def _start(self, language: str, cwd: Any) -> KernelSession:
+    async def _start(self, language: str, cwd: Any, *, bridge: bool = True) -> KernelSession:
         if len(self._sessions) >= self.max_kernels:
             raise TooManyKernels(self.max_kernels)
         kernel_name, where = await self._placement(language)
@@ -311,7 +376,7 @@ class KernelFactory(ResourceProvider):
                                 log=self.log)
         self._sessions.add(session)
         try:
-            await session.start(str(cwd), self.start_timeout_seconds)
+            await session.start(str(cwd), self.start_timeout_seconds, bridge=bridge)
         except BaseException as exc:
             await self.stop(session)
             if isinstance(exc, KernelError | asyncio.CancelledError):
@@ -368,6 +433,15 @@ class KernelFactory(ResourceProvider):
         if hosted is not None:
             return hosted.kernel_spec_manager
         return self._embedded_specs
+
+
+async def _kernel_language(manager: Any, kernel_name: str) -> str:
+    """The language of a kernelspec ("" when the spec is unknown)."""
+    try:
+        spec = await ensure_async(manager.kernel_spec_manager.get_kernel_spec(kernel_name))
+    except (NoSuchKernel, KeyError, HTTPError):
+        return ""
+    return str(getattr(spec, "language", "")).lower()
 
 
 async def _has_spec(specs: Any, name: str) -> bool:

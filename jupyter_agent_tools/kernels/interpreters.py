@@ -16,6 +16,8 @@ from .protocol import ToolCaller
 from .session import CellEnd, KernelSession
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..runtime.run import Run
     from .user_kernels import UserKernel
 
@@ -38,6 +40,11 @@ class KernelSource(Protocol):
     async def borrow(self, user_kernel: UserKernel) -> KernelSession: ...
 
     async def stop(self, session: KernelSession) -> None: ...
+
+    async def notebook_kernel(self, api_path: str, kernel_name: str | None,
+                              cwd: Path) -> KernelSession: ...
+
+    async def restart(self, session: KernelSession) -> None: ...
 
 
 @dataclass
@@ -80,6 +87,8 @@ class RunInterpreters:
         self.lost: dict[str, str] = {}
         # Languages whose interpreter is running a cell right now.
         self.running: set[str] = set()
+        # The kernels of notebooks whose cells this run ran, by API path.
+        self.notebooks: dict[str, KernelSession] = {}
 
     def borrows(self, language: str) -> bool:
         """Whether `language` runs in the user's kernel (which a run never resets)."""
@@ -178,6 +187,27 @@ class RunInterpreters:
                                                 "line": problem.line, "column": problem.column})
         return problem
 
+    async def notebook_session(self, api_path: str, kernel_name: str | None,
+                               cwd: Path) -> KernelSession:
+        """The session on the kernel where the notebook `api_path`'s cells run (see
+        `KernelFactory.notebook_kernel`), kept for the run's next calls while it lives."""
+        session = self.notebooks.get(api_path)
+        if session is not None and not await session.is_alive():
+            await self.kernels.stop(self.notebooks.pop(api_path))
+            session = None
+        if session is None:
+            session = await self.kernels.notebook_kernel(api_path, kernel_name, cwd)
+            self.notebooks[api_path] = session
+        return session
+
+    async def restart_notebook(self, api_path: str, kernel_name: str | None,
+                               cwd: Path) -> KernelSession:
+        """Restart the notebook's kernel (its variables are gone); the fresh session."""
+        session = await self.notebook_session(api_path, kernel_name, cwd)
+        self.notebooks.pop(api_path, None)
+        await self.kernels.restart(session)
+        return await self.notebook_session(api_path, kernel_name, cwd)
+
     async def discard(self, language: str) -> None:
         """Shut down the interpreter of `language` (the next eval starts a fresh one); a
         user's kernel is only left, still running."""
@@ -189,3 +219,5 @@ class RunInterpreters:
         """Shut down every interpreter of the run (leave the user's kernel running)."""
         for language in list(self.sessions):
             await self.discard(language)
+        for api_path in list(self.notebooks):
+            await self.kernels.stop(self.notebooks.pop(api_path))

@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -65,12 +66,18 @@ class KernelHandle:
     notebook: str | None = None  # the notebook whose session it is, as the server names it
 
 
+# Called with each IOPub message of a cell but its status (a notebook's live outputs).
+OutputListener = Callable[[str, dict[str, Any]], None]
+
+
 @dataclass
 class _Cell:
     output: CellOutput
     idle: asyncio.Event = field(default_factory=asyncio.Event)
     started: bool = False  # the kernel began running it (it may queue behind others' cells)
     last_activity: float = field(default_factory=time.monotonic)
+    listener: OutputListener | None = None
+    deadline: float | None = None  # a monotonic time after which the cell is interrupted
 
 
 class KernelSession:
@@ -112,8 +119,9 @@ class KernelSession:
 
     # -- start, bind, stop ----------------------------------------------------------------
 
-    async def start(self, cwd: str, timeout: float) -> None:
-        """Open the channels once the kernel answers, and install the bridge in it."""
+    async def start(self, cwd: str, timeout: float, *, bridge: bool = True) -> None:
+        """Open the channels once the kernel answers, and install the bridge in it (unless
+        `bridge` is False: a notebook's cells run as the human's would, without tool())."""
         await self.channels.open(self._deliver, timeout)
         kernel = self.handle.manager.get_kernel(self.kernel_id)
         if hasattr(kernel, "add_restart_callback"):  # a restarted kernel is a new interpreter
@@ -123,6 +131,8 @@ class KernelSession:
             ]
             for callback, event in self._restart_callbacks:
                 kernel.add_restart_callback(callback, event)
+        if not bridge:
+            return
         if self.language == "python":
             await self._install_python_bridge(cwd, timeout)
         else:
@@ -222,23 +232,30 @@ class KernelSession:
     # -- execution ------------------------------------------------------------------------
 
     async def execute(self, code: str, output: CellOutput, idle_timeout: float,
-                      *, silent: bool = False) -> CellEnd:
+                      *, silent: bool = False, listener: OutputListener | None = None,
+                      time_limit: float | None = None, history: bool | None = None) -> CellEnd:
         """Run `code`, gathering output until the kernel is idle again, died or went quiet.
 
         A user's kernel may be running a cell of the notebook's: the cell is sent once the
         kernel's shell is free, waiting at most `idle_timeout` (then BUSY: it never ran).
+        `listener` sees each output message as it comes; past `time_limit` seconds (waiting
+        for the shell included) the cell is interrupted (TIMEOUT). `history`: whether the
+        cell counts in the kernel's history (In[n]); by default only in the run's own kernels.
         """
         if self.dead:
             return CellEnd.DIED
+        deadline = None if time_limit is None else time.monotonic() + time_limit
         if not self.owned:
-            free = await self._shell_free(idle_timeout)
+            wait = idle_timeout if time_limit is None else min(idle_timeout, time_limit)
+            free = await self._shell_free(wait)
             if self.dead:
                 return CellEnd.RESTARTED if self.death_reason == _RESTARTED else CellEnd.DIED
             if not free:
                 return CellEnd.BUSY
         content = {
             # The agent's cells do not count in a user's history (In[n], Out, _).
-            "code": code, "silent": silent, "store_history": not silent and self.owned,
+            "code": code, "silent": silent,
+            "store_history": not silent and (self.owned if history is None else history),
             "user_expressions": {}, "stop_on_error": True,
             # Deno's prompt() needs stdin allowed. Python's bridge sends its own requests, and
             # with stdin off IPython's input() fails at once and never reads the bridge's socket.
@@ -246,7 +263,7 @@ class KernelSession:
         }
         msg = self.channels.session.msg("execute_request", content)
         msg_id = msg["header"]["msg_id"]
-        cell = self._cells[msg_id] = _Cell(output)
+        cell = self._cells[msg_id] = _Cell(output, listener=listener, deadline=deadline)
         reply = self._expect_reply(msg_id)
         self.channels.send("shell", msg)
         abandoned = False
@@ -292,6 +309,8 @@ class KernelSession:
                                              return_when=asyncio.FIRST_COMPLETED)
                 if self.dead or not (done or await self.is_alive()):
                     return CellEnd.DIED
+                if cell.deadline is not None and time.monotonic() > cell.deadline:
+                    return CellEnd.TIMEOUT
                 if done or self._calls_in_flight:  # the clock stands still during tool()
                     continue
                 quiet_since = max(cell.last_activity, self._calls_touched)
@@ -394,6 +413,8 @@ class KernelSession:
             else:
                 cell.started = True
             return
+        if cell.listener is not None:
+            cell.listener(msg_type, content)
         if msg_type == "execute_input":
             return
         cell.last_activity = time.monotonic()

@@ -6,9 +6,29 @@ turn into contract errors. A place in a notebook is (file, cell, line, column): 
 counts every cell from 1, as JupyterLab's status bar does.
 """
 
-from .disk import NotebookFile, check_unchanged, content_hash, read_notebook, write_sources
+from .disk import (
+    NotebookFile,
+    check_unchanged,
+    content_hash,
+    read_notebook,
+    write_cells,
+    write_run_state,
+    write_sources,
+)
 from .document import Cell, JsonStyle, Notebook, OutputSummary, is_notebook_path, validate
+from .editing import (
+    CellEditor,
+    CellRef,
+    CellType,
+    FileCells,
+    OutputChange,
+    index_of,
+    new_cell,
+    resolve_cell,
+)
 from .errors import (
+    CellChanged,
+    CellGone,
     CellOutOfRange,
     EditSpansCells,
     EditTouchesMagic,
@@ -17,8 +37,11 @@ from .errors import (
     NotebookError,
     NotKernelCode,
     StaleNotebook,
+    UnknownCellId,
 )
 from .language import CellLanguage, cell_language, language_name, notebook_language
+from .live_outputs import LiveOutputs
+from .seen import SeenCells
 from .shared import (
     SharedChange,
     SharedNotebook,
@@ -30,11 +53,53 @@ from .shared import (
 from .virtual import CellPosition, CellSpan, DocumentEdit, Mask, VirtualDocument
 
 __all__ = [
-    "Cell", "CellLanguage", "CellOutOfRange", "CellPosition", "CellSpan", "DocumentEdit",
-    "EditSpansCells", "EditTouchesMagic", "InvalidNotebook", "JsonStyle", "LineOutOfRange",
-    "Mask", "NotKernelCode", "Notebook", "NotebookError", "NotebookFile", "OutputSummary",
-    "SharedChange", "SharedNotebook", "SharedRewrite", "StaleNotebook", "VirtualDocument",
-    "cell_language", "check_unchanged", "content_hash", "is_notebook_path", "language_name",
-    "notebook_language", "open_shared_changes", "open_shared_notebook", "read_notebook",
-    "validate", "write_sources", "write_with_open_notebooks",
+    "Cell",
+    "CellChanged",
+    "CellEditor",
+    "CellGone",
+    "CellLanguage",
+    "CellOutOfRange",
+    "CellPosition",
+    "CellRef",
+    "CellSpan",
+    "CellType",
+    "DocumentEdit",
+    "EditSpansCells",
+    "EditTouchesMagic",
+    "FileCells",
+    "InvalidNotebook",
+    "JsonStyle",
+    "LineOutOfRange",
+    "LiveOutputs",
+    "Mask",
+    "NotKernelCode",
+    "Notebook",
+    "NotebookError",
+    "NotebookFile",
+    "OutputChange",
+    "OutputSummary",
+    "SeenCells",
+    "SharedChange",
+    "SharedNotebook",
+    "SharedRewrite",
+    "StaleNotebook",
+    "UnknownCellId",
+    "VirtualDocument",
+    "cell_language",
+    "check_unchanged",
+    "content_hash",
+    "index_of",
+    "is_notebook_path",
+    "language_name",
+    "new_cell",
+    "notebook_language",
+    "open_shared_changes",
+    "open_shared_notebook",
+    "read_notebook",
+    "resolve_cell",
+    "validate",
+    "write_cells",
+    "write_run_state",
+    "write_sources",
+    "write_with_open_notebooks",
 ]

@@ -9,13 +9,15 @@ another tool) is never overwritten with a change computed on its old content.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..files import FileIdentity, identity_inside, read_bytes_inside, write_files_atomically
 from .document import Notebook
-from .errors import StaleNotebook
+from .editing import FileCells
+from .errors import CellGone, StaleNotebook
 
 
 @dataclass(frozen=True)
@@ -67,3 +69,25 @@ def check_unchanged(root: Path, file: NotebookFile) -> None:
     if identity_inside(root, file.path) != file.identity or content_hash(
             read_bytes_inside(root, file.path, shown=file.shown)) != file.snapshot:
         raise StaleNotebook(file.shown)
+
+
+def write_cells(root: Path, file: NotebookFile, cells: FileCells) -> bytes:
+    """Write `file` back as `cells` holds it now (StaleNotebook, nothing written, if the
+    file changed since it was read); the bytes written."""
+    new_bytes = cells.to_bytes()
+    check_unchanged(root, file)
+    write_files_atomically({file.path: new_bytes}, root=root,
+                           expected={file.path: file.identity}, relpath=lambda _: file.shown)
+    return new_bytes
+
+
+def write_run_state(root: Path, path: Path, shown: str, max_bytes: int | None, cell_id: str,
+                    outputs: Sequence[dict[str, Any]], execution_count: int | None) -> None:
+    """Save what a run left in one cell (its outputs and count) into the notebook file as it
+    is now: read afresh, so whatever else was saved meanwhile is kept. CellGone when no code
+    cell has that id any more."""
+    file = read_notebook(root, path, max_bytes, shown=shown)
+    cells = FileCells(file.notebook)
+    if not cells.set_run_state(cell_id, outputs, execution_count):
+        raise CellGone(cell_id=cell_id)
+    write_cells(root, file, cells)

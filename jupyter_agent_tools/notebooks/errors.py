@@ -85,3 +85,33 @@ class StaleNotebook(NotebookError):
         super().__init__(f"{shown} changed on disk since it was read (saved from JupyterLab or "
                          "by another tool); nothing was written.")
         self.shown = shown
+
+
+class UnknownCellId(NotebookError):
+    """A cell id that no cell of the notebook has."""
+
+    def __init__(self, *, cell_id: str, cell_count: int, shared: bool = False) -> None:
+        notebook = "the open notebook" if shared else "the notebook"
+        super().__init__(f"no cell has the id {cell_id!r}: {notebook} has {cell_count} cell"
+                         f"{'' if cell_count == 1 else 's'}, numbered from 1.")
+        self.cell_id = cell_id
+        self.cell_count = cell_count
+
+
+class CellChanged(NotebookError):
+    """A cell that no longer holds the source the change was computed on (the human typed)."""
+
+    def __init__(self, *, cell: int, cell_id: str | None) -> None:
+        super().__init__(f"cell {cell} changed since it was last read (its source is not what "
+                         "was read); nothing was changed.")
+        self.cell = cell
+        self.cell_id = cell_id
+
+
+class CellGone(NotebookError):
+    """A cell being run was deleted from the notebook meanwhile (its outputs have no place)."""
+
+    def __init__(self, *, cell_id: str) -> None:
+        super().__init__(f"the cell with id {cell_id!r} was deleted while it ran; its outputs "
+                         "were not written anywhere.")
+        self.cell_id = cell_id

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .document import Notebook
+from .editing import CellType, OutputChange, new_cell, retyped
 from .errors import CellOutOfRange
 
 # Where jupyter_server_ydoc keeps its extension in the server's settings (its documented API).
@@ -27,10 +28,107 @@ _COLLABORATION_SETTING = "jupyter_server_ydoc"
 
 
 class SharedNotebook:
-    """The live shared document of an open notebook (a jupyter_ydoc YNotebook)."""
+    """The live shared document of an open notebook (a jupyter_ydoc YNotebook).
+
+    Also a `CellEditor`: every change is one Y transaction, so it reaches every open view in
+    place. A cell is moved or retyped as JupyterLab does it (the same cell, id included,
+    put in again), so typing inside that very cell at that instant may be lost; typing in
+    other cells never is.
+    """
+
+    shared = True
 
     def __init__(self, document: Any) -> None:
         self._document = document
+
+    def metadata(self) -> dict[str, Any]:
+        """The notebook's metadata (kernelspec, language_info, ...)."""
+        from pycrdt import Map
+
+        meta = self._document.ydoc.get("meta", type=Map).to_py() or {}
+        return dict(meta.get("metadata") or {})
+
+    def ids(self) -> list[str | None]:
+        return [_optional_str(cell.get("id")) for cell in self._document.ycells]
+
+    def cell_types(self) -> list[str]:
+        return [str(cell.get("cell_type", "code")) for cell in self._document.ycells]
+
+    def insert(self, index: int, cell_type: CellType, source: str) -> str:
+        cell = new_cell(cell_type, source)
+        with self._document.ydoc.transaction():
+            self._document.ycells.insert(index - 1, self._document.create_ycell(cell))
+        return str(cell["id"])
+
+    def delete(self, index: int) -> None:
+        with self._document.ydoc.transaction():
+            del self._document.ycells[index - 1]
+
+    def move(self, index: int, to: int) -> None:
+        with self._document.ydoc.transaction():
+            cell = self._document.get_cell(index - 1)
+            del self._document.ycells[index - 1]
+            self._document.ycells.insert(to - 1, self._document.create_ycell(cell))
+
+    def set_type(self, index: int, cell_type: CellType) -> None:
+        with self._document.ydoc.transaction():
+            cell = retyped(self._document.get_cell(index - 1), cell_type)
+            self._document.set_ycell(index - 1, self._document.create_ycell(cell))
+
+    def set_source(self, index: int, source: str) -> None:
+        self.set_sources({index: source})
+
+    def clear_outputs(self, index: int) -> None:
+        ycell = self._document.ycells[index - 1]
+        if ycell.get("cell_type") != "code":
+            return
+        with self._document.ydoc.transaction():
+            ycell["outputs"].clear()
+            ycell["execution_count"] = None
+
+    def _ycell(self, cell_id: str) -> Any:
+        return next((cell for cell in self._document.ycells if cell.get("id") == cell_id), None)
+
+    def begin_execution(self, cell_id: str) -> None:
+        ycell = self._ycell(cell_id)
+        if ycell is None:
+            return
+        with self._document.ydoc.transaction():
+            ycell["outputs"].clear()
+            ycell["execution_count"] = None
+            ycell["execution_state"] = "running"
+
+    def change_outputs(self, cell_id: str, change: OutputChange) -> None:
+        ycell = self._ycell(cell_id)
+        if ycell is None:
+            return
+        from pycrdt import Text  # installed with jupyter-collaboration, as shared documents are
+
+        youtputs = ycell["outputs"]
+        with self._document.ydoc.transaction():
+            if change.kind == "clear":
+                youtputs.clear()
+            elif change.kind == "append" and change.output is not None:
+                youtputs.append(_youtput(change.output))
+            elif change.kind == "replace" and change.output is not None:
+                if change.position < len(youtputs):
+                    youtputs[change.position] = _youtput(change.output)
+            elif change.kind == "stream" and change.position < len(youtputs):
+                stream = youtputs[change.position]
+                text = stream.get("text")
+                if isinstance(text, Text):
+                    text += change.text
+                else:  # a stream some client stored as a plain string
+                    youtputs[change.position] = _youtput(
+                        {**stream.to_py(), "text": f"{text or ''}{change.text}"})
+
+    def end_execution(self, cell_id: str, execution_count: int | None) -> None:
+        ycell = self._ycell(cell_id)
+        if ycell is None:
+            return
+        with self._document.ydoc.transaction():
+            ycell["execution_count"] = execution_count
+            ycell["execution_state"] = "idle"
 
     @property
     def cell_count(self) -> int:
@@ -167,6 +265,19 @@ async def write_with_open_notebooks(open_changes: Iterable[SharedChange | Shared
         for change in applied:
             change.undo()
         raise
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _youtput(output: dict[str, Any]) -> Any:
+    """An output as the shared document holds it: a stream's text as Y text (it grows)."""
+    from pycrdt import Map, Text
+
+    if output.get("output_type") == "stream":
+        return Map({**output, "text": Text(str(output.get("text", "")))})
+    return Map(output)
 
 
 def _common_prefix(first: str, second: str) -> int:

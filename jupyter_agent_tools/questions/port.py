@@ -25,6 +25,7 @@ from .errors import CardNotFound, CardTimedOut, FrontEndClosed, NoHuman, TooMany
 
 if TYPE_CHECKING:
     from ..runtime.run import Run, RunOptions
+    from ..runtime.tiers import Tier
     from ..runtime.tool import Tool
 
 
@@ -168,19 +169,15 @@ class RunQuestions:
         """The number of the card where this same question was skipped, if it was."""
         return self._skipped.get(_question_key(question))
 
-    async def request_permission(self, run: Run, tool: Tool, args: dict[str, Any]) -> Permission:
+    async def request_permission(self, run: Run, tool: Tool, args: dict[str, Any],
+                                 parsed: Any, tier: Tier) -> Permission:
         """Show a permission card with the call in full; the gate acts on the choice."""
-        label = context = tool.name
-        try:
-            parsed = tool.Args.model_validate(args)
-            label = tool.label(parsed)
-            context = tool.approval_context(run, parsed)
-        except Exception:  # noqa: BLE001 - the label is decoration; the arguments were validated
-            pass
+        label = tool.label(parsed)
+        context = tool.approval_context(run, parsed)
         card = await self._show(
-            CardKind.PERMISSION, question=f"Allow {tool.name} ({tool.tier.value} tier)?",
+            CardKind.PERMISSION, question=f"Allow {tool.name} ({tier.value} tier)?",
             context=context, options=[CardOption(**o) for o in PERMISSION_OPTIONS],
-            tool=tool.name, tier=tool.tier.value, label=label, args=args,
+            tool=tool.name, tier=tier.value, label=label, args=args,
         )
         return card.permission()
 

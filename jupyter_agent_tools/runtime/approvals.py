@@ -20,8 +20,10 @@ class Permission(str, Enum):
 class PermissionAsker(Protocol):
     """What the question port offers the gate (delivered by the questions resource)."""
 
-    async def request_permission(self, run: RunView, tool: Tool, args: dict[str, Any]) -> Permission:
-        """Show a permission card in the run's space and wait for the human's choice.
+    async def request_permission(self, run: RunView, tool: Tool, args: dict[str, Any],
+                                 parsed: Any, tier: Tier) -> Permission:
+        """Show a permission card in the run's space and wait for the human's choice of a call
+        of `tier` (`args` as given, `parsed` as the tool validated and prepared them).
 
         Raises a PermissionUnanswered when the card gets no answer.
         """
@@ -59,25 +61,29 @@ class ApprovalGate:
 
     def __init__(self, policy: Approvals) -> None:
         self.policy = policy
-        self.allowed_for_run: set[str] = set()
+        # (tool, tier) allowed for the rest of the run: allowing a notebook's cell changes
+        # does not allow running its cells.
+        self.allowed_for_run: set[tuple[str, Tier]] = set()
 
-    def passes_unasked(self, tool: Tool) -> bool:
-        """Whether every call of `tool` proceeds without a card or a refusal."""
-        return (tool.tier is Tier.READ or self.policy is Approvals.AUTO
-                or (self.policy is Approvals.ASK and tool.name in self.allowed_for_run))
+    def passes_unasked(self, tool: Tool, tier: Tier) -> bool:
+        """Whether a call of `tool` at `tier` proceeds without a card or a refusal."""
+        return (tier is Tier.READ or self.policy is Approvals.AUTO
+                or (self.policy is Approvals.ASK and (tool.name, tier) in self.allowed_for_run))
 
-    async def check(self, run: RunView, tool: Tool, args: dict[str, Any]) -> None:
-        """Return when the call may proceed; raise ToolError(permission_denied | no_human)."""
-        if tool.tier is Tier.READ or self.policy is Approvals.AUTO:
+    async def check(self, run: RunView, tool: Tool, args: dict[str, Any], parsed: Any,
+                    tier: Tier) -> None:
+        """Return when a call of `tool` at `tier` may proceed; raise
+        ToolError(permission_denied | no_human)."""
+        if tier is Tier.READ or self.policy is Approvals.AUTO:
             return
         if self.policy is Approvals.DENY:
             raise ToolError(
                 ErrorCode.PERMISSION_DENIED,
-                f"{tool.name} is a {tool.tier.value}-tier tool and this run's approvals are "
+                f"{tool.name} is a {tier.value}-tier call and this run's approvals are "
                 "'deny'. Use read-tier tools, or ask the user to start a run with approvals "
                 "'ask' or 'auto'.",
             )
-        if tool.name in self.allowed_for_run:
+        if (tool.name, tier) in self.allowed_for_run:
             return
         asker: PermissionAsker | None = run.resources.get(Resource.QUESTIONS)
         if asker is None or Resource.SPACE not in run.resources:
@@ -88,11 +94,11 @@ class ApprovalGate:
                 "where a human is connected, or with approvals 'auto'.",
             )
         try:
-            answer = await asker.request_permission(run, tool, args)
+            answer = await asker.request_permission(run, tool, args, parsed, tier)
         except PermissionUnanswered as exc:
             raise _unanswered(exc, tool.name) from None
         if answer is Permission.ALLOW_RUN:
-            self.allowed_for_run.add(tool.name)
+            self.allowed_for_run.add((tool.name, tier))
         elif answer is not Permission.ALLOW_ONCE:
             raise ToolError(
                 ErrorCode.PERMISSION_DENIED,

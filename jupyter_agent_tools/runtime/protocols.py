@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..files.walk import FileWalker
+from ..notebooks.seen import SeenCells
 from .results import ToolResult
 
 
@@ -53,6 +54,9 @@ class RuntimeView(Protocol):
     max_read_lines: int
     max_read_bytes: int
     max_notebook_bytes: int
+    max_cell_output_bytes: int
+    notebook_run_timeout_seconds: float
+    max_notebook_run_timeout_seconds: float
     max_line_chars: int
     max_grep_results: int
     max_glob_results: int
@@ -76,6 +80,8 @@ class RunView(Protocol):
     cwd: Path
     conversation_id: str | None
     resources: dict[Resource, Any]
+    # What the agent last saw of notebook cells (read, its own changes): stale_edit checks.
+    seen_cells: SeenCells
 
     @property
     def runtime(self) -> RuntimeView: ...

@@ -26,6 +26,8 @@ class ErrorCode(str, Enum):
     TIMEOUT = "timeout"
     NO_HUMAN = "no_human"
     KERNEL_DIED = "kernel_died"
+    # The resource is taken now (a notebook's kernel running the human's cell): call later.
+    BUSY = "busy"
     # Not in the contract's list, but needed: a tool's own failure (a shell command that
     # could not start, a file that is not text). The message says what happened.
     FAILED = "failed"

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from ..files.errors import FilesError
 from ..files.paths import relative_to_root, resolve_inside
 from ..files.walk import FileWalker
+from ..notebooks.seen import SeenCells
 from .approvals import ApprovalGate
 from .events import EventBus
 from .file_errors import file_error, os_error
@@ -94,6 +95,7 @@ class Run:
         self.space = options.space
         self.created_at = time.time()
         self.resources: dict[Resource, Any] = {}
+        self.seen_cells = SeenCells()
         self.gate = ApprovalGate(options.approvals)
         self.events = EventBus()
         self.transcript = Transcript(max_entries=runtime.max_transcript_entries,
@@ -295,12 +297,13 @@ class Run:
         # A call that cannot succeed fails here, before a human is asked to approve it.
         await tool.prepare(ctx, parsed)
         paths = tool.paths(parsed)
-        if paths and not self.gate.passes_unasked(tool):
+        tier = tool.call_tier(parsed)
+        if paths and not self.gate.passes_unasked(tool, tier):
             # Resolving touches the disk, so not on the loop; a call that goes ahead unasked
             # skips it: its tool resolves each path again where it reads or writes.
             await asyncio.to_thread(self._resolve_all, paths)
         tool.precheck(ctx, parsed)
-        await self.gate.check(self, tool, args)
+        await self.gate.check(self, tool, args, parsed, tier)
         if tool.parallel_safe:
             return await self._wrapped(ctx, parsed)
         lock = self._serial_locks.setdefault(tool.serial_scope(ctx, parsed), asyncio.Lock())

@@ -51,6 +51,7 @@ BUILTIN_TOOLS = [
     "jupyter_agent_tools.tools.vibe:VibeKill",
     "jupyter_agent_tools.tools.vibe:VibeList",
     "jupyter_agent_tools.tools.eval:Eval",
+    "jupyter_agent_tools.tools.notebook:NotebookTool",
     "jupyter_agent_tools.tools.ask_user:AskUser",
 ]
 
@@ -119,6 +120,18 @@ class Runtime(RenamedConfig, LoggingConfigurable):
         "max_line_chars."
     ).tag(config=True)
     max_line_chars = Int(2_000, help="Longest line shown by `read` and `grep`.").tag(config=True)
+    max_cell_output_bytes = Int(
+        10_000_000, help="Most bytes of output one cell run by `notebook` writes into the "
+        "notebook; past it a note says the rest was not written (the agent's own result is "
+        "bounded by max_output_chars)."
+    ).tag(config=True)
+    notebook_run_timeout_seconds = Float(
+        600.0, help="Default of `notebook run`'s timeout_seconds: past it the kernel is "
+        "interrupted and the call says so."
+    ).tag(config=True)
+    max_notebook_run_timeout_seconds = Float(
+        3_600.0, help="Largest timeout_seconds a `notebook run` may ask for."
+    ).tag(config=True)
     max_grep_results = Int(200, help="Most matching lines `grep` returns.").tag(config=True)
     max_glob_results = Int(500, help="Most paths `glob` returns.").tag(config=True)
     grep_timeout_seconds = Float(

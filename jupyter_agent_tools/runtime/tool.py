@@ -87,6 +87,12 @@ class Tool:
         and queueing, so it is refused at once instead of waiting. Most tools accept all
         (the run checks `paths` on its own before this)."""
 
+    def call_tier(self, args: Any) -> Tier:  # noqa: ARG002 - a hook
+        """The tier of this call, which the approval gate acts on: the tool's own, or lower
+        for a tool whose actions differ (`notebook`: changing cells is write, running exec).
+        Visibility always follows the tool's `tier`."""
+        return self.tier
+
     def serial_scope(self, ctx: CallContext, args: Any) -> Hashable:  # noqa: ARG002 - a hook
         """The scope within which calls of a non-parallel tool are serialized."""
         return (self.name, ctx.run.id)

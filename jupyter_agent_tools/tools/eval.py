@@ -69,7 +69,7 @@ class Eval(Tool):
             try:
                 interpreters.refuse_reset(args.language)
             except errors.KernelError as exc:
-                raise _tool_error(exc) from None
+                raise kernel_error(exc) from None
         if ctx.origin is Origin.CELL and args.language in interpreters.running:
             # It would queue behind a cell that is waiting for it.
             raise ToolError(
@@ -101,7 +101,7 @@ class Eval(Tool):
             cell = await interpreters.execute(args.language, args.code, reset=args.reset,
                                               caller=CellToolCalls(ctx.run))
         except errors.KernelError as exc:
-            raise _tool_error(exc) from None
+            raise kernel_error(exc) from None
         return _result(cell, interpreters.limits.idle_timeout_seconds)
 
 
@@ -234,7 +234,7 @@ def _result(cell: CellRun, idle_timeout: float) -> ToolResult:
     )
 
 
-def _tool_error(exc: errors.KernelError) -> ToolError:
+def kernel_error(exc: errors.KernelError) -> ToolError:
     """What a kernels error means to the agent: its contract code and what to do next."""
     match exc:
         case errors.ResetRefused(kernel=kernel):

@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Literal
 
 from ..notebooks import (
+    CellChanged,
+    CellGone,
     CellOutOfRange,
     EditSpansCells,
     EditTouchesMagic,
@@ -20,6 +22,7 @@ from ..notebooks import (
     NotebookError,
     NotKernelCode,
     StaleNotebook,
+    UnknownCellId,
 )
 from ..runtime import ErrorCode, ToolError
 
@@ -54,6 +57,15 @@ def notebook_error(exc: NotebookError, *, doing: Doing = "edit",
     if isinstance(exc, CellOutOfRange):
         return ToolError(invalid, f"{where}{exc} Read it to see them.",
                          data={"cell": exc.cell, "cell_count": exc.cell_count})
+    if isinstance(exc, UnknownCellId):
+        return ToolError(invalid, f"{where}{exc} Read the notebook to see each cell's number "
+                         "and id.", data={"id": exc.cell_id, "cell_count": exc.cell_count})
+    if isinstance(exc, CellChanged):
+        return ToolError(ErrorCode.STALE_EDIT, f"{where}{exc} Read the cell again and redo the "
+                         "change on what it holds now.", data={"cell": exc.cell, "id": exc.cell_id})
+    if isinstance(exc, CellGone):
+        return ToolError(ErrorCode.NOT_FOUND, f"{where}{exc} Read the notebook to see its "
+                         "cells now.", data={"id": exc.cell_id})
     if isinstance(exc, LineOutOfRange):
         return ToolError(invalid, f"{where}{exc} Read the notebook to see the cell's lines.",
                          data={"cell": exc.cell, "line_count": exc.line_count})

@@ -1,0 +1,125 @@
+"""notebook: the user's notebook as the agent's workspace — add, change, move, delete and run
+cells where the human sees them."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Hashable
+
+from typing_extensions import override
+
+from ...runtime import CallContext, Resource, RunView, Tier, Tool, ToolResult
+from ...runtime.validation import validate_action
+from . import cells, runs
+from .args import (
+    CHANGES_CELLS,
+    NOTEBOOK_ACTIONS,
+    RUNS_CODE,
+    ClearOutputs,
+    Delete,
+    Insert,
+    ListNotebooks,
+    Move,
+    NotebookArgs,
+    Restart,
+    RunAll,
+    RunCells,
+    SetSource,
+    SetType,
+)
+
+# Actions that replace (or drop) a cell's source: their card shows it as a diff.
+_REPLACES = frozenset({"set_source", "set_type", "delete"})
+
+
+class NotebookTool(Tool):
+    name = "notebook"
+    # Visible where exec tools are; each call is gated at its action's tier (`call_tier`).
+    tier = Tier.EXEC
+    requires = frozenset({Resource.WORKDIR, Resource.KERNELS})
+    parallel_safe = False
+    description = (
+        "Work in a Jupyter notebook where the user sees it: insert, delete, move, retype or "
+        "rewrite cells, clear outputs, and run cells in the notebook's own kernel (the one "
+        "JupyterLab shows; started if the notebook has none) with the outputs written into "
+        "the cells as they arrive. A notebook open in JupyterLab changes in place and the "
+        "user's typing is kept. A cell is its number (from 1, as JupyterLab counts) or its "
+        "id; results name both, numbers as they are after the call. A change to a cell the "
+        "user edited since you read it is refused (stale_edit): read it again. Runs answer "
+        "like eval (text, images, tables, tracebacks) and stop at the first failing cell. "
+        "list shows the open notebooks and kernels; restart restarts the notebook's kernel."
+    )
+    Args = NotebookArgs
+    path_fields = ("path",)
+
+    @override
+    def call_tier(self, args: NotebookArgs) -> Tier:
+        if args.action in RUNS_CODE or (args.action == "insert" and args.run):
+            return Tier.EXEC
+        return Tier.WRITE if args.action in CHANGES_CELLS else Tier.READ
+
+    @override
+    def serial_scope(self, ctx: CallContext, args: NotebookArgs) -> Hashable:
+        return (self.name, ctx.run.id, args.path)
+
+    def label(self, args: NotebookArgs) -> str:
+        cell = args.cell if args.cell is not None else args.cells or args.from_cell
+        where = f" [cell {cell}]" if cell not in (None, []) else ""
+        return f"notebook {args.action} {args.path or ''}{where}".strip()[:80]
+
+    @override
+    async def prepare(self, ctx: CallContext, args: NotebookArgs) -> None:
+        # What a permission card shows: the cell as it is now, beside what it becomes.
+        if args.action in _REPLACES and args.path and args.cell is not None:
+            opened = await cells.open_notebook(ctx, args.path)
+            args._before = opened.editor.sources()[opened.resolve(args.cell) - 1]
+
+    @override
+    def approval_context(self, run: RunView, args: NotebookArgs) -> str:
+        """The label, and for a cell's new, rewritten or deleted source the change as a diff."""
+        label = self.label(args)
+        before = args._before or ""
+        after = "" if args.action == "delete" else args.source or before
+        if before == after:
+            return label
+        diff = difflib.unified_diff(before.splitlines(keepends=True),
+                                    after.splitlines(keepends=True),
+                                    fromfile=f"cell {args.cell}" if args.cell else "new cell",
+                                    tofile="after", lineterm="")
+        return label + "\n" + "".join(line if line.endswith("\n") else line + "\n"
+                                      for line in diff)
+
+    async def call(self, ctx: CallContext, args: NotebookArgs) -> ToolResult:
+        action = validate_action(self.name, NOTEBOOK_ACTIONS, args)
+        if isinstance(action, ListNotebooks):
+            return await runs.list_notebooks(ctx)
+        opened = await cells.open_notebook(ctx, action.path)
+        match action:
+            case Insert():
+                timeout = runs.timeout_of(ctx, action.timeout_seconds) if action.run else 0.0
+                number = await cells.insert(ctx, opened, action)
+                if not action.run:
+                    return cells.inserted(ctx, opened, action, number)
+                return await runs.run_cells(ctx, opened, [number], timeout)
+            case Delete():
+                return await cells.delete(ctx, opened, action)
+            case Move():
+                return await cells.move(ctx, opened, action)
+            case SetType():
+                return await cells.set_type(ctx, opened, action)
+            case SetSource():
+                return await cells.set_source(ctx, opened, action)
+            case ClearOutputs():
+                return await cells.clear_outputs(ctx, opened, action)
+            case RunCells():
+                timeout = runs.timeout_of(ctx, action.timeout_seconds)
+                numbers = [opened.resolve(ref) for ref in action.targets]
+                return await runs.run_cells(ctx, opened, numbers, timeout)
+            case RunAll():
+                timeout = runs.timeout_of(ctx, action.timeout_seconds)
+                first = 1 if action.from_cell is None else opened.resolve(action.from_cell)
+                numbers = list(range(first, len(opened.editor.ids()) + 1))
+                return await runs.run_cells(ctx, opened, numbers, timeout, named=False)
+            case Restart():
+                return await runs.restart(ctx, opened)
+        raise AssertionError(f"unhandled notebook action {action!r}")
