@@ -360,6 +360,9 @@ def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str, notebook: Note
         parts.append(f"[offset {start + 1} is past the end: the notebook has {len(cells)} cells]")
     if shared:
         parts.append("[read from the open notebook's shared document, unsaved changes included]")
+    # A later change to a cell shown here is refused if the human changes it meanwhile.
+    ctx.run.seen_cells.saw(ctx.run.resolve(rel).relative_to(runtime.root_path).as_posix(),
+                           [(cell.id, cell.source) for cell in cells[start:end]])
     return ToolResult.success(
         "\n".join(parts),
         {"path": rel, "notebook": True, "shared_document": shared,
@@ -377,7 +380,7 @@ def _cell_text(cell: Cell, max_chars: int, *, full_outputs: bool) -> str:
             kind += f", run [{cell.execution_count}]"
     lines = cell.lines
     width = len(str(len(lines)))
-    text = [f"[cell {cell.number}] {kind}"]
+    text = [f"[cell {cell.number}{f', id {cell.id}' if cell.id else ''}] {kind}"]
     text += [f"{number:>{width}}\t{_clip(line, max_chars)}" for number, line in
              enumerate(lines, 1)] or ["  (empty)"]
     if cell.attachments:

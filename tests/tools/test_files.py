@@ -237,16 +237,18 @@ async def test_read_lists_a_notebooks_cells_with_their_outputs(runtime, root):
     run = await runtime.create_run()
     result = await run.call("read", {"path": "analysis.ipynb"})
     assert result.ok
+    ids = [cell["id"] for cell in result.data["cells"]]
+    assert all(ids) and len(set(ids)) == 4
     assert result.text.splitlines()[:9] == [
         "analysis.ipynb: python notebook, 4 cells",
-        "[cell 1] markdown",
+        f"[cell 1, id {ids[0]}] markdown",
         "1\t# Sales",
-        "[cell 2] code, python, run [1]",
+        f"[cell 2, id {ids[1]}] code, python, run [1]",
         "1\tsales = [3, 5, 8]",
         "2\ttotal = sum(sales)",
         "3\ttotal",
         "  outputs: execute_result text/plain (2 bytes)",
-        "[cell 3] code, bash (%%bash), run [2]",
+        f"[cell 3, id {ids[2]}] code, bash (%%bash), run [2]",
     ]
     assert result.data["total_cells"] == 4 and result.data["language"] == "python"
     assert [cell["cell"] for cell in result.data["cells"]] == [1, 2, 3, 4]
@@ -260,7 +262,8 @@ async def test_read_pages_a_notebook_by_cells_and_shows_outputs_on_request(runti
     page = await run.call("read", {"path": "analysis.ipynb", "offset": 3, "limit": 1,
                                    "outputs": True})
     assert page.text.splitlines()[1:7] == [
-        "[cell 3] code, bash (%%bash), run [2]", "1\t%%bash", "2\techo done",
+        f"[cell 3, id {page.data['cells'][0]['id']}] code, bash (%%bash), run [2]",
+        "1\t%%bash", "2\techo done",
         "  output 1: stream stdout (8 chars)", "  | done", "  | ok"]
     assert "offset=4" in page.text
     assert (page.data["start_cell"], page.data["end_cell"]) == (3, 3)
@@ -358,7 +361,8 @@ async def test_a_deno_notebook_is_read_and_edited_in_typescript(runtime, root):
     run = await runtime.create_run()
     listing = await run.call("read", {"path": "prices.ipynb"})
     assert listing.text.splitlines()[:3] == [
-        "prices.ipynb: typescript notebook, 2 cells", "[cell 1] code, typescript",
+        "prices.ipynb: typescript notebook, 2 cells",
+        f"[cell 1, id {listing.data['cells'][0]['id']}] code, typescript",
         "1\tconst prices = [3, 5, 8];"]
     edited = await run.call("edit", {"path": "prices.ipynb", "cell": 2,
                                      "old_string": "p % 2", "new_string": "p % 3"})
@@ -394,7 +398,7 @@ async def test_a_notebook_over_the_read_limit_is_read_edited_and_grepped(runtime
     run = await runtime.create_run()
     second = await run.call("read", {"path": "training.ipynb", "offset": 2, "limit": 1})
     assert second.ok, second.text
-    assert "[cell 2] code, python" in second.text and "1\tprint(losses[-1])" in second.text
+    assert "[cell 2, id " in second.text and "1\tprint(losses[-1])" in second.text
     # The outputs' text in full stays within the read bounds: max_line_chars per line, and
     # the base64 plot is summarized, never printed.
     full = await run.call("read", {"path": "training.ipynb", "limit": 1, "outputs": True})
