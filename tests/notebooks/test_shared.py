@@ -46,12 +46,7 @@ async def test_an_edit_of_an_open_notebook_reaches_its_clients_in_place(
     path = jp_root_dir / "analysis.ipynb"
     write_notebook(path, "sales = [3, 5, 8]", "total = sum(sales)", "print(total)")
     # Open it as JupyterLab does: a collaboration session, then the room's WebSocket.
-    response = await jp_fetch("api", "collaboration", "session", "analysis.ipynb", method="PUT",
-                              body=json.dumps({"format": "json", "type": "notebook"}))
-    session = json.loads(response.body)
-    room = f"json:notebook:{session['fileId']}"
-    url = (f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/collaboration/room/{room}"
-           f"?sessionId={session['sessionId']}")
+    room, url = await open_in_lab(jp_fetch, jp_http_port, jp_base_url, "analysis.ipynb")
     human = YNotebook()
     async with aconnect_ws(url) as websocket, Provider(human.ydoc, HttpxWebsocket(websocket, room)):
         await until(lambda: len(sources(human)) == 3, "the client to sync")
