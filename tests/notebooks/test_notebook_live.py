@@ -170,3 +170,34 @@ async def test_a_closed_notebook_gets_a_kernel_session_and_its_outputs_saved(
     assert saved[1].outputs[0]["text"] == "value 42\n" and saved[1].execution_count == 2
     await runtime.close_run(run.id)
     assert result.data["kernel_id"] in jp_serverapp.kernel_manager.list_kernel_ids()
+
+
+async def test_a_cell_queues_behind_the_humans_running_cell_or_answers_busy(
+        jp_serverapp, jp_fetch, jp_root_dir):
+    path = jp_root_dir / "busy.ipynb"
+    write_notebook(path, "print('agent cell')")
+    kernel_id = await start_notebook_kernel(jp_fetch, "busy.ipynb")
+    runtime = jp_serverapp.web_app.settings["agent_tools_runtime"]
+    run = await runtime.create_run()
+    await run.call("notebook", {"action": "run", "path": "busy.ipynb", "cell": 1})
+
+    # The human's long cell is running: the agent's cell waits for it, and only then runs.
+    human = asyncio.ensure_future(run_as_the_human(
+        jp_serverapp, kernel_id, "import time\nprint('human starts')\ntime.sleep(2)"))
+    await asyncio.sleep(0.8)
+    queued = await run.call("notebook", {"action": "run", "path": "busy.ipynb", "cell": 1})
+    assert queued.ok and queued.text.count("agent cell") == 1 and "human" not in queued.text
+    assert human.done()  # the agent's cell ran after the human's ended
+    await human
+
+    # With a shorter timeout than the human's cell, the call says busy and nothing ran.
+    human = asyncio.ensure_future(run_as_the_human(
+        jp_serverapp, kernel_id, "import time\ntime.sleep(3)"))
+    await asyncio.sleep(0.8)
+    count = nbformat.read(path, 4).cells[0].execution_count
+    busy = await run.call("notebook", {"action": "run", "path": "busy.ipynb", "cell": 1,
+                                       "timeout_seconds": 0.5})
+    assert busy.code == "busy" and "busy with another cell" in busy.error["message"], busy.error
+    await human
+    assert nbformat.read(path, 4).cells[0].execution_count == count
+    await runtime.close_run(run.id)

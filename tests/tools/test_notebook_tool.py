@@ -4,6 +4,7 @@ addresses by number and id, and the refusals."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -264,3 +265,32 @@ async def test_cell_changes_are_write_tier_and_runs_exec_tier(runtime_factory, r
         refused = await denied.call("notebook", {"path": "analysis.ipynb", **args})
         assert refused.code == "permission_denied" and f"{tier}-tier" in refused.text
     assert len(nbformat.read(path, 4).cells) == 1
+
+
+async def test_a_notebook_deleted_while_a_cell_runs_is_a_clear_error_and_nothing_is_written(
+        notebook_runtime, root):
+    path = root / "vanishing.ipynb"
+    write_notebook(path, new_code_cell("import time\ntime.sleep(1.5)\nprint('done')"))
+    run = await notebook_runtime.create_run()
+    call = asyncio.ensure_future(run.call("notebook", {"action": "run", "path": "vanishing.ipynb",
+                                                       "cell": 1}))
+    await asyncio.sleep(0.8)
+    path.rename(root / "renamed.ipynb")
+    result = await call
+    assert result.code == "not_found" and "vanishing.ipynb" in result.error["message"]
+    assert not path.exists()
+    assert nbformat.read(root / "renamed.ipynb", 4).cells[0].outputs == []
+
+
+async def test_a_notebook_over_the_size_limit_is_refused_before_anything_changes(
+        runtime_factory, root):
+    path = root / "big.ipynb"
+    write_notebook(path, new_code_cell("x = '" + "a" * 5_000 + "'"))
+    before = path.read_bytes()
+    runtime = runtime_factory(max_notebook_bytes=2_000)
+    run = await runtime.create_run()
+    refused = await run.call("notebook", {"action": "insert", "path": "big.ipynb",
+                                          "source": "y = 1"})
+    assert refused.code == "invalid_arguments" and "max_notebook_bytes" in refused.text, \
+        refused.error
+    assert path.read_bytes() == before

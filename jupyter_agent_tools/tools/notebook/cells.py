@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...files.errors import TooLarge
 from ...notebooks import (
     CellChanged,
     CellEditor,
@@ -86,6 +87,12 @@ async def open_notebook(ctx: CallContext, path_arg: str) -> OpenedNotebook:
                                        runtime.max_notebook_bytes, shown=shown)
     except InvalidNotebook as exc:
         raise notebook_error(exc, doing="edit") from None
+    except TooLarge as exc:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"{shown} is over this server's limit for notebooks ({exc.limit:,} "
+                        "bytes, c.Runtime.max_notebook_bytes); "
+                        "nothing was changed. Clear its outputs in JupyterLab (big plots make "
+                        "notebooks big), or ask the user to raise the limit.") from None
     editor = FileCells(file.notebook)
     return OpenedNotebook(path, shown, api_path, editor, file,
                           dict(file.notebook.data.get("metadata") or {}))
