@@ -179,6 +179,10 @@ class ServerPool(Protocol):
     async def binary_check(self, spec: ServerSpec) -> BinaryCheck: ...
 
 
+# What status says of a notebook served from its own folder (no root marker around it).
+NOTEBOOK_FOLDER = "(the notebook's folder)"
+
+
 class LspSession:
     """The per-run handle of the `lsp` resource."""
 
@@ -204,6 +208,8 @@ class LspSession:
                            ) -> list[Availability]:
         """For each enabled spec serving `path` (or each of `specs`, whatever `path` is):
         the root marker and the binary, or what lacks."""
+        # A notebook in a folder of data, with no project around it, is a project of its own.
+        notebook_folder = path.parent if is_notebook_path(path.name) else None
         if specs is None:
             if is_notebook_path(path.name):
                 document = self._last_read(path)
@@ -219,6 +225,8 @@ class LspSession:
         # Every spec's markers in one thread hop: a write asks this of each file it changed.
         roots = await asyncio.to_thread(
             lambda: [self.pool.find_root(spec, path, stop) for spec in enabled])
+        if notebook_folder is not None:
+            roots = [root or (notebook_folder, NOTEBOOK_FOLDER) for root in roots]
         found = []
         for spec, root in zip(enabled, roots, strict=True):
             binary = await self.pool.binary_check(spec)

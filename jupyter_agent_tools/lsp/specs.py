@@ -9,6 +9,7 @@ or disable any spec with `c.LanguageServerSupervisor.language_servers`.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -100,6 +101,10 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
             "basedpyright.analysis": {"typeCheckingMode": "standard",
                                       "diagnosticMode": "openFilesOnly"},
             "python.analysis": {"typeCheckingMode": "standard"},
+            # Imports resolve in the server's environment, where its Python kernel runs (a
+            # notebook's `import pandas` resolves when pandas is installed for the kernel),
+            # not in whichever `python` is first on PATH.
+            "python.pythonPath": sys.executable,
         },
         project_check=("basedpyright", "--outputjson", "--level", "error"),
         project_check_format="pyright",

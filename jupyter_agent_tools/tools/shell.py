@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import resource
+import sys
 
 from pydantic import Field
 
@@ -40,8 +42,8 @@ class Bash(Tool):
                 resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
 
         process = await ManagedProcess.start(
-            ["bash", "-c", args.command], cwd=ctx.run.cwd, stdout=PIPE, stderr=STDOUT,
-            preexec_fn=limit_memory,
+            ["bash", "-c", args.command], cwd=ctx.run.cwd, env=server_environment(),
+            stdout=PIPE, stderr=STDOUT, preexec_fn=limit_memory,
         )
         done = await process.collect(timeout, runtime.max_output_chars * 4)
         output = bound_text(done.stdout.text(), runtime.max_output_chars)[0]
@@ -62,3 +64,15 @@ class Bash(Tool):
                 text=output or "(no output)", data={"exit_code": code, "output": output},
             )
         return ToolResult.success(output or "(no output)", {"exit_code": 0, "output": output})
+
+
+def server_environment() -> dict[str, str]:
+    """The server's environment, its Python's folder first on PATH, as a JupyterLab terminal
+    of an activated environment has it: `jupyter`, `python` and `pip` are the server's (and
+    the default kernel's) even when the server was started as `.venv/bin/jupyter lab`."""
+    env = dict(os.environ)
+    scripts = os.path.dirname(sys.executable)
+    parts = env.get("PATH", "").split(os.pathsep)
+    if scripts not in parts:
+        env["PATH"] = os.pathsep.join([scripts, *filter(None, parts)])
+    return env

@@ -307,3 +307,26 @@ async def test_a_deno_notebook_is_served_in_typescript_by_cell(lsp_runtime, root
     assert "function odds(xs" in cells[1].source
     assert cells[2].source.startswith("const result = odds(prices);")
     assert sorted(p.name for p in project.iterdir()) == ["prices.ipynb", "tsconfig.json"]
+
+
+async def test_a_notebook_in_a_folder_of_data_is_served_from_its_folder(lsp_runtime, root):
+    """No pyproject anywhere: the notebook's folder is the project, and what pandas is comes
+    from the environment the kernel runs in (the server's)."""
+    folder = root / "data"
+    folder.mkdir()
+    (folder / "sales.csv").write_text("month,total\n1,3\n")
+    nbformat.write(new_notebook(cells=[
+        new_code_cell("import pandas as pd\nsales = pd.read_csv('sales.csv')"),
+        new_code_cell("sales.describe()")],
+        metadata={"kernelspec": {"name": "python3", "language": "python",
+                                 "display_name": "Python 3"}}), folder / "explore.ipynb")
+    run = await lsp_runtime().create_run()
+    hover = await run.call("lsp", {"action": "hover", "file": "data/explore.ipynb", "cell": 2,
+                                   "line": 1, "symbol": "sales"})
+    assert hover.ok, hover.text
+    assert "DataFrame" in hover.text
+    status = await run.call("lsp", {"action": "status", "file": "data/explore.ipynb"})
+    assert "no root marker" not in status.text and "notebook's folder" in status.text, status.text
+    edited = await run.call("edit", {"path": "data/explore.ipynb", "cell": 2,
+                                     "old_string": "describe", "new_string": "head"})
+    assert edited.ok and "no root marker" not in edited.text, edited.text

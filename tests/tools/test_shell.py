@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 
@@ -45,3 +46,13 @@ async def test_output_is_bounded(runtime):
     run = await runtime.create_run()
     result = await run.call("bash", {"command": "yes | head -c 100000"})
     assert result.ok and len(result.text) < 1200 and "omitted" in result.text
+
+
+async def test_the_servers_python_and_jupyter_come_first_on_path(runtime, monkeypatch):
+    # Started as `.venv/bin/jupyter lab`, without activating the environment.
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    run = await runtime.create_run()
+    result = await run.call("bash", {"command": "command -v python; command -v jupyter"})
+    assert result.ok, result.text
+    folder = os.path.dirname(sys.executable)
+    assert result.text.splitlines() == [f"{folder}/python", f"{folder}/jupyter"]
