@@ -39,9 +39,9 @@ from .errors import (
     StaleNotebook,
     UnknownCellId,
 )
+from .journal import CellChange, NotebookJournal
 from .language import CellLanguage, cell_language, language_name, notebook_language
 from .live_outputs import LiveOutputs
-from .seen import SeenCells
 from .shared import (
     SharedChange,
     SharedNotebook,
@@ -54,6 +54,7 @@ from .virtual import CellPosition, CellSpan, DocumentEdit, Mask, VirtualDocument
 
 __all__ = [
     "Cell",
+    "CellChange",
     "CellChanged",
     "CellEditor",
     "CellGone",
@@ -76,9 +77,9 @@ __all__ = [
     "Notebook",
     "NotebookError",
     "NotebookFile",
+    "NotebookJournal",
     "OutputChange",
     "OutputSummary",
-    "SeenCells",
     "SharedChange",
     "SharedNotebook",
     "SharedRewrite",

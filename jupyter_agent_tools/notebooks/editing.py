@@ -60,6 +60,14 @@ class CellEditor(Protocol):
 
     def set_type(self, index: int, cell_type: CellType) -> None: ...
 
+    def snapshot(self, index: int) -> dict[str, Any]:
+        """Cell `index` without its outputs: id, cell_type, source (a string), metadata."""
+        ...
+
+    def restore(self, index: int, cell: dict[str, Any]) -> None:
+        """Put a cell taken by `snapshot` back so that it is numbered `index`."""
+        ...
+
     def set_source(self, index: int, source: str) -> None: ...
 
     def clear_outputs(self, index: int) -> None: ...
@@ -102,6 +110,20 @@ def new_cell(cell_type: CellType, source: str, cell_id: str | None = None) -> di
                             "metadata": {}, "source": source}
     if cell_type == "code":
         cell.update(execution_count=None, outputs=[])
+    return cell
+
+
+def snapshot_of(cell: dict[str, Any]) -> dict[str, Any]:
+    """A cell without its outputs, as a revert needs it."""
+    return {"id": cell.get("id"), "cell_type": cell.get("cell_type", "code"),
+            "source": _joined(cell.get("source", "")),
+            "metadata": copy.deepcopy(cell.get("metadata") or {})}
+
+
+def restored(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """A whole nbformat cell from a snapshot (a code cell comes back without outputs)."""
+    cell = new_cell(snapshot["cell_type"], snapshot["source"], snapshot.get("id"))
+    cell["metadata"] = copy.deepcopy(snapshot.get("metadata") or {})
     return cell
 
 
@@ -197,6 +219,14 @@ class FileCells:
 
     def set_source(self, index: int, source: str) -> None:
         self._cells[index - 1]["source"] = self._styled(source)
+
+    def snapshot(self, index: int) -> dict[str, Any]:
+        return snapshot_of(self._cells[index - 1])
+
+    def restore(self, index: int, cell: dict[str, Any]) -> None:
+        whole = restored(cell)
+        whole["source"] = self._styled(whole["source"])
+        self._cells.insert(index - 1, whole)
 
     def clear_outputs(self, index: int) -> None:
         cell = self._cells[index - 1]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .document import Notebook
-from .editing import CellType, OutputChange, new_cell, retyped
+from .editing import CellType, OutputChange, new_cell, restored, retyped, snapshot_of
 from .errors import CellOutOfRange
 
 # Where jupyter_server_ydoc keeps its extension in the server's settings (its documented API).
@@ -77,6 +77,13 @@ class SharedNotebook:
 
     def set_source(self, index: int, source: str) -> None:
         self.set_sources({index: source})
+
+    def snapshot(self, index: int) -> dict[str, Any]:
+        return snapshot_of(self._document.get_cell(index - 1))
+
+    def restore(self, index: int, cell: dict[str, Any]) -> None:
+        with self._document.ydoc.transaction():
+            self._document.ycells.insert(index - 1, self._document.create_ycell(restored(cell)))
 
     def clear_outputs(self, index: int) -> None:
         ycell = self._document.ycells[index - 1]

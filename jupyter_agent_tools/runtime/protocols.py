@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..files.walk import FileWalker
-from ..notebooks.seen import SeenCells
+from ..notebooks.journal import NotebookJournal
 from .results import ToolResult
 
 
@@ -80,8 +80,8 @@ class RunView(Protocol):
     cwd: Path
     conversation_id: str | None
     resources: dict[Resource, Any]
-    # What the agent last saw of notebook cells (read, its own changes): stale_edit checks.
-    seen_cells: SeenCells
+    # What the agent saw of notebook cells and changed in them: stale_edit checks, revert.
+    notebooks: NotebookJournal
 
     @property
     def runtime(self) -> RuntimeView: ...

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from ..files.errors import FilesError
 from ..files.paths import relative_to_root, resolve_inside
 from ..files.walk import FileWalker
-from ..notebooks.seen import SeenCells
+from ..notebooks.journal import NotebookJournal
 from .approvals import ApprovalGate
 from .events import EventBus
 from .file_errors import file_error, os_error
@@ -95,7 +95,7 @@ class Run:
         self.space = options.space
         self.created_at = time.time()
         self.resources: dict[Resource, Any] = {}
-        self.seen_cells = SeenCells()
+        self.notebooks = NotebookJournal()
         self.gate = ApprovalGate(options.approvals)
         self.events = EventBus()
         self.transcript = Transcript(max_entries=runtime.max_transcript_entries,

@@ -361,7 +361,7 @@ def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str, notebook: Note
     if shared:
         parts.append("[read from the open notebook's shared document, unsaved changes included]")
     # A later change to a cell shown here is refused if the human changes it meanwhile.
-    ctx.run.seen_cells.saw(ctx.run.resolve(rel).relative_to(runtime.root_path).as_posix(),
+    ctx.run.notebooks.saw(ctx.run.resolve(rel).relative_to(runtime.root_path).as_posix(),
                            [(cell.id, cell.source) for cell in cells[start:end]])
     return ToolResult.success(
         "\n".join(parts),

@@ -294,3 +294,45 @@ async def test_a_notebook_over_the_size_limit_is_refused_before_anything_changes
     assert refused.code == "invalid_arguments" and "max_notebook_bytes" in refused.text, \
         refused.error
     assert path.read_bytes() == before
+
+
+async def test_a_change_is_reverted_while_the_cell_holds_what_the_agent_left(
+        notebook_runtime, root):
+    path = root / "analysis.ipynb"
+    write_notebook(path, new_code_cell("a = 1"), new_code_cell("b = 2"), new_code_cell("c = 3"))
+    run = await notebook_runtime.create_run()
+
+    def call(**args):
+        return run.call("notebook", {"path": "analysis.ipynb", **args})
+
+    def revert(change):
+        return run.call("notebook", {"action": "revert", "change_id": change.data["change_id"]})
+
+    inserted = await call(action="insert", index=2, source="x = 0")
+    rewritten = await call(action="set_source", cell=3, source="b = 20")
+    moved = await call(action="move", cell=4, index=1)
+    retyped = await call(action="set_type", cell=3, cell_type="markdown")
+    deleted = await call(action="delete", cell=2)
+    assert [source(c) for c in cells_on_disk(path)] == ["c = 3", "x = 0", "b = 20"]
+    assert all(r.ok and r.data["change_id"] for r in
+               (inserted, rewritten, moved, retyped, deleted))
+
+    for change in (deleted, retyped, moved, rewritten, inserted):
+        undone = await revert(change)
+        assert undone.ok, undone.error
+        assert undone.data["reverted"] == change.data["change_id"]
+    on_disk = cells_on_disk(path)
+    assert [(c["cell_type"], source(c)) for c in on_disk] == [
+        ("code", "a = 1"), ("code", "b = 2"), ("code", "c = 3")]
+
+    again = await revert(inserted)
+    assert again.code == "invalid_arguments" and "reverted once" in again.error["message"]
+
+    # A cell the human changed after the agent is not reverted: the call says what changed.
+    rewritten = await call(action="set_source", cell=1, source="a = 10\nprint(a)")
+    notebook = nbformat.read(path, 4)
+    notebook.cells[0].source = "a = 10\nprint(a, 'checked')"
+    nbformat.write(notebook, path)
+    refused = await revert(rewritten)
+    assert refused.code == "stale_edit" and "print(a, 'checked')" in refused.error["message"]
+    assert nbformat.read(path, 4).cells[0].source == "a = 10\nprint(a, 'checked')"

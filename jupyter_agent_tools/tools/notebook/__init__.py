@@ -22,6 +22,7 @@ from .args import (
     Move,
     NotebookArgs,
     Restart,
+    Revert,
     RunAll,
     RunCells,
     SetSource,
@@ -93,6 +94,8 @@ class NotebookTool(Tool):
         action = validate_action(self.name, NOTEBOOK_ACTIONS, args)
         if isinstance(action, ListNotebooks):
             return await runs.list_notebooks(ctx)
+        if isinstance(action, Revert):
+            return await cells.revert(ctx, action)
         opened = await cells.open_notebook(ctx, action.path)
         match action:
             case Insert():

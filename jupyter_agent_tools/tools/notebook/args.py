@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, mod
 from ...runtime import ToolArgs
 
 NotebookAction = Literal["list", "insert", "delete", "move", "set_type", "set_source",
-                         "clear_outputs", "run", "run_all", "restart"]
+                         "clear_outputs", "run", "run_all", "restart", "revert"]
 CellTypeName = Literal["code", "markdown", "raw"]
 # A cell: its number (1-based over every cell, as JupyterLab counts) or its nbformat id.
 CellArg = int | str
@@ -29,7 +29,9 @@ class NotebookArgs(ToolArgs):
         "delete / move (to index) / set_type / set_source: change one cell. "
         "clear_outputs: one cell's, or all. run: run `cell` or `cells` in the notebook's "
         "kernel, outputs written into the cells as they arrive. run_all: every code cell, or "
-        "from `from_cell` to the end. restart: restart the notebook's kernel."))
+        "from `from_cell` to the end. restart: restart the notebook's kernel. revert: undo "
+        "one change of yours (change_id from its result) if the cell still holds what you "
+        "left."))
     path: str | None = Field(None, description="The notebook (.ipynb), relative to the cwd.")
     cell: CellArg | None = Field(None, description=_CELL + " For insert: the new cell goes "
                                  "right after it.")
@@ -41,6 +43,8 @@ class NotebookArgs(ToolArgs):
     cell_type: CellTypeName | None = Field(None, description="insert (default code) / set_type.")
     run: bool = Field(False, description="insert: run the new code cell at once.")
     from_cell: CellArg | None = Field(None, description="run_all: the first cell to run.")
+    change_id: str | None = Field(None, max_length=64, description="revert: the change to "
+                                  "undo, as a cell change's result names it (data.change_id).")
     timeout_seconds: float | None = Field(
         None, gt=0, description="run / run_all / insert with run: past this the kernel is "
         "interrupted and the call says so (default: the server's, 600 s).")
@@ -139,14 +143,19 @@ class Restart(_OnNotebook):
     action: Literal["restart"]
 
 
+class Revert(_Action):
+    action: Literal["revert"]
+    change_id: str = Field(description="the change to undo (data.change_id of its result).")
+
+
 NotebookCall = Annotated[
     ListNotebooks | Insert | Delete | Move | SetType | SetSource | ClearOutputs | RunCells
-    | RunAll | Restart,
+    | RunAll | Restart | Revert,
     Field(discriminator="action"),
 ]
 NOTEBOOK_ACTIONS: TypeAdapter[NotebookCall] = TypeAdapter(NotebookCall)
 
 # Which actions change cells (write tier) and which run code (exec tier); the rest read.
 CHANGES_CELLS = frozenset({"insert", "delete", "move", "set_type", "set_source",
-                           "clear_outputs"})
+                           "clear_outputs", "revert"})
 RUNS_CODE = frozenset({"run", "run_all", "restart"})

@@ -9,12 +9,14 @@ number after the call and its id, so an agent can go on after inserts and delete
 from __future__ import annotations
 
 import asyncio
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...files.errors import TooLarge
 from ...notebooks import (
+    CellChange,
     CellChanged,
     CellEditor,
     CellOutOfRange,
@@ -24,15 +26,17 @@ from ...notebooks import (
     NotebookError,
     NotebookFile,
     StaleNotebook,
+    index_of,
     is_notebook_path,
     open_shared_notebook,
     read_notebook,
     resolve_cell,
     write_cells,
 )
+from ...notebooks.journal import ChangeKind
 from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
 from ..notebook_errors import notebook_error
-from .args import ClearOutputs, Delete, Insert, Move, SetSource, SetType
+from .args import ClearOutputs, Delete, Insert, Move, Revert, SetSource, SetType
 
 IN_SHARED_DOCUMENT = " (in the open notebook's shared document: the change shows in place)"
 
@@ -71,8 +75,11 @@ class OpenedNotebook:
 
 async def open_notebook(ctx: CallContext, path_arg: str) -> OpenedNotebook:
     """The notebook `path_arg` names, through its shared document when it is open."""
+    return await _open(ctx, await asyncio.to_thread(ctx.run.resolve, path_arg))
+
+
+async def _open(ctx: CallContext, path: Path) -> OpenedNotebook:
     runtime = ctx.runtime
-    path = await asyncio.to_thread(ctx.run.resolve, path_arg)
     shown = ctx.run.relpath(path)
     if not is_notebook_path(path.name):
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
@@ -123,7 +130,7 @@ def check_unchanged_since_read(ctx: CallContext, opened: OpenedNotebook, number:
     """stale_edit when the human changed the cell since the agent last saw it."""
     ids, sources = opened.editor.ids(), opened.editor.sources()
     try:
-        ctx.run.seen_cells.check(opened.api_path, number, ids[number - 1], sources[number - 1])
+        ctx.run.notebooks.check(opened.api_path, number, ids[number - 1], sources[number - 1])
     except CellChanged as exc:
         raise ToolError(ErrorCode.STALE_EDIT,
                         f"{opened.shown} [cell {number}] changed since you last read it (the "
@@ -140,16 +147,26 @@ def _added_ids_note(opened: OpenedNotebook) -> str:
 
 
 def _changed(ctx: CallContext, opened: OpenedNotebook, what: str,
-             numbers: list[int], **data: Any) -> ToolResult:
+             numbers: list[int], change: CellChange | None = None, **data: Any) -> ToolResult:
     how = IN_SHARED_DOCUMENT if opened.shared else ""
     cells = opened.cell_refs(*numbers)
     ids = opened.editor.ids()
     sources = opened.editor.sources()
-    ctx.run.seen_cells.saw(opened.api_path, [(ids[n - 1], sources[n - 1]) for n in numbers])
+    ctx.run.notebooks.saw(opened.api_path, [(ids[n - 1], sources[n - 1]) for n in numbers])
+    if change is not None:
+        data["change_id"] = change.id
     return ToolResult.success(
         f"{what} in {opened.shown}{how}.{_added_ids_note(opened)}",
         {"path": opened.shown, "cells": cells, "cell_count": len(ids),
          "shared_document": opened.shared, **data})
+
+
+def _record(ctx: CallContext, opened: OpenedNotebook, kind: ChangeKind, position: int,
+            before: dict[str, Any] | None, after_number: int | None) -> CellChange:
+    """Keep the change in the run's journal, so that it can be reverted."""
+    after = opened.editor.snapshot(after_number) if after_number is not None else None
+    cell_id = str((after or before or {}).get("id") or "")
+    return ctx.run.notebooks.record(opened.api_path, kind, cell_id, position, before, after)
 
 
 def _describe(ref: dict[str, Any]) -> str:
@@ -183,8 +200,9 @@ async def insert(ctx: CallContext, opened: OpenedNotebook, action: Insert) -> in
 
 def inserted(ctx: CallContext, opened: OpenedNotebook, action: Insert, number: int) -> ToolResult:
     ref = opened.cell_refs(number)[0]
+    change = _record(ctx, opened, "insert", number, None, number)
     return _changed(ctx, opened, f"Inserted a {action.cell_type} cell as {_describe(ref)}",
-                    [number])
+                    [number], change)
 
 
 async def delete(ctx: CallContext, opened: OpenedNotebook, action: Delete) -> ToolResult:
@@ -192,12 +210,14 @@ async def delete(ctx: CallContext, opened: OpenedNotebook, action: Delete) -> To
     check_unchanged_since_read(ctx, opened, number)
     _prepare_file(opened)
     ref = opened.cell_refs(number)[0]
+    before = opened.editor.snapshot(number)
     opened.editor.delete(number)
     await save(ctx, opened)
     if ref["id"]:
-        ctx.run.seen_cells.forget(opened.api_path, ref["id"])
+        ctx.run.notebooks.forget(opened.api_path, ref["id"])
+    change = _record(ctx, opened, "delete", number, before, None)
     return _changed(ctx, opened, f"Deleted {_describe(ref)}; the cells after it moved up one",
-                    [], deleted=ref)
+                    [], change, deleted=ref)
 
 
 async def move(ctx: CallContext, opened: OpenedNotebook, action: Move) -> ToolResult:
@@ -207,34 +227,40 @@ async def move(ctx: CallContext, opened: OpenedNotebook, action: Move) -> ToolRe
         raise notebook_error(CellOutOfRange(cell=action.index, cell_count=count,
                                             shared=opened.shared), path=opened.shown)
     _prepare_file(opened)
+    before = opened.editor.snapshot(number)
     opened.editor.move(number, action.index)
     await save(ctx, opened)
     ref = opened.cell_refs(action.index)[0]
+    change = _record(ctx, opened, "move", number, before, action.index)
     return _changed(ctx, opened, f"Moved cell {number} to position {action.index}: it is "
-                    f"{_describe(ref)}", [action.index], moved_from=number)
+                    f"{_describe(ref)}", [action.index], change, moved_from=number)
 
 
 async def set_type(ctx: CallContext, opened: OpenedNotebook, action: SetType) -> ToolResult:
     number = opened.resolve(action.cell)
     check_unchanged_since_read(ctx, opened, number)
     _prepare_file(opened)
-    before = opened.editor.cell_types()[number - 1]
+    before = opened.editor.snapshot(number)
     opened.editor.set_type(number, action.cell_type)
     await save(ctx, opened)
     ref = opened.cell_refs(number)[0]
-    dropped = " (its outputs are gone)" if before == "code" and action.cell_type != "code" else ""
-    return _changed(ctx, opened, f"Changed {_describe(ref)} from {before} to "
-                    f"{action.cell_type}{dropped}", [number])
+    change = _record(ctx, opened, "set_type", number, before, number)
+    was = before["cell_type"]
+    dropped = " (its outputs are gone)" if was == "code" and action.cell_type != "code" else ""
+    return _changed(ctx, opened, f"Changed {_describe(ref)} from {was} to "
+                    f"{action.cell_type}{dropped}", [number], change)
 
 
 async def set_source(ctx: CallContext, opened: OpenedNotebook, action: SetSource) -> ToolResult:
     number = opened.resolve(action.cell)
     check_unchanged_since_read(ctx, opened, number)
     _prepare_file(opened)
+    before = opened.editor.snapshot(number)
     opened.editor.set_source(number, action.source)
     await save(ctx, opened)
     ref = opened.cell_refs(number)[0]
-    return _changed(ctx, opened, f"Replaced the source of {_describe(ref)}", [number])
+    change = _record(ctx, opened, "set_source", number, before, number)
+    return _changed(ctx, opened, f"Replaced the source of {_describe(ref)}", [number], change)
 
 
 async def clear_outputs(ctx: CallContext, opened: OpenedNotebook,
@@ -251,3 +277,74 @@ async def clear_outputs(ctx: CallContext, opened: OpenedNotebook,
     what = (f"Cleared the outputs of {_describe(opened.cell_refs(numbers[0])[0])}"
             if action.cell is not None else f"Cleared the outputs of {len(numbers)} code cells")
     return _changed(ctx, opened, what, numbers)
+
+
+_UNDONE = {"insert": "removed the cell it inserted", "delete": "put the deleted cell back",
+           "move": "moved the cell back", "set_type": "gave the cell its type back",
+           "set_source": "gave the cell its source back"}
+
+
+async def revert(ctx: CallContext, action: Revert) -> ToolResult:
+    """Undo one change of the agent's, if the cell still holds what the agent left; else
+    stale_edit saying what changed since (a revert never overwrites the human's work)."""
+    change = ctx.run.notebooks.change(action.change_id)
+    if change is None:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        f"This run has no change {action.change_id!r} to revert: each change "
+                        "can be reverted once, and only the run's last 500 are kept. Change "
+                        "the cell with set_source instead.")
+    opened = await _open(ctx, ctx.runtime.root_path / change.notebook)
+    _prepare_file(opened)
+    number = index_of(opened.editor, change.cell_id) if change.cell_id else None
+    count = len(opened.editor.ids())
+    if change.kind == "delete":
+        assert change.before is not None
+        position = min(change.position, count + 1)
+        back = dict(change.before)
+        if number is not None:  # the id is taken again: the cell comes back with a new one
+            back.pop("id", None)
+        opened.editor.restore(position, back)
+        numbers = [position]
+    else:
+        if number is None:
+            raise ToolError(ErrorCode.NOT_FOUND,
+                            f"The cell of change {change.id} (id {change.cell_id}) is no longer "
+                            f"in {opened.shown}; nothing was reverted.")
+        if change.kind != "move":
+            _check_holds(opened, change, number)
+        numbers = [number]
+        if change.kind == "insert":
+            opened.editor.delete(number)
+            numbers = []
+        elif change.kind == "move":
+            opened.editor.move(number, min(change.position, count))
+            numbers = [min(change.position, count)]
+        elif change.kind == "set_type":
+            assert change.before is not None
+            opened.editor.set_type(number, change.before["cell_type"])
+        else:
+            assert change.before is not None
+            opened.editor.set_source(number, change.before["source"])
+    await save(ctx, opened)
+    ctx.run.notebooks.reverted(change.id)
+    return _changed(ctx, opened, f"Reverted change {change.id} ({change.kind}): "
+                    f"{_UNDONE[change.kind]}", numbers, reverted=change.id)
+
+
+def _check_holds(opened: OpenedNotebook, change: CellChange, number: int) -> None:
+    """stale_edit, saying what changed, unless cell `number` is as the change left it."""
+    assert change.after is not None
+    now = opened.editor.snapshot(number)
+    if (now["source"], now["cell_type"]) == (change.after["source"], change.after["cell_type"]):
+        return
+    if now["cell_type"] != change.after["cell_type"]:
+        since = f"its type is now {now['cell_type']}"
+    else:
+        diff = list(difflib.unified_diff(change.after["source"].splitlines(),
+                                         now["source"].splitlines(), "as the agent left it",
+                                         "now", lineterm="", n=1))
+        since = "its source changed:\n" + "\n".join(diff[:40])
+    raise ToolError(ErrorCode.STALE_EDIT,
+                    f"{opened.shown} [cell {number}] changed since change {change.id}, so it "
+                    f"was not reverted ({since}). Change it with set_source if it should "
+                    "still change.", data={"cell": number, "id": change.cell_id})
