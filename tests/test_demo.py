@@ -17,7 +17,8 @@ def test_the_demo_runs_every_step(tmp_path):
     assert summary.endswith("0 failed, 0 skipped."), demo.stdout[-3000:]
     for shown in ["(proposed) 2 replacements", "New diagnostics in inventory/broken.py",
                   "Stopped (breakpoint)", "stock.stock_value() = 9.0", "The user chose: ship",
-                  "quantity  value"]:
+                  "quantity  value", "{'north': 8020.0, 'south': 5130.0}",
+                  "**Summary:** the north region"]:
         assert shown in demo.stdout, shown
 
 

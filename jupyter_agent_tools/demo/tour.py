@@ -106,6 +106,18 @@ STEPS: list[Step] = [
                    'call ast_grep {"pattern": "print($$$A)", "language": "python"}',
           "label": "surveyor"}, key="spawned"),
     Step("Wait for the worker", "vibe_wait", {"timeout_seconds": 60}, bind=_worker_id),
+    Step("Notebook: the agent adds a cell that loads the data, and runs it", "notebook",
+         {"action": "insert", "path": "analysis.ipynb", "run": True,
+          "source": "import csv\n\nwith open('sales.csv') as file:\n"
+                    "    sales = list(csv.DictReader(file))\nrevenue = {}\nfor row in sales:\n"
+                    "    revenue[row['region']] = revenue.get(row['region'], 0) + "
+                    "float(row['revenue'])\nrevenue"}),
+    Step("Notebook: a summary in a markdown cell, right after the title", "notebook",
+         {"action": "insert", "path": "analysis.ipynb", "cell": "title",
+          "cell_type": "markdown",
+          "source": "**Summary:** the north region brings in most of the revenue."}),
+    Step("Notebook: its cells as they are now, outputs saved", "read",
+         {"path": "analysis.ipynb", "outputs": True}),
     Step("Run the program", "bash", {"command": "python main.py"}),
 ]
 
