@@ -9,6 +9,7 @@ from ...runtime.validation import validate_action
 from . import actions
 from .args import LSP_ACTIONS, LspArgs, LspRenameArgs
 from .errors import tool_error
+from .places import cell_by_id
 from .rename import rename
 
 
@@ -33,8 +34,10 @@ class Lsp(Tool):
 
     async def call(self, ctx: CallContext, args: LspArgs) -> ToolResult:
         session: LspSession = ctx.run.resources[Resource.LSP]
-        action = validate_action(self.name, LSP_ACTIONS, args)
         try:
+            if isinstance(args.cell, str):  # a cell id: the number the servers' answers use
+                args = args.model_copy(update={"cell": await cell_by_id(session, ctx, args)})
+            action = validate_action(self.name, LSP_ACTIONS, args)
             return await actions.perform(session, ctx, action)
         except LspError as exc:
             raise tool_error(exc) from None
