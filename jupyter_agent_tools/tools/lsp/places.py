@@ -12,7 +12,7 @@ from pygls.uris import from_fs_path
 
 from ...lsp.positions import locate_symbol
 from ...lsp.server import LanguageServer
-from ...lsp.session import LspSession, SourceDocument
+from ...lsp.session import Availability, LspSession, SourceDocument
 from ...notebooks import (
     CellEditor,
     FileCells,
@@ -183,3 +183,17 @@ async def cell_by_id(session: LspSession, ctx: CallContext, args: LspArgs) -> in
         return resolve_cell(editor, args.cell)
     except NotebookError as exc:
         raise notebook_error(exc, doing="read", path=shown) from None
+
+
+def build_config_note(session: LspSession, option: Availability) -> str:
+    """What an agent should know when a server guesses how the project builds."""
+    assert option.root is not None
+    names = " or ".join(option.spec.build_config)
+    return (f"{option.spec.name} has no {names} in {session.run.relpath(option.root) or '.'}. "
+            f"{option.spec.build_config_hint}")
+
+
+async def build_config_notes(session: LspSession, path: Path) -> list[str]:
+    """The notes of every server of `path` that guesses how its project builds."""
+    return [build_config_note(session, option) for option in await session.availability(path)
+            if option.ok and option.guesses_build]
