@@ -204,6 +204,7 @@ class StructuralSession:
         await self._refuse_broken_syntax(outcome.pattern.language, rewritten)
         changes = [change for change, _, _, _ in rewritten]
         edit = self.edits.stage(pattern, rewrite, outcome.pattern.language, changes)
+        edit.pattern_kind = outcome.pattern.kind
         self.run.events.publish("edit_staged", run_id=self.run.id, edit_id=edit.id,
                                 files=[c.relpath for c in changes], counts=edit.counts(),
                                 replacements=edit.replacements)

@@ -16,9 +16,10 @@ from ..structural.pattern import PatternSummary
 from ..structural.session import StructuralSession
 
 _PATTERN_HELP = (
-    "Code in the target language; $NAME matches one node, $$$NAME zero or more siblings, "
-    "$_ any node. A repeated $NAME must capture the same code. Whitespace and comments "
-    "never matter; text in strings and comments never matches."
+    "One piece of code in the target language (ast-grep pattern syntax); $NAME matches one "
+    "node, $$$NAME zero or more siblings, $_ any node. A repeated $NAME must capture the same "
+    "code. Whitespace never matters; trailing parts of a node may be left out (`if ($C) "
+    "{ $$$B }` also finds an if/else)."
 )
 _DIFF_TEXT_CHARS = 12_000
 _MAX_LISTED_ERRORS = 50
@@ -151,8 +152,11 @@ class AstGrep(Tool):
     tier = Tier.READ
     requires = frozenset({Resource.WORKDIR, Resource.PARSER})
     description = (
-        "Find code by structure with a tree-sitter pattern, e.g. `print($A)` or "
-        "`isinstance($X, $$$T)`. Answers file:line:column, the matched code and captures. "
+        "Find code by structure with an ast-grep pattern, e.g. `print($A)` or "
+        "`isinstance($X, $$$T)`: the same matches as the ast-grep CLI (its engine), except "
+        "Dart, languages ast-grep lacks and patterns of several statements, which a built-in "
+        "matcher searches (the answer notes it). An empty answer says what the pattern "
+        "parsed as. Answers file:line:column, the matched code and captures. "
         "Searches the code cells of notebooks in that language too (`nb.ipynb [cell 3] "
         "4:5`: line within the cell; IPython magics never match). "
         ".gitignored, binary and oversized files are skipped."
@@ -265,8 +269,10 @@ class AstEdit(Tool):
             raise _tool_error(exc) from None
         if not edit.files:
             return ToolResult.success(
-                f"No matches for {args.pattern!r}; nothing was staged.",
-                {"edit_id": None, "replacements": 0, "files": {}, "diff": ""})
+                f"No matches for {args.pattern!r} (it parsed as a {edit.pattern_kind} node; if "
+                "you meant other code, write the pattern as that code); nothing was staged.",
+                {"edit_id": None, "replacements": 0, "files": {}, "diff": "",
+                 "pattern_kind": edit.pattern_kind})
         counts = edit.counts()
         diff = edit.diff
         shown, _ = bound_text(diff, _DIFF_TEXT_CHARS, what="diff")
