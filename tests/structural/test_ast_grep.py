@@ -290,3 +290,23 @@ async def test_deeply_nested_and_long_patterns_are_searched(run, files):
     for pattern in ("f(" * 4000 + ")" * 4000, "\n".join(["print($A)"] * 1_500)):
         res = await run.call("ast_grep", {"pattern": pattern, "path": "a.py"})
         assert res.ok and res.data["total"] == 0, res.text
+
+
+async def test_a_pattern_with_an_error_node_is_matched_as_the_cli_does_and_says_so(run, files):
+    # `$S` stands where TypeScript wants a string: ast-grep's parse of the pattern has an
+    # ERROR node, and it matches the imports all the same (the CLI too, with a warning).
+    files({"m.ts": "import { a, b } from 'x';\nimport c from 'y';\n"})
+    res = await run.call("ast_grep", {"pattern": "import { $$$N } from $S", "path": "m.ts"})
+    assert [(m["text"], m["captures"]) for m in res.data["matches"]] == [
+        ("import { a, b } from 'x';", {"N": "a, b", "S": "'x'"})]
+    assert res.data["pattern_error_node"] == "import { $$$N } from $S"
+    assert "with an ERROR node at `import { $$$N } from $S`" in res.text
+
+
+async def test_a_pattern_of_several_statements_is_a_run_the_answer_notes(run, files):
+    # The ast-grep CLI refuses a pattern of several nodes; the built-in matcher finds the run.
+    files({"a.py": "x = 1\ny = 2\nz = 3\n"})
+    res = await run.call("ast_grep", {"pattern": "x = $A\ny = $B", "path": "a.py"})
+    assert [m["text"] for m in res.data["matches"]] == ["x = 1\ny = 2"]
+    assert res.data["engine"] == "built-in"
+    assert "take a pattern of one node only" in res.text
