@@ -1,8 +1,10 @@
 """A search worker: one process per core, each with its own tree cache.
 
 Parsing holds the GIL, so threads cannot use a second core; processes can. The worker
-answers jobs (a pattern and a list of files) over a pipe with plain data. It imports
-only the grammar, pattern and match modules, never the runtime, so it starts fast.
+answers jobs (a pattern and a list of files) over a pipe with plain data. It matches with
+ast-grep's engine where ast-grep has the language (astgrep.py), else with the built-in
+tree-sitter matcher (pattern.py, match.py). It imports only those and the grammars, never
+the runtime, so it starts fast.
 """
 
 from __future__ import annotations
@@ -198,7 +200,7 @@ class SearchEngine:
                 counts["searched"] -= 1
                 counts["not_utf8"] += 1
                 continue
-            if tree.root_node.has_error if matcher is not None else astgrep.has_error(tree):
+            if astgrep.has_error(tree) if matcher is None else tree.root_node.has_error:
                 parse_errors.append(path)
             if matcher is not None:
                 matched: Iterable[Found] = (_found(source, first, last, env)
