@@ -34,6 +34,8 @@ class CachedFile:
     document: Any = None
     file_hash: str | None = None
     skip: str | None = None
+    # Whether the tree has syntax errors, found once per read (ast-grep has to walk the tree).
+    syntax_errors: bool | None = None
 
 
 class TreeCache:

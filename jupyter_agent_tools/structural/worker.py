@@ -200,7 +200,10 @@ class SearchEngine:
                 counts["searched"] -= 1
                 counts["not_utf8"] += 1
                 continue
-            if astgrep.has_error(tree) if matcher is None else tree.root_node.has_error:
+            if entry.syntax_errors is None:
+                entry.syntax_errors = (astgrep.has_error(tree) if matcher is None
+                                       else tree.root_node.has_error)
+            if entry.syntax_errors:
                 parse_errors.append(path)
             if matcher is not None:
                 matched: Iterable[Found] = (_found(source, first, last, env)
