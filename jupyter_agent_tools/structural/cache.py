@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from ast_grep_py import SgRoot
 from tree_sitter import Tree
 
 Stamp = tuple[int, int]  # (mtime_ns, size)
@@ -25,7 +26,7 @@ class CachedFile:
     stamp: Stamp
     source: bytes
     binary: bool = False
-    tree: Tree | None = None
+    tree: Tree | SgRoot | None = None  # ast-grep's where it has the language
     cost: int = field(default=0)
     # A notebook: `source` is its virtual document's text (the kernel's code cells, IPython
     # syntax masked), `document` maps it back to cells, `file_hash` is of the file's bytes.
@@ -33,6 +34,8 @@ class CachedFile:
     document: Any = None
     file_hash: str | None = None
     skip: str | None = None
+    # Whether the tree has syntax errors, found once per read (ast-grep has to walk the tree).
+    syntax_errors: bool | None = None
 
 
 class TreeCache:
@@ -70,7 +73,7 @@ class TreeCache:
             self._evict()
         return entry
 
-    def set_tree(self, key: Key, entry: CachedFile, tree: Tree) -> None:
+    def set_tree(self, key: Key, entry: CachedFile, tree: Tree | SgRoot) -> None:
         """Attach a parsed tree to `entry` and account for its memory."""
         entry.tree = tree
         if self._entries.get(key) is entry:

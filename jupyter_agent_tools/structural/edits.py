@@ -82,6 +82,7 @@ class StagedEdit:
     files: list[FileChange]
     created_at: float = field(default_factory=time.time)
     status: EditStatus = EditStatus.STAGED
+    pattern_kind: str = ""  # what the pattern parsed as (said when nothing matched)
 
     @property
     def replacements(self) -> int:

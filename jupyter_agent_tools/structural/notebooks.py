@@ -14,10 +14,9 @@ import hashlib
 import json
 from typing import Any
 
-from tree_sitter import Node
-
 from ..notebooks.document import JsonStyle, Notebook
 from ..notebooks.virtual import VirtualDocument
+from .astgrep import Found
 from .cache import CachedFile, Stamp
 
 OTHER_LANGUAGE = "other_language"
@@ -127,23 +126,17 @@ def _bounded(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def describe_in_cell(path: str, notebook: SearchableNotebook, first: Node, last: Node,
-                     env: dict[str, Any], *, max_text: int,
+def describe_in_cell(path: str, notebook: SearchableNotebook, found: Found, *, max_text: int,
                      with_ranges: bool) -> dict[str, Any] | None:
     """A match addressed by cell (positions from 1 within it); None when it is no match."""
     document, text = notebook.document, notebook.text
-    start = text.position(first.start_byte)
-    end = text.position(last.end_byte)
+    start = text.position(found.start_byte)
+    end = text.position(found.end_byte)
     where = document.cell_position(*start)
     until = document.cell_position(*end)
     if where is None or until is None or where.cell != until.cell:
         return None
-    spans: dict[str, tuple[int, int] | None] = {}
-    for name, binding in env.items():
-        if isinstance(binding, tuple):
-            spans[name] = (binding[0].start_byte, binding[-1].end_byte) if binding else None
-        else:
-            spans[name] = (binding.start_byte, binding.end_byte)
+    spans = found.spans
     ranges = [(start, end)] + [(text.position(a), text.position(b))
                                for a, b in filter(None, spans.values())]
     if any(_on_masked_syntax(document, a, b) for a, b in ranges):
@@ -161,6 +154,6 @@ def describe_in_cell(path: str, notebook: SearchableNotebook, first: Node, last:
         "captures": {name: _bounded(value, max_text) for name, value in captures.items()},
     }
     if with_ranges:  # byte ranges in the virtual document's text, which a rewrite rebuilds
-        match["range"] = [first.start_byte, last.end_byte]
+        match["range"] = [found.start_byte, found.end_byte]
         match["capture_ranges"] = spans
     return match

@@ -68,8 +68,12 @@ class PatternSummary:
     """What the server keeps of a pattern compiled in a worker (the tree stays there)."""
 
     language: str
-    context: str  # the ladder rung that parsed it
+    context: str  # the ladder rung that parsed it ("ast-grep": ast-grep's own parse)
     kind: str  # the root's node kind; SEQUENCE for a run of siblings
+    # The text of an ERROR node in the pattern's parse (ast-grep matches such a pattern all
+    # the same, and it rarely finds what was meant); None when it parsed cleanly.
+    parse_error: str | None = None
+    engine: str = "built-in"  # or "ast-grep" (astgrep.py): which matcher searched
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,11 @@
-"""Filling a rewrite template with a match's captures, keeping indentation sensible.
+"""Filling a rewrite template with a match's captures, indented as the ast-grep CLI does.
 
-The template's later lines are indented like the line the match starts on. A multi-line
-capture keeps its own shape: its later lines lose the indentation of the line it came
-from and gain the indentation of the line it lands on.
+Indentation counts spaces only, as ast-grep counts it. A multi-line capture moves with its
+first line: its later lines shift by the difference between the indentation of the line it
+came from and that of the template line it lands on (a line with fewer spaces than a
+shift takes away is left as it is). Then every later line of the filled template gains the
+indentation of the line the match starts on. `ast-grep run --rewrite` writes the same bytes
+(tests/structural/differential).
 """
 
 from __future__ import annotations
@@ -38,31 +41,29 @@ def unbound_metavariables(template: str, bound: Iterable[str]) -> list[str]:
     return unbound
 
 
-def _indent_of_line(source: bytes, offset: int) -> bytes:
-    line_start = source.rfind(b"\n", 0, offset) + 1
-    line = source[line_start:offset]
-    return line[: len(line) - len(line.lstrip(b" \t"))]
+def _leading_spaces(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
 
 
-def _leading_ws(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
+def _line_up_to(source: bytes, offset: int) -> str:
+    """The line holding byte `offset` of `source`, up to it."""
+    return source[source.rfind(b"\n", 0, offset) + 1:offset].decode("utf-8", "replace")
 
 
-def _reshape(text: str, from_indent: str, to_indent: str) -> str:
+def _shift(text: str, by: int) -> str:
+    """`text` with its later lines indented `by` more spaces (fewer when negative)."""
     lines = text.split("\n")
     for index in range(1, len(lines)):
         line = lines[index]
-        if line.startswith(from_indent):
-            line = line[len(from_indent):]
-        lines[index] = (to_indent + line) if line.strip() else line
+        if by > 0:
+            lines[index] = " " * by + line
+        elif line.startswith(" " * -by):
+            lines[index] = line[-by:]
     return "\n".join(lines)
 
 
 def fill(template: str, source: bytes, replacement: Replacement) -> str:
     """The text that replaces `replacement` in `source`."""
-    match_indent = _indent_of_line(source, replacement.start).decode("utf-8", "replace")
-    prefix = source[source.rfind(b"\n", 0, replacement.start) + 1: replacement.start]
-    template = template.replace("\n", "\n" + match_indent)
     out: list[str] = []
     position = 0
     for found in _METAVAR.finditer(template):
@@ -76,14 +77,13 @@ def fill(template: str, source: bytes, replacement: Replacement) -> str:
         if span is None:
             continue
         captured = source[span[0]:span[1]].decode("utf-8", "replace")
-        if "\n" in captured:
-            written = prefix.decode("utf-8", "replace") + "".join(out)
-            landing = _leading_ws(written.rsplit("\n", 1)[-1])
-            origin = _indent_of_line(source, span[0]).decode("utf-8", "replace")
-            captured = _reshape(captured, origin, landing)
+        origin = _leading_spaces(_line_up_to(source, span[0]))
+        if "\n" in captured and origin:
+            landing = _leading_spaces(template[template.rfind("\n", 0, found.start()) + 1:])
+            captured = _shift(captured, landing - origin)
         out.append(captured)
     out.append(template[position:])
-    return "".join(out)
+    return _shift("".join(out), _leading_spaces(_line_up_to(source, replacement.start)))
 
 
 def non_overlapping(replacements: list[Replacement]) -> list[Replacement]:

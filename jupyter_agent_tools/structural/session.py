@@ -164,15 +164,23 @@ class StructuralSession:
         except PatternError as exc:
             raise errors.UnparseablePattern(pattern, grammar, exc.reason,
                                             exc.contexts) from None
+        summary: PatternSummary = answer["summary"]
+        if summary.parse_error is not None and not answer["total"]:
+            # ast-grep searches a pattern with an ERROR node all the same (as the CLI does,
+            # with a warning); when it finds nothing, the parse is the likely cause.
+            raise errors.UnparseablePattern(
+                pattern, grammar, f"ast-grep parsed it as {summary.kind} with an ERROR node at "
+                f"`{summary.parse_error}`, and it matched nothing", [summary.context])
         counts = answer["counts"]
         skipped["binary"] = counts.get("binary", 0)
-        for reason in ("invalid_notebook", "outside_root"):  # reported only when it happened
+        for reason in ("invalid_notebook", "outside_root", "not_utf8"):  # when it happened
             if counts.get(reason):
                 skipped[reason] = counts[reason]
         vanished = counts.get("vanished", 0)
         searched = len(files) - vanished - counts.get("invalid_notebook", 0) \
-            - counts.get("other_language", 0) - counts.get("outside_root", 0)
-        return SearchOutcome(answer["summary"], searched, answer,
+            - counts.get("other_language", 0) - counts.get("outside_root", 0) \
+            - counts.get("not_utf8", 0)
+        return SearchOutcome(summary, searched, answer,
                              _add_vanished(skipped, vanished))
 
     # -- staged edits ---------------------------------------------------------------------
@@ -196,6 +204,7 @@ class StructuralSession:
         await self._refuse_broken_syntax(outcome.pattern.language, rewritten)
         changes = [change for change, _, _, _ in rewritten]
         edit = self.edits.stage(pattern, rewrite, outcome.pattern.language, changes)
+        edit.pattern_kind = outcome.pattern.kind
         self.run.events.publish("edit_staged", run_id=self.run.id, edit_id=edit.id,
                                 files=[c.relpath for c in changes], counts=edit.counts(),
                                 replacements=edit.replacements)

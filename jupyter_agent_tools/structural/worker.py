@@ -1,8 +1,10 @@
 """A search worker: one process per core, each with its own tree cache.
 
 Parsing holds the GIL, so threads cannot use a second core; processes can. The worker
-answers jobs (a pattern and a list of files) over a pipe with plain data. It imports
-only the grammar, pattern and match modules, never the runtime, so it starts fast.
+answers jobs (a pattern and a list of files) over a pipe with plain data. It matches with
+ast-grep's engine where ast-grep has the language (astgrep.py), else with the built-in
+tree-sitter matcher (pattern.py, match.py). It imports only those and the grammars, never
+the runtime, so it starts fast.
 """
 
 from __future__ import annotations
@@ -12,15 +14,19 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ast_grep_py import SgRoot
 from tree_sitter import Node, Parser
 
 from ..files.contained import read_bytes_inside
 from ..files.errors import FilesError, LinkSwapped, OutsideRoot
+from . import astgrep
+from .astgrep import Found, SgPattern
 from .cache import CachedFile, TreeCache
 from .languages import load_language
 from .match import Env, Matcher
@@ -84,25 +90,26 @@ def _span(binding: Node | tuple[Node, ...]) -> tuple[int, int] | None:
     return binding.start_byte, binding.end_byte
 
 
-def _describe(path: str, source: bytes, first: Node, last: Node, env: Env,
-              job: SearchJob) -> dict[str, Any]:
-    captures = {}
-    ranges = {}
-    for name, binding in env.items():
-        span = _span(binding)
-        captures[name] = _bounded(source[span[0]:span[1]], job.max_text) if span else ""
-        ranges[name] = span
+def _found(source: bytes, first: Node, last: Node, env: Env) -> Found:
+    """A match of the tree-sitter matcher as plain positions."""
+    return Found(first.start_byte, last.end_byte,
+                 (first.start_point[0], _column(source, first.start_byte, first.start_point[1]) - 1),
+                 (last.end_point[0], _column(source, last.end_byte, last.end_point[1]) - 1),
+                 {name: _span(binding) for name, binding in env.items()})
+
+
+def _describe(path: str, source: bytes, found: Found, job: SearchJob) -> dict[str, Any]:
     match: dict[str, Any] = {
         "file": path,
-        "start": [first.start_point[0] + 1,
-                  _column(source, first.start_byte, first.start_point[1])],
-        "end": [last.end_point[0] + 1, _column(source, last.end_byte, last.end_point[1])],
-        "text": _bounded(source[first.start_byte:last.end_byte], job.max_text),
-        "captures": captures,
+        "start": [found.start[0] + 1, found.start[1] + 1],
+        "end": [found.end[0] + 1, found.end[1] + 1],
+        "text": _bounded(source[found.start_byte:found.end_byte], job.max_text),
+        "captures": {name: _bounded(source[span[0]:span[1]], job.max_text) if span else ""
+                     for name, span in found.spans.items()},
     }
     if job.with_ranges:
-        match["range"] = [first.start_byte, last.end_byte]
-        match["capture_ranges"] = ranges
+        match["range"] = [found.start_byte, found.end_byte]
+        match["capture_ranges"] = found.spans
     return match
 
 
@@ -151,13 +158,12 @@ class SearchEngine:
         pattern = _compiled(job.pattern, job.language)
         if isinstance(pattern, PatternError):
             return _unparseable(pattern)
-        matcher = Matcher(pattern)
-        parser = self._parser(job.language)
+        matcher = Matcher(pattern) if isinstance(pattern, Pattern) else None
         matches: list[dict[str, Any]] = []
         total = 0
         counts = {"searched": 0, "binary": 0, "vanished": 0, "outside_root": 0,
                   "prefiltered": 0, "parsed": 0, "cached_trees": 0, "other_language": 0,
-                  "invalid_notebook": 0}
+                  "invalid_notebook": 0, "not_utf8": 0}
         parse_errors: list[str] = []
         hashes: dict[str, str] = {}
         files_with_matches = 0
@@ -188,28 +194,36 @@ class SearchEngine:
             if not all(literal in source for literal in pattern.literals):
                 counts["prefiltered"] += 1
                 continue
-            if entry.tree is None:
-                self.cache.set_tree((path, job.language), entry, parser.parse(source))
-                counts["parsed"] += 1
-            else:
-                counts["cached_trees"] += 1
-            tree = entry.tree
-            assert tree is not None
-            if tree.root_node.has_error:
+            try:
+                tree = self._tree(path, entry, job.language, matcher is None, counts)
+            except UnicodeDecodeError:  # ast-grep reads UTF-8 only, as the CLI does
+                counts["searched"] -= 1
+                counts["not_utf8"] += 1
+                continue
+            if entry.syntax_errors is None:
+                entry.syntax_errors = (astgrep.has_error(tree) if matcher is None
+                                       else tree.root_node.has_error)
+            if entry.syntax_errors:
                 parse_errors.append(path)
+            if matcher is not None:
+                matched: Iterable[Found] = (_found(source, first, last, env)
+                                            for first, last, env in matcher.find(tree, source))
+            else:
+                assert isinstance(pattern, SgPattern)
+                matched = astgrep.find(pattern, tree, source)
             found = 0
             in_cells = _CellMapper(path, entry, job) if entry.document is not None else None
-            for first, last, env in matcher.find(tree, source):
+            for match in matched:
                 described = None
                 if in_cells is not None:
-                    described = in_cells.describe(first, last, env)
+                    described = in_cells.describe(match)
                     if described is None:  # across cells, or on masked IPython syntax
                         continue
                 found += 1
                 total += 1
                 if len(matches) < job.limit:
                     matches.append(described if described is not None
-                                   else _describe(path, source, first, last, env, job))
+                                   else _describe(path, source, match, job))
             if found:
                 files_with_matches += 1
                 if job.with_ranges:
@@ -217,6 +231,21 @@ class SearchEngine:
         return {"summary": pattern.summary(), "matches": matches, "total": total,
                 "files_with_matches": files_with_matches, "counts": counts,
                 "parse_errors": parse_errors, "hashes": hashes, "cache": self.cache.stats()}
+
+    def _tree(self, path: str, entry: CachedFile, language: str, by_ast_grep: bool,
+              counts: dict[str, int]) -> Any:
+        """The file's tree from the cache, or parsed now: ast-grep's for its matcher, else
+        tree-sitter's."""
+        if entry.tree is not None and isinstance(entry.tree, SgRoot) == by_ast_grep:
+            counts["cached_trees"] += 1
+            return entry.tree
+        if by_ast_grep:
+            tree: Any = astgrep.parse(entry.source, language)
+        else:
+            tree = self._parser(language).parse(entry.source)
+        self.cache.set_tree((path, language), entry, tree)
+        counts["parsed"] += 1
+        return tree
 
     def _entry(self, root: Path, path: str, language: str) -> CachedFile | None:
         """The file's cached entry, read afresh when it changed; None when it is gone.
@@ -246,10 +275,15 @@ class SearchEngine:
 
 
 @lru_cache(maxsize=64)
-def _compiled(source: str, language: str) -> Pattern | PatternError:
-    """The pattern, or why it does not parse: a failure is kept too, so the batches of one
-    search do not each parse a bad pattern again."""
+def _compiled(source: str, language: str) -> Pattern | SgPattern | PatternError:
+    """The pattern (ast-grep's where it has the language), or why it does not parse: a
+    failure is kept too, so the batches of one search do not each parse a bad pattern again."""
     try:
+        if language in astgrep.LANGUAGES:
+            try:
+                return astgrep.compile_sg(source, language)
+            except astgrep.SeveralNodes:
+                pass  # ast-grep takes one node: the built-in matcher finds runs of siblings
         return compile_pattern(source, language)
     except PatternError as exc:
         return PatternError(exc.reason, exc.contexts)  # kept without the failed parse's frames
@@ -274,9 +308,10 @@ class _CellMapper:
         self.notebook = entry.document
         self.job = job
 
-    def describe(self, first: Node, last: Node, env: Env) -> dict[str, Any] | None:
-        return _notebooks().describe_in_cell(self.path, self.notebook, first, last, env,
-                                max_text=self.job.max_text, with_ranges=self.job.with_ranges)
+    def describe(self, found: Found) -> dict[str, Any] | None:
+        return _notebooks().describe_in_cell(self.path, self.notebook, found,
+                                             max_text=self.job.max_text,
+                                             with_ranges=self.job.with_ranges)
 
 
 def _syntax_errors(root: Node) -> list[Node]:

@@ -10,12 +10,16 @@ from pydantic import Field
 from ..runtime import CallContext, ErrorCode, Resource, Tier, Tool, ToolArgs, ToolError, ToolResult
 from ..runtime.limits import bound_text
 from ..structural import errors
+from ..structural.astgrep import ENGINE as AST_GREP
+from ..structural.astgrep import LANGUAGES as AST_GREP_LANGUAGES
+from ..structural.pattern import PatternSummary
 from ..structural.session import StructuralSession
 
 _PATTERN_HELP = (
-    "Code in the target language; $NAME matches one node, $$$NAME zero or more siblings, "
-    "$_ any node. A repeated $NAME must capture the same code. Whitespace and comments "
-    "never matter; text in strings and comments never matches."
+    "One piece of code in the target language (ast-grep pattern syntax); $NAME matches one "
+    "node, $$$NAME zero or more siblings, $_ any node. A repeated $NAME must capture the same "
+    "code. Whitespace never matters; trailing parts of a node may be left out (`if ($C) "
+    "{ $$$B }` also finds an if/else)."
 )
 _DIFF_TEXT_CHARS = 12_000
 _MAX_LISTED_ERRORS = 50
@@ -66,8 +70,17 @@ def _tool_error(exc: errors.StructuralError) -> ToolError:
                              f"Write a shorter {what}: $$$NAME stands for any run of code.")
         case errors.UnparseablePattern(pattern=pattern, language=language, reason=reason,
                                        contexts=contexts):
-            tried = ", ".join(contexts) or "none"
             shown = pattern.strip() if len(pattern) <= 200 else pattern.strip()[:200] + "…"
+            if contexts == [AST_GREP]:
+                return ToolError(
+                    ErrorCode.UNPARSEABLE_PATTERN,
+                    f"The pattern {shown!r} does not parse as {language}: {reason}. Write it as "
+                    f"one complete piece of valid {language} code (a statement, an expression "
+                    "or a declaration) with $NAME / $$$NAME where code varies, and check "
+                    "brackets and quotes are balanced.",
+                    data={"contexts_tried": contexts, "language": language},
+                )
+            tried = ", ".join(contexts) or "none"
             return ToolError(
                 ErrorCode.UNPARSEABLE_PATTERN,
                 f"The pattern {shown!r} does not parse as {language} ({reason}); contexts "
@@ -139,8 +152,11 @@ class AstGrep(Tool):
     tier = Tier.READ
     requires = frozenset({Resource.WORKDIR, Resource.PARSER})
     description = (
-        "Find code by structure with a tree-sitter pattern, e.g. `print($A)` or "
-        "`isinstance($X, $$$T)`. Answers file:line:column, the matched code and captures. "
+        "Find code by structure with an ast-grep pattern, e.g. `print($A)` or "
+        "`isinstance($X, $$$T)`: the same matches as the ast-grep CLI (its engine), except "
+        "Dart, languages ast-grep lacks and patterns of several statements, which a built-in "
+        "matcher searches (the answer notes it). An empty answer says what the pattern "
+        "parsed as. Answers file:line:column, the matched code and captures. "
         "Searches the code cells of notebooks in that language too (`nb.ipynb [cell 3] "
         "4:5`: line within the cell; IPython magics never match). "
         ".gitignored, binary and oversized files are skipped."
@@ -178,13 +194,35 @@ class AstGrep(Tool):
         skipped = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in outcome.skipped.items() if n)
         if skipped:
             lines.append(f"[skipped: {skipped}]")
+        lines += _pattern_notes(outcome.pattern, total)
         return ToolResult.success("\n".join(lines), {
             "matches": matches, "total": total, "more": total - len(matches),
             "files_searched": outcome.files_searched, "language": language,
             "context": outcome.pattern.context, "pattern_kind": outcome.pattern.kind,
+            "engine": outcome.pattern.engine, "pattern_error_node": outcome.pattern.parse_error,
             "skipped": outcome.skipped,
             "parse_errors": parse_errors,
         })
+
+
+def _pattern_notes(pattern: PatternSummary, total: int) -> list[str]:
+    """What the agent should know of how the pattern parsed and which matcher searched."""
+    notes = []
+    if pattern.engine != AST_GREP:
+        if pattern.language in AST_GREP_LANGUAGES:
+            notes.append("[searched as a run of sibling nodes by the built-in matcher: ast-grep "
+                         "(and its CLI) take a pattern of one node only]")
+        else:
+            notes.append(f"[searched by the built-in tree-sitter matcher: ast-grep is not used "
+                         f"for {pattern.language}, so matches may differ from the ast-grep CLI]")
+    if pattern.parse_error is not None:
+        notes.append(f"[the pattern parsed as {pattern.kind} with an ERROR node at "
+                     f"`{pattern.parse_error}`; ast-grep matches it anyway, as its CLI does: "
+                     "check these are the matches you meant]")
+    elif total == 0:
+        notes.append(f"[the pattern parsed as a {pattern.kind} node; if you meant other code, "
+                     "write the pattern as that code (e.g. a complete statement)]")
+    return notes
 
 
 def _place(match: dict) -> str:
@@ -231,8 +269,10 @@ class AstEdit(Tool):
             raise _tool_error(exc) from None
         if not edit.files:
             return ToolResult.success(
-                f"No matches for {args.pattern!r}; nothing was staged.",
-                {"edit_id": None, "replacements": 0, "files": {}, "diff": ""})
+                f"No matches for {args.pattern!r} (it parsed as a {edit.pattern_kind} node; if "
+                "you meant other code, write the pattern as that code); nothing was staged.",
+                {"edit_id": None, "replacements": 0, "files": {}, "diff": "",
+                 "pattern_kind": edit.pattern_kind})
         counts = edit.counts()
         diff = edit.diff
         shown, _ = bound_text(diff, _DIFF_TEXT_CHARS, what="diff")

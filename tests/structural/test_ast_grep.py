@@ -54,7 +54,8 @@ async def test_dart_guard_that_disposes_what_it_checked(run, files):
 async def test_repeated_metavariable_ignores_whitespace_and_comments(run, files):
     files({"eq.py": "a == a\nf(x, y) == f(x,   # same\n y)\nf(x) == f(y)\na.b == a . b\n"})
     res = await run.call("ast_grep", {"pattern": "$A == $A", "path": "eq.py"})
-    assert [m["start"][0] for m in res.data["matches"]] == [1, 2, 5]
+    # As the ast-grep CLI: spaces never matter, a comment inside one side does (line 2).
+    assert [m["start"][0] for m in res.data["matches"]] == [1, 5]
 
 
 async def test_multi_metavariables_in_arguments_and_bodies(run, files):
@@ -142,22 +143,23 @@ async def test_language_errors_say_what_to_pass(run, files):
     assert res.code == "not_found"
 
 
-async def test_unparseable_pattern_is_never_searched(run, files):
+async def test_a_pattern_with_an_error_node_that_finds_nothing_says_how_it_parsed(run, files):
+    # ast-grep (and its CLI) search a pattern with an ERROR node all the same; when it finds
+    # nothing, the answer is no silent 0 but what the pattern parsed as.
     files({"a.py": "print(1)\n"})
     res = await run.call("ast_grep", {"pattern": "print($A", "path": "a.py"})
     assert res.code == "unparseable_pattern"
-    assert "contexts tried: statement, expression" in res.error["message"]
-    assert res.data["contexts_tried"][0] == "statement"
+    assert "with an ERROR node at `print($A`" in res.error["message"], res.error["message"]
+    assert res.data["contexts_tried"] == ["ast-grep"]
 
 
-async def test_an_unparseable_pattern_reads_no_file_of_a_big_folder(run, files):
-    # The workers compile the pattern as they search: one that does not parse stops the
-    # search before any file is read, however many batches the folder makes.
+async def test_a_pattern_ast_grep_refuses_reads_no_file_of_a_big_folder(run, files):
+    # The workers compile the pattern as they search: one that ast-grep refuses (and the
+    # built-in matcher cannot parse either) stops the search before any file is read.
     files({f"src/m{i}.py": "print(1)\n" * 2000 for i in range(40)})
     args = {"path": "src", "language": "python"}
-    res = await run.call("ast_grep", {"pattern": "print($A", **args})
+    res = await run.call("ast_grep", {"pattern": "print($A)\nprint(", **args})
     assert res.code == "unparseable_pattern"
-    assert "contexts tried: statement, expression" in res.error["message"]
     found = await run.call("ast_grep", {"pattern": "print($A)", **args})
     assert found.data["total"] == 80_000
     cache = run.runtime.provider("parser").pool.cache_stats()
@@ -171,7 +173,7 @@ async def test_a_folder_without_files_of_the_language_still_compiles_the_pattern
     found = await run.call("ast_grep", {"pattern": "print($A)", "path": ".",
                                         "language": "python"})
     assert found.ok and found.data["total"] == 0 and found.data["files_searched"] == 0
-    assert found.data["pattern_kind"] == "call" and found.data["context"] == "statement"
+    assert found.data["pattern_kind"] == "call" and found.data["engine"] == "ast-grep"
     broken = await run.call("ast_grep", {"pattern": "print($A", "path": "empty",
                                          "language": "python"})
     assert broken.code == "unparseable_pattern"
@@ -229,20 +231,26 @@ async def test_status_lists_the_grammars(parser_runtime):
 async def test_pattern_without_a_literal_token_still_searches(run, files):
     files({"s.go": "package p\n\ntype S struct {\n\tA int\n\tB string\n}\n"})
     res = await run.call("ast_grep", {"pattern": "$F $T", "path": "s.go"})
-    assert res.data["context"] == "struct field"
-    assert [m["text"] for m in res.data["matches"]] == ["A int", "B string"]
+    assert res.data["engine"] == "ast-grep"
+    # As the ast-grep CLI: `$F $T` is any node of two named children (the file, the type).
+    assert [m["text"] for m in res.data["matches"]] == [
+        "package p\n\ntype S struct {\n\tA int\n\tB string\n}\n",
+        "S struct {\n\tA int\n\tB string\n}", "A int", "B string"]
 
 
-async def test_a_span_is_one_match_however_many_nodes_share_it(run, files):
-    # JavaScript's expression statement (no `;`) and its call both span `f(x)`, as Python's
-    # block and its only statement do: one match each (the programs span the line break too).
+async def test_each_node_sharing_a_span_is_a_match_as_in_the_cli(run, files):
+    # As the ast-grep CLI: each node is a match of `$A`, also where several share a span
+    # (JavaScript's expression statement without `;` and its call); `$$$A` alone matches none.
     files({"one.js": "f(x)\n", "one.py": "def g():\n    f(x)\n"})
-    for pattern in ("$A", "$$$A"):
-        res = await run.call("ast_grep", {"pattern": pattern, "path": "one.js"})
-        assert [m["text"] for m in res.data["matches"]] == ["f(x)\n", "f(x)", "f", "(x)", "x"]
-        res = await run.call("ast_grep", {"pattern": pattern, "path": "one.py"})
-        assert [m["text"] for m in res.data["matches"]] == [
-            "def g():\n    f(x)\n", "def g():\n    f(x)", "g", "()", "f(x)", "f", "(x)", "x"]
+    res = await run.call("ast_grep", {"pattern": "$A", "path": "one.js"})
+    assert [m["text"] for m in res.data["matches"]] == ["f(x)\n", "f(x)", "f(x)", "f", "(x)", "x"]
+    res = await run.call("ast_grep", {"pattern": "$A", "path": "one.py"})
+    assert [m["text"] for m in res.data["matches"]] == [
+        "def g():\n    f(x)\n", "def g():\n    f(x)", "g", "()", "f(x)", "f(x)", "f(x)", "f",
+        "(x)", "x"]
+    res = await run.call("ast_grep", {"pattern": "$$$A", "path": "one.py"})
+    assert res.code == "unparseable_pattern" and "Standalone multi meta variable `$$$A`" \
+        in res.error["message"], res.text
 
 
 async def test_dart_calls_are_found_whatever_holds_them(run, files):
@@ -282,3 +290,23 @@ async def test_deeply_nested_and_long_patterns_are_searched(run, files):
     for pattern in ("f(" * 4000 + ")" * 4000, "\n".join(["print($A)"] * 1_500)):
         res = await run.call("ast_grep", {"pattern": pattern, "path": "a.py"})
         assert res.ok and res.data["total"] == 0, res.text
+
+
+async def test_a_pattern_with_an_error_node_is_matched_as_the_cli_does_and_says_so(run, files):
+    # `$S` stands where TypeScript wants a string: ast-grep's parse of the pattern has an
+    # ERROR node, and it matches the imports all the same (the CLI too, with a warning).
+    files({"m.ts": "import { a, b } from 'x';\nimport c from 'y';\n"})
+    res = await run.call("ast_grep", {"pattern": "import { $$$N } from $S", "path": "m.ts"})
+    assert [(m["text"], m["captures"]) for m in res.data["matches"]] == [
+        ("import { a, b } from 'x';", {"N": "a, b", "S": "'x'"})]
+    assert res.data["pattern_error_node"] == "import { $$$N } from $S"
+    assert "with an ERROR node at `import { $$$N } from $S`" in res.text
+
+
+async def test_a_pattern_of_several_statements_is_a_run_the_answer_notes(run, files):
+    # The ast-grep CLI refuses a pattern of several nodes; the built-in matcher finds the run.
+    files({"a.py": "x = 1\ny = 2\nz = 3\n"})
+    res = await run.call("ast_grep", {"pattern": "x = $A\ny = $B", "path": "a.py"})
+    assert [m["text"] for m in res.data["matches"]] == ["x = 1\ny = 2"]
+    assert res.data["engine"] == "built-in"
+    assert "take a pattern of one node only" in res.text

@@ -43,11 +43,17 @@ SAMPLES: dict[str, tuple[str, str, list[tuple[str, list[str]]]]] = {
            [CALL, ANY_ARGS, ("$X.Close()", ["bar.Close()"]), PLUS, SAME]),
     "rust": ("s.rs", "fn main() {\n    foo(1);\n    foo(1, 2);\n    foo();\n    bar.close();\n"
              "    let s = x + y;\n    let t = x == x;\n    let u = x == y;\n}\n", FIVE),
-    "c": ("s.c", "void m(void) {\n" + C_LIKE_BODY + "}\n", FIVE),
+    # As in the ast-grep CLI, C's `foo($A)` alone is a macro type (see the test below): the
+    # call is written as the statement it is.
+    "c": ("s.c", "void m(void) {\n" + C_LIKE_BODY + "}\n",
+          [("foo($A);", ["foo(1);"]), ("foo($$$ARGS);", ["foo(1);", "foo(1, 2);", "foo();"]),
+           METHOD, PLUS, SAME]),
     "cpp": ("s.cpp", "void m() {\n" + C_LIKE_BODY + "}\n", FIVE),
     "csharp": ("S.cs", "class S {\n  void M() {\n" + C_LIKE_BODY.replace("close", "Close")
                + "  }\n}\n",
-               [CALL, ANY_ARGS, ("$X.Close()", ["bar.Close()"]), PLUS, SAME]),
+               # As the ast-grep CLI: C#'s `$A == $A` does not hold its two sides equal.
+               [CALL, ANY_ARGS, ("$X.Close()", ["bar.Close()"]), PLUS,
+                ("$A == $A", ["x == x", "x == y"])]),
     "ruby": ("s.rb", "foo(1)\nfoo(1, 2)\nfoo()\nbar.close()\ns = x + y\nt = x == x\n"
              "u = x == y\n", FIVE),
     "php": ("s.php", "<?php\nfoo(1);\nfoo(1, 2);\nfoo();\n$bar->close();\n$s = $x + $y;\n"
@@ -65,7 +71,9 @@ SAMPLES: dict[str, tuple[str, str, list[tuple[str, list[str]]]]] = {
             [CALL, ANY_ARGS, ("$X:close()", ["bar:close()"]), PLUS, SAME]),
     "bash": ("s.sh", "foo 1\nfoo 1 2\nfoo\nbar --close\ns=$(( x + y ))\n[[ x == x ]]\n"
              "[[ x == y ]]\n",
-             [("foo $A", ["foo 1"]), ("foo $$$ARGS", ["foo 1", "foo 1 2", "foo"]),
+             # As the ast-grep CLI: a command's later arguments may be left out of a pattern,
+             # and `foo $$$ARGS` needs an argument list (`foo` alone has none).
+             [("foo $A", ["foo 1", "foo 1 2"]), ("foo $$$ARGS", ["foo 1", "foo 1 2"]),
               ("$X --close", ["bar --close"]), ("$(( $A + $B ))", ["$(( x + y ))"]),
               ("[[ $A == $A ]]", ["[[ x == x ]]"])]),
     "r": ("s.R", "foo(1)\nfoo(1, 2)\nfoo()\nbar$close()\ns <- x + y\nt <- x == x\n"
@@ -97,3 +105,14 @@ async def test_each_pattern_finds_exactly_its_snippets(run, files, language, pat
     assert res.ok, res.text
     found = [(m["text"], m["start"][0]) for m in res.data["matches"]]
     assert found == list(zip(expected, lines_of(source, expected), strict=True)), res.data["context"]
+
+
+async def test_a_pattern_that_parsed_as_other_code_says_so(run, files):
+    # C's `foo($A)` parses as a macro type, not a call (in the ast-grep CLI too): the empty
+    # answer names what the pattern parsed as.
+    name, source, _ = SAMPLES["c"]
+    files({name: source})
+    res = await run.call("ast_grep", {"pattern": "foo($A)", "path": name})
+    assert res.ok and res.data["total"] == 0
+    assert res.data["pattern_kind"] == "macro_type_specifier"
+    assert "parsed as a macro_type_specifier node" in res.text
