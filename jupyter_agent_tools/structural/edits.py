@@ -119,10 +119,10 @@ class StagedEdit:
             relpath=names.__getitem__)
 
 
-def unified_diff(relpath: str, before: bytes, after: bytes) -> str:
-    """A git-style unified diff of one file (a/ and b/ prefixes)."""
-    old = before.decode("utf-8", "replace").splitlines(keepends=True)
-    new = after.decode("utf-8", "replace").splitlines(keepends=True)
+def unified_diff(relpath: str, before: bytes, after: bytes, encoding: str = "utf-8") -> str:
+    """A git-style unified diff of one file (a/ and b/ prefixes), read in `encoding`."""
+    old = before.decode(encoding, "replace").splitlines(keepends=True)
+    new = after.decode(encoding, "replace").splitlines(keepends=True)
     lines = difflib.unified_diff(old, new, f"a/{relpath}", f"b/{relpath}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                    for line in lines)

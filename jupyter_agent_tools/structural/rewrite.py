@@ -58,9 +58,10 @@ def _reshape(text: str, from_indent: str, to_indent: str) -> str:
     return "\n".join(lines)
 
 
-def fill(template: str, source: bytes, replacement: Replacement) -> str:
-    """The text that replaces `replacement` in `source`."""
-    match_indent = _indent_of_line(source, replacement.start).decode("utf-8", "replace")
+def fill(template: str, source: bytes, replacement: Replacement,
+         encoding: str = "utf-8") -> str:
+    """The text that replaces `replacement` in `source` (whose bytes are in `encoding`)."""
+    match_indent = _indent_of_line(source, replacement.start).decode(encoding, "replace")
     prefix = source[source.rfind(b"\n", 0, replacement.start) + 1: replacement.start]
     template = template.replace("\n", "\n" + match_indent)
     out: list[str] = []
@@ -75,11 +76,11 @@ def fill(template: str, source: bytes, replacement: Replacement) -> str:
         span = replacement.captures[name]
         if span is None:
             continue
-        captured = source[span[0]:span[1]].decode("utf-8", "replace")
+        captured = source[span[0]:span[1]].decode(encoding, "replace")
         if "\n" in captured:
-            written = prefix.decode("utf-8", "replace") + "".join(out)
+            written = prefix.decode(encoding, "replace") + "".join(out)
             landing = _leading_ws(written.rsplit("\n", 1)[-1])
-            origin = _indent_of_line(source, span[0]).decode("utf-8", "replace")
+            origin = _indent_of_line(source, span[0]).decode(encoding, "replace")
             captured = _reshape(captured, origin, landing)
         out.append(captured)
     out.append(template[position:])
@@ -97,17 +98,18 @@ def non_overlapping(replacements: list[Replacement]) -> list[Replacement]:
     return chosen
 
 
-def apply(template: str, source: bytes,
-          replacements: list[Replacement]) -> tuple[bytes, list[tuple[int, int]]]:
+def apply(template: str, source: bytes, replacements: list[Replacement],
+          encoding: str = "utf-8") -> tuple[bytes, list[tuple[int, int]]]:
     """`source` with every non-overlapping replacement applied (outermost first wins), and
-    the byte range each replacement occupies in the result."""
+    the byte range each replacement occupies in the result. The replacements are written in
+    `encoding`, the source's own (UnicodeEncodeError when it cannot hold them)."""
     chosen = non_overlapping(replacements)
     pieces: list[bytes] = []
     spans: list[tuple[int, int]] = []
     position = written = 0
     for replacement in chosen:
         kept = source[position:replacement.start]
-        filled = fill(template, source, replacement).encode("utf-8")
+        filled = fill(template, source, replacement, encoding).encode(encoding)
         pieces += [kept, filled]
         written += len(kept)
         spans.append((written, written + len(filled)))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ..files import read_text_inside, write_files_atomically
+from ..files import LineBreakText, line_endings, read_decoded_inside, write_files_atomically
 from ..notebooks import (
     Cell,
     CellOutOfRange,
@@ -91,8 +91,10 @@ class Read(Tool):
     @staticmethod
     def _read_text(ctx: CallContext, args: ReadArgs, path: Path, note: str = "") -> ToolResult:
         runtime = ctx.runtime
-        lines = read_text_inside(runtime.root_path, path, runtime.max_read_bytes,
-                                 shown=ctx.run.relpath(path)).splitlines()
+        decoded = read_decoded_inside(runtime.root_path, path, runtime.max_read_bytes,
+                                      shown=ctx.run.relpath(path))
+        lines = decoded.text.splitlines()
+        endings = line_endings(decoded.text)
         start = (args.offset or 1) - 1
         count = args.limit or runtime.max_read_lines
         shown = lines[start : start + count]
@@ -111,11 +113,30 @@ class Read(Tool):
             note = f"[offset {start + 1} is past the end: the file has {len(lines)} lines]"
         if broken:  # an .ipynb that is not a valid notebook: its text, to repair it
             note += f"\n[shown as text: {broken}]"
+        note += _format_note(decoded.encoding_name if decoded.encoding != "utf-8" else None,
+                             endings)
         return ToolResult.success(
             body + note,
             {"path": ctx.run.relpath(path), "start_line": start + 1, "end_line": end,
-             "total_lines": len(lines)},
+             "total_lines": len(lines), "encoding": decoded.encoding,
+             "line_endings": endings},
         )
+
+
+def _format_note(encoding: str | None, endings: str | None) -> str:
+    """What read says of a file that is not UTF-8 with LF line breaks, for edits to come."""
+    notes = []
+    if encoding is not None:
+        notes.append(f"[encoding: {encoding}, not UTF-8; edits write it back in {encoding}, "
+                     "and refuse characters it cannot hold]")
+    if endings == "crlf":
+        notes.append("[line endings: CRLF (\\r\\n), shown without \\r; edit matches old_string "
+                     "written with \\n and writes new lines with \\r\\n]")
+    elif endings == "mixed":
+        notes.append("[line endings: mixed CRLF and LF, shown without \\r; edit matches "
+                     "old_string written with \\n, and new lines take the line ending of the "
+                     "text they replace]")
+    return "".join("\n" + note for note in notes)
 
 
 class WriteArgs(ToolArgs):
@@ -213,36 +234,46 @@ class Edit(Tool):
                             "old_string and new_string are the same; there is nothing to change.")
         if args.cell is not None:
             return await self._edit_notebook(ctx, args)
-        path, count = await asyncio.to_thread(self._edit, ctx, args)
+        path, count, kept = await asyncio.to_thread(self._edit, ctx, args)
         ctx.wrote(path)
         return ToolResult.success(
-            f"Replaced {count} occurrence{'s' if count > 1 else ''} in {ctx.run.relpath(path)}.",
+            f"Replaced {count} occurrence{'s' if count > 1 else ''} in "
+            f"{ctx.run.relpath(path)}{kept}.",
             {"path": ctx.run.relpath(path), "replacements": count},
         )
 
     @staticmethod
-    def _edit(ctx: CallContext, args: EditArgs) -> tuple[Path, int]:
+    def _edit(ctx: CallContext, args: EditArgs) -> tuple[Path, int, str]:
+        """The file edited, the replacements made, and how the file was kept (a note)."""
         root = ctx.runtime.root_path
         path = ctx.run.resolve(args.path)
-        text = read_text_inside(root, path, ctx.runtime.max_read_bytes,
-                                shown=ctx.run.relpath(path))
-        count = text.count(args.old_string)
+        decoded = read_decoded_inside(root, path, ctx.runtime.max_read_bytes,
+                                      shown=ctx.run.relpath(path))
+        # CRLF and LF are the same line break to old_string: read shows lines without \r.
+        text = LineBreakText(decoded.text)
+        starts = text.starts(args.old_string)
+        count = len(starts)
         rel = ctx.run.relpath(path)
         if count == 0:
             raise ToolError(ErrorCode.NOT_FOUND,
                             f"old_string was not found in {rel}. Read the file and copy the text "
                             "exactly, including whitespace.")
         if count > 1 and not args.replace_all:
-            lines = _line_numbers(text, _first_starts(text, args.old_string))
+            lines = _line_numbers(text.plain, starts[:MAX_LISTED_OCCURRENCES])
             raise ToolError(
                 ErrorCode.INVALID_ARGUMENTS,
                 f"old_string occurs {count} times in {rel} ({_listed(lines, count)}). "
                 "Add surrounding context to make it unique, or set replace_all.",
                 data={"occurrences": count, "lines": lines},
             )
-        new_text = text.replace(args.old_string, args.new_string)
+        new_text = text.replaced(args.old_string, args.new_string, starts)
+        # The writer keeps the file's encoding (or refuses text it cannot hold).
         write_files_atomically({path: new_text}, root=root, relpath=ctx.run.relpath)
-        return path, count
+        kept = [f"{decoded.encoding_name} encoding"] if decoded.encoding != "utf-8" else []
+        if text.endings in ("crlf", "mixed") and "\n" in args.new_string.replace("\r\n", "\n"):
+            kept.append("CRLF line endings" if text.endings == "crlf"
+                        else "the line endings of the replaced text")
+        return path, count, f" (kept its {' and '.join(kept)})" if kept else ""
 
     async def _edit_notebook(self, ctx: CallContext, args: EditArgs) -> ToolResult:
         assert args.cell is not None
@@ -403,16 +434,6 @@ def _cell_data(cell: Cell, *, full_outputs: bool) -> dict:
             "magic": cell.language.magic, "id": cell.id, "lines": len(cell.lines),
             "execution_count": cell.execution_count, "outputs": outputs,
             "attachments": list(cell.attachments)}
-
-
-def _first_starts(text: str, needle: str) -> list[int]:
-    """Where the first MAX_LISTED_OCCURRENCES occurrences of `needle` begin."""
-    starts: list[int] = []
-    index = text.find(needle)
-    while index != -1 and len(starts) < MAX_LISTED_OCCURRENCES:
-        starts.append(index)
-        index = text.find(needle, index + 1)
-    return starts
 
 
 def _line_numbers(text: str, starts: list[int]) -> list[int]:

@@ -90,6 +90,12 @@ def _tool_error(exc: errors.StructuralError) -> ToolError:
             also = " (or is no longer a valid notebook)" if notebook else ""
             return ToolError(ErrorCode.STALE_EDIT, f"{path} changed while the edit was being "
                              f"computed{also}. Call ast_edit again.")
+        case errors.RewriteNotEncodable(path=path, encoding=encoding):
+            return ToolError(ErrorCode.FAILED, f"{path} is {encoding} text, and the rewrite "
+                             "puts characters there that this encoding cannot hold; files "
+                             "keep their encoding, so nothing was staged. Use characters it "
+                             "has (or the language's escapes), or convert the file to UTF-8 "
+                             "first with bash (iconv).", data={"encoding": encoding})
         case errors.RewriteHitsMagics(path=path, reason=reason):
             return ToolError(invalid, f"In {path}: {reason} Nothing was staged; narrow the "
                              "pattern so it matches code around the magics, or edit that cell "
