@@ -132,3 +132,19 @@ def test_stale_scratch_that_is_a_link_or_folder_is_left_alone(tmp_path):
         os.close(folder)
     assert (tmp_path / ".x.py.0123abcd.tmp").is_dir()
     assert (tmp_path / ".y.py.0123abcd.orig").is_symlink()
+
+
+def test_text_is_written_in_the_existing_files_encoding_or_nothing_is(tmp_path):
+    latin, utf8 = tmp_path / "latin.txt", tmp_path / "utf8.txt"
+    latin.write_bytes("caf\xe9\n".encode("latin-1"))
+    utf8.write_text("caf\xe9\n")
+    write_files_atomically({latin: "caf\xe9 cr\xe8me\n", utf8: "caf\xe9 cr\xe8me\n"})
+    assert latin.read_bytes() == "caf\xe9 cr\xe8me\n".encode("latin-1")
+    assert utf8.read_bytes() == "caf\xe9 cr\xe8me\n".encode()
+    # A snowman has no Latin-1 byte: neither file changes, and no scratch file is left.
+    with pytest.raises(FilesError) as refused:
+        write_files_atomically({utf8: "\u2603\n", latin: "\u2603\n"}, root=tmp_path)
+    assert str(refused.value) == ("latin.txt: is Latin-1 (ISO-8859-1) text, which cannot hold "
+                                  "'\u2603' (U+2603, line 1 of the new text)")
+    assert utf8.read_text() == "caf\xe9 cr\xe8me\n" and _scratch(tmp_path) == []
+    assert file_error(refused.value).code == "failed"
