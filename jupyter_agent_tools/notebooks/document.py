@@ -113,11 +113,19 @@ class Cell:
 
 
 class Notebook:
-    """A parsed, validated nbformat-4 notebook and how its file is formatted."""
+    """A parsed, validated nbformat-4 notebook and how its file is formatted.
 
-    def __init__(self, data: dict[str, Any], style: JsonStyle) -> None:
+    An older notebook (nbformat 3 and before) is upgraded on reading by nbformat, as Jupyter
+    opens it; its cells have no ids until it is saved. Writing it saves it as nbformat 4.5
+    (cell ids added), as JupyterLab does when it saves an old notebook: `upgraded_from`
+    says it will.
+    """
+
+    def __init__(self, data: dict[str, Any], style: JsonStyle, *,
+                 upgraded_from: str | None = None) -> None:
         self.data = data
         self.style = style
+        self.upgraded_from = upgraded_from  # the file's format ("3.0"), when not nbformat 4
 
     @classmethod
     def from_bytes(cls, raw: bytes, *, name: str = "the notebook") -> Notebook:
@@ -137,6 +145,11 @@ class Notebook:
             raise InvalidNotebook(f"{name} is not valid JSON (line {exc.lineno}, column "
                                   f"{exc.colno}: {exc.msg}); a notebook is an nbformat JSON "
                                   "file.", name=name, reason="not_json") from None
+        if isinstance(data, dict) and data.get("nbformat") in _OLD_FORMATS:
+            upgraded = _upgraded(text, data, name)
+            validate(upgraded, name=name)
+            return cls(upgraded, _NBFORMAT_STYLE,
+                       upgraded_from=f"{data['nbformat']}.{data.get('nbformat_minor', 0)}")
         validate(data, name=name)
         return cls(data, JsonStyle.of(text, data))
 
@@ -144,7 +157,17 @@ class Notebook:
     def of_data(cls, data: dict[str, Any]) -> Notebook:
         """A notebook already in memory (a shared document's content), to read; it has no
         file formatting of its own, so writing it uses nbformat's."""
-        return cls(data, JsonStyle(1, _SEPARATORS[0], False, "\n", True, exact=False))
+        return cls(data, _NBFORMAT_STYLE)
+
+    @property
+    def format(self) -> str:
+        """The nbformat version of the file as read ("4.5"; "3.0" for an upgraded one)."""
+        return self.upgraded_from or f"{self.data['nbformat']}.{self.data.get('nbformat_minor')}"
+
+    @property
+    def saved_format(self) -> str:
+        """The nbformat version a change of this notebook is saved in."""
+        return f"4.{_UPGRADED_MINOR}" if self.upgraded_from else self.format
 
     def as_nbformat(self) -> nbformat.NotebookNode:
         """The notebook as nbformat reads it (sources joined into strings)."""
@@ -185,6 +208,8 @@ class Notebook:
                               if isinstance(cell.get("source"), list) else source)
             cells[number - 1] = cell
         data["cells"] = cells
+        if self.upgraded_from:
+            return _as_upgraded_file(data)
         return self.style.dumps(data).encode("utf-8")
 
     def _cell(self, number: int, raw: Mapping[str, Any]) -> Cell:
@@ -200,6 +225,51 @@ class Notebook:
             attachments=tuple(raw.get("attachments", {})),
             language=cell_language(cell_type, source, self.language),
         )
+
+
+# What nbformat's upgrade takes to nbformat 4, and the minor version an upgraded file gets.
+_OLD_FORMATS = (1, 2, 3)
+_UPGRADED_MINOR = 5
+# How nbformat writes (and a shared document's content, which has no file style of its own).
+_NBFORMAT_STYLE = JsonStyle(1, _SEPARATORS[0], False, "\n", True, exact=False)
+
+
+def _upgraded(text: str, data: dict[str, Any], name: str) -> dict[str, Any]:
+    """An old notebook as nbformat 4 (4.4: its cells have no ids yet), upgraded by nbformat
+    as Jupyter opens it; InvalidNotebook (old_format) when nbformat cannot upgrade it."""
+    import nbformat  # imported when needed: its validator costs seconds to import
+
+    with warnings.catch_warnings():  # nbformat warns of what the upgrade repairs
+        warnings.simplefilter("ignore")
+        try:
+            upgraded = json.loads(json.dumps(nbformat.reads(text, as_version=4)))
+        except (nbformat.ValidationError, ValueError, KeyError, TypeError,
+                AttributeError) as exc:
+            raise InvalidNotebook(
+                f"{name} is nbformat {data.get('nbformat')}, and nbformat cannot upgrade it to "
+                f"nbformat 4 ({exc}).", name=name, reason="old_format",
+                nbformat=data.get("nbformat")) from None
+    # The upgrade draws random cell ids: they would change at every read. The cells get
+    # their ids when the notebook is saved as nbformat 4.5.
+    for cell in upgraded.get("cells", ()):
+        cell.pop("id", None)
+    upgraded["nbformat_minor"] = 4
+    for key in ("orig_nbformat", "orig_nbformat_minor"):
+        upgraded.get("metadata", {}).pop(key, None)
+    return upgraded
+
+
+def _as_upgraded_file(data: dict[str, Any]) -> bytes:
+    """An upgraded notebook's file: nbformat 4.5, cell ids added, written as nbformat (and
+    so JupyterLab) writes notebooks."""
+    import nbformat
+    from nbformat.v4.nbbase import random_cell_id
+
+    data = {**data, "nbformat_minor": _UPGRADED_MINOR,
+            "cells": [{**cell, "id": cell.get("id") or random_cell_id()}
+                      for cell in data["cells"]]}
+    text = nbformat.writes(nbformat.from_dict(data), version=4)
+    return (text if text.endswith("\n") else text + "\n").encode("utf-8")
 
 
 def validate(data: Any, *, name: str = "the notebook") -> None:

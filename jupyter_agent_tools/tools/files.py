@@ -284,16 +284,25 @@ class Edit(Tool):
         shared = await open_shared_notebook(
             ctx.runtime.parent, path.relative_to(ctx.runtime.root_path).as_posix())
         formatting_kept = True
+        saved: dict[str, str] = {}
         if shared is not None:
             spans, source = _cell_spans(rel, shared.sources(), args)
             shared.replace(args.cell, spans, args.new_string)
             how = " (in the open notebook's shared document)"
         else:
-            spans, source, formatting_kept = await asyncio.to_thread(
-                self._edit_file, ctx, args, path)
-            how = "" if formatting_kept else (
-                " (the file's JSON had spacing no standard style reproduces; it is now "
-                "written as nbformat writes it)")
+            spans, source, notebook = await asyncio.to_thread(self._edit_file, ctx, args, path)
+            formatting_kept = notebook.style.exact
+            saved = {"nbformat": notebook.saved_format}
+            if notebook.upgraded_from:
+                saved["upgraded_from"] = notebook.upgraded_from
+                how = (f" (saved as nbformat {notebook.saved_format}: the file was nbformat "
+                       f"{notebook.upgraded_from}, upgraded as Jupyter does when it saves an "
+                       "old notebook; its cells now have ids)")
+            elif not formatting_kept:
+                how = (" (the file's JSON had spacing no standard style reproduces; it is now "
+                       "written as nbformat writes it)")
+            else:
+                how = ""
         ctx.wrote(path)
         before = source[: spans[0][0]]
         line = before.count("\n") + 1
@@ -303,12 +312,12 @@ class Edit(Tool):
             f"[cell {args.cell}] {line}:{column}{how}.",
             {"path": rel, "cell": args.cell, "line": line, "column": column,
              "replacements": len(spans), "shared_document": shared is not None,
-             "formatting_kept": formatting_kept},
+             "formatting_kept": formatting_kept, **saved},
         )
 
     @staticmethod
     def _edit_file(ctx: CallContext, args: EditArgs,
-                   path: Path) -> tuple[list[tuple[int, int]], str, bool]:
+                   path: Path) -> tuple[list[tuple[int, int]], str, Notebook]:
         assert args.cell is not None
         file = _read_notebook(ctx, path)
         spans, source = _cell_spans(file.shown, [cell.source for cell in file.notebook.cells],
@@ -318,7 +327,7 @@ class Edit(Tool):
                           {args.cell: source.replace(args.old_string, args.new_string)})
         except StaleNotebook as exc:
             raise notebook_error(exc) from None
-        return spans, source, file.notebook.style.exact
+        return spans, source, file.notebook
 
 
 def _cell_spans(rel: str, sources: list[str], args: EditArgs) -> tuple[list[tuple[int, int]], str]:
@@ -391,10 +400,14 @@ def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str, notebook: Note
         parts.append(f"[offset {start + 1} is past the end: the notebook has {len(cells)} cells]")
     if shared:
         parts.append("[read from the open notebook's shared document, unsaved changes included]")
+    elif notebook.upgraded_from:
+        parts.append(f"[nbformat {notebook.upgraded_from}, shown upgraded to nbformat 4 as "
+                     "Jupyter opens it (its cells have no ids yet); a change saves it as "
+                     f"nbformat {notebook.saved_format}, as JupyterLab does]")
     return ToolResult.success(
         "\n".join(parts),
         {"path": rel, "notebook": True, "shared_document": shared,
-         "language": notebook.language,
+         "language": notebook.language, "nbformat": notebook.format,
          "total_cells": len(cells), "start_cell": start + 1, "end_cell": end, "cells": shown},
     )
 
