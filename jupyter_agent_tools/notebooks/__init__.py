@@ -7,7 +7,16 @@ counts every cell from 1, as JupyterLab's status bar does.
 """
 
 from .disk import NotebookFile, check_unchanged, content_hash, read_notebook, write_sources
-from .document import Cell, JsonStyle, Notebook, OutputSummary, is_notebook_path, validate
+from .document import (
+    Cell,
+    CellRef,
+    JsonStyle,
+    Notebook,
+    OutputSummary,
+    cell_number,
+    is_notebook_path,
+    validate,
+)
 from .errors import (
     CellOutOfRange,
     EditSpansCells,
@@ -17,7 +26,9 @@ from .errors import (
     NotebookError,
     NotKernelCode,
     StaleNotebook,
+    UnknownCellId,
 )
+from .images import SavedImage, saved_images
 from .language import CellLanguage, cell_language, language_name, notebook_language
 from .shared import (
     SharedChange,
@@ -30,11 +41,11 @@ from .shared import (
 from .virtual import CellPosition, CellSpan, DocumentEdit, Mask, VirtualDocument
 
 __all__ = [
-    "Cell", "CellLanguage", "CellOutOfRange", "CellPosition", "CellSpan", "DocumentEdit",
-    "EditSpansCells", "EditTouchesMagic", "InvalidNotebook", "JsonStyle", "LineOutOfRange",
+    "Cell", "CellLanguage", "CellOutOfRange", "CellPosition", "CellRef", "CellSpan",
+    "DocumentEdit", "EditSpansCells", "EditTouchesMagic", "InvalidNotebook", "JsonStyle", "LineOutOfRange",
     "Mask", "NotKernelCode", "Notebook", "NotebookError", "NotebookFile", "OutputSummary",
-    "SharedChange", "SharedNotebook", "SharedRewrite", "StaleNotebook", "VirtualDocument",
-    "cell_language", "check_unchanged", "content_hash", "is_notebook_path", "language_name",
-    "notebook_language", "open_shared_changes", "open_shared_notebook", "read_notebook",
-    "validate", "write_sources", "write_with_open_notebooks",
+    "SavedImage", "SharedChange", "SharedNotebook", "SharedRewrite", "StaleNotebook",
+    "UnknownCellId", "VirtualDocument", "cell_language", "cell_number", "check_unchanged",
+    "content_hash", "is_notebook_path", "language_name", "notebook_language", "open_shared_changes", "open_shared_notebook", "read_notebook",
+    "saved_images", "validate", "write_sources", "write_with_open_notebooks",
 ]

@@ -11,18 +11,22 @@ import copy
 import json
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from .errors import CellOutOfRange, InvalidNotebook
+from .errors import CellOutOfRange, InvalidNotebook, UnknownCellId
 from .language import CellLanguage, cell_language, notebook_language
 
 if TYPE_CHECKING:
     import nbformat
 
 NOTEBOOK_SUFFIX = ".ipynb"
+
+# How a tool names a cell: its number (from 1, as JupyterLab's status bar counts) or its
+# nbformat cell id.
+CellRef = int | str
 
 # json.dumps' separators: nbformat writes the first; the others are common hand/tool styles.
 _SEPARATORS = ((",", ": "), (", ", ": "), (",", ":"))
@@ -192,6 +196,10 @@ class Notebook:
             raise CellOutOfRange(cell=number, cell_count=count)
         return self.cells[number - 1]
 
+    def find_cell(self, ref: CellRef) -> Cell:
+        """The cell `ref` names, by number or by id (see `cell_number`)."""
+        return self.cells[cell_number(ref, [raw.get("id") for raw in self.data["cells"]]) - 1]
+
     def with_sources(self, sources: Mapping[int, str]) -> bytes:
         """The file's bytes with the given cells' sources replaced, nothing else changed.
 
@@ -270,6 +278,27 @@ def _as_upgraded_file(data: dict[str, Any]) -> bytes:
                       for cell in data["cells"]]}
     text = nbformat.writes(nbformat.from_dict(data), version=4)
     return (text if text.endswith("\n") else text + "\n").encode("utf-8")
+
+
+def cell_number(ref: CellRef, ids: Sequence[str | None], *, shared: bool = False) -> int:
+    """The number (from 1) of the cell `ref` names among cells with these `ids`, in order.
+
+    A number must be in range (CellOutOfRange). A string is a cell id (UnknownCellId when
+    no cell has it); a string of digits that no cell has as its id is read as a number, as
+    clients that send every argument as a string mean it.
+    """
+    if isinstance(ref, str):
+        for number, cell_id in enumerate(ids, 1):
+            if cell_id == ref:
+                return number
+        if not ref.isdecimal():
+            raise UnknownCellId(cell_id=ref, cell_count=len(ids),
+                                has_ids=any(cell_id is not None for cell_id in ids),
+                                shared=shared)
+        ref = int(ref)
+    if not 1 <= ref <= len(ids):
+        raise CellOutOfRange(cell=ref, cell_count=len(ids), shared=shared)
+    return ref
 
 
 def validate(data: Any, *, name: str = "the notebook") -> None:

@@ -54,6 +54,8 @@ class RuntimeView(Protocol):
     max_read_bytes: int
     max_notebook_bytes: int
     max_line_chars: int
+    max_read_image_bytes: int
+    max_read_images: int
     max_grep_results: int
     max_glob_results: int
     grep_timeout_seconds: float

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -13,11 +14,13 @@ from ..notebooks import (
     CellOutOfRange,
     InvalidNotebook,
     Notebook,
+    NotebookError,
     NotebookFile,
     StaleNotebook,
     is_notebook_path,
     open_shared_notebook,
     read_notebook,
+    saved_images,
     write_sources,
 )
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
@@ -27,15 +30,24 @@ from .notebook_errors import notebook_error
 MAX_LISTED_OCCURRENCES = 20
 
 
+# A notebook cell as tools take it: its number (from 1, as JupyterLab shows them) or its id.
+CellArg = Annotated[int, Field(ge=1)] | Annotated[str, Field(min_length=1, max_length=256)]
+
+
 class ReadArgs(ToolArgs):
     path: str = Field(description="File to read, relative to the run's working directory.")
     offset: int | None = Field(
         None, ge=1, description="First line to show (1-based); in a notebook, the first cell.")
     limit: int | None = Field(
         None, ge=1, description="How many lines to show; in a notebook, how many cells.")
-    outputs: bool = Field(
-        False, description="Notebooks only: show the text of cell outputs in full, not just "
-                           "a one-line summary of each.")
+    cell: CellArg | None = Field(
+        None, description="Notebooks only: show just this cell, named by its number (from 1, "
+                          "as JupyterLab shows them) or its nbformat cell id.")
+    outputs: bool | Literal["images"] = Field(
+        False, description="Notebooks only: true shows the text of cell outputs in full, not "
+                           "just a one-line summary of each; \"images\" also returns the "
+                           "images they saved (plots) as image blocks, downscaled to fit the "
+                           "server's size limit.")
 
 
 class Read(Tool):
@@ -46,13 +58,26 @@ class Read(Tool):
         "long files. Binary files are refused; use bash to inspect them. A notebook (.ipynb) "
         "is shown as its cells, numbered from 1 as in JupyterLab, each with its type, its "
         "source numbered by line within the cell, and a summary of its outputs (outputs=true "
-        "shows their text); offset and limit then count cells."
+        "shows their text, outputs=\"images\" also the saved images); offset and limit then "
+        "count cells, and cell shows one cell (by number or id). The file's encoding and line "
+        "endings are kept by edits; read notes a file that is not UTF-8 or has CRLF endings."
     )
     Args = ReadArgs
     path_fields = ("path",)
 
     def label(self, args: ReadArgs) -> str:
-        return f"read {args.path}"
+        return f"read {args.path}" + (f" [cell {args.cell}]" if args.cell is not None else "")
+
+    def precheck(self, _ctx: CallContext, args: ReadArgs) -> None:
+        notebook = is_notebook_path(args.path)
+        if not notebook and (args.cell is not None or args.outputs):
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"cell and outputs are for notebooks (.ipynb), and {args.path} is a "
+                            "plain file: call read again without them.")
+        if args.cell is not None and (args.offset is not None or args.limit is not None):
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            "offset and limit page through a notebook's cells; with cell, "
+                            "leave them out (read shows the whole cell).")
 
     async def call(self, ctx: CallContext, args: ReadArgs) -> ToolResult:
         # Disk work and formatting a big file stay off the server's event loop; a plain file
@@ -378,26 +403,41 @@ def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str, notebook: Note
     """A notebook as read shows it: its cells, numbered, with line-numbered sources."""
     runtime = ctx.runtime
     cells = notebook.cells
-    start = (args.offset or 1) - 1
+    if args.cell is not None:
+        try:
+            chosen = notebook.find_cell(args.cell)
+        except NotebookError as exc:
+            raise notebook_error(exc, doing="read", path=rel) from None
+        start, selected = chosen.number - 1, [chosen]
+    else:
+        start = (args.offset or 1) - 1
+        selected = cells[start:]
     parts = [f"{rel}: {notebook.language} notebook, {len(cells)} "
              f"cell{'' if len(cells) == 1 else 's'}"]
     shown: list[dict] = []
+    images = _ImageBudget(runtime.max_read_image_bytes, runtime.max_read_images,
+                          enabled=args.outputs == "images")
     lines_shown = 0
-    for cell in cells[start:]:
+    for cell in selected:
         # Without a limit, whole cells are shown until the line budget is spent.
         if args.limit is not None and len(shown) >= args.limit:
             break
         if args.limit is None and shown and lines_shown + len(cell.lines) > runtime.max_read_lines:
             break
-        parts.append(_cell_text(cell, runtime.max_line_chars, full_outputs=args.outputs))
-        shown.append(_cell_data(cell, full_outputs=args.outputs))
+        pictures = images.of(cell.number, notebook.data["cells"][cell.number - 1])
+        parts.append(_cell_text(cell, runtime.max_line_chars, full_outputs=bool(args.outputs),
+                                pictures=pictures))
+        shown.append(_cell_data(cell, full_outputs=bool(args.outputs), pictures=pictures))
         lines_shown += len(cell.lines)
     end = start + len(shown)
-    if end < len(cells):
+    if args.cell is not None:
+        pass  # one cell asked for, one shown
+    elif end < len(cells):
         parts.append(f"[cells {start + 1}-{end} of {len(cells)}; call read with "
                      f"offset={end + 1} for more]")
     elif start >= len(cells):
         parts.append(f"[offset {start + 1} is past the end: the notebook has {len(cells)} cells]")
+    parts += images.notes()
     if shared:
         parts.append("[read from the open notebook's shared document, unsaved changes included]")
     elif notebook.upgraded_from:
@@ -409,10 +449,57 @@ def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str, notebook: Note
         {"path": rel, "notebook": True, "shared_document": shared,
          "language": notebook.language, "nbformat": notebook.format,
          "total_cells": len(cells), "start_cell": start + 1, "end_cell": end, "cells": shown},
+        blocks=images.blocks,
     )
 
 
-def _cell_text(cell: Cell, max_chars: int, *, full_outputs: bool) -> str:
+class _ImageBudget:
+    """The images one read returns: each within max_bytes, at most max_count of them."""
+
+    def __init__(self, max_bytes: int, max_count: int, *, enabled: bool) -> None:
+        self.max_bytes = max_bytes
+        self.max_count = max_count
+        self.enabled = enabled
+        self.blocks: list[dict[str, Any]] = []
+        self.left_out: list[int] = []  # cells with images past max_count
+        self.omitted = 0  # images over max_bytes even downscaled
+
+    def of(self, number: int, raw_cell: dict[str, Any]) -> dict[int, str]:
+        """What the cell's text says of each image output (by output number, from 1); the
+        images that fit become blocks."""
+        if not self.enabled or raw_cell.get("cell_type") != "code":
+            return {}
+        said = {}
+        for image in saved_images(raw_cell.get("outputs", ()), self.max_bytes):
+            if image.data is None:
+                self.omitted += 1
+                said[image.output] = image.line()
+            elif len(self.blocks) >= self.max_count:
+                if number not in self.left_out:
+                    self.left_out.append(number)
+                said[image.output] = (f"{image.mime_type}: not shown, past the "
+                                      f"{self.max_count} images of one read (max_read_images)")
+            else:
+                self.blocks.append(image.block())
+                said[image.output] = f"image {len(self.blocks)}: {image.line()}"
+        return said
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.omitted:
+            notes.append(f"[{self.omitted} image{'s' if self.omitted > 1 else ''} left out: "
+                         f"over the {self.max_bytes:,}-byte limit of one image "
+                         "(max_read_image_bytes) or not decodable]")
+        if self.left_out:
+            cells = ", ".join(map(str, self.left_out))
+            notes.append(f"[images of cell{'s' if len(self.left_out) > 1 else ''} {cells} not "
+                         f"returned: at most {self.max_count} per read; read one cell "
+                         "with cell and outputs=\"images\" for them]")
+        return notes
+
+
+def _cell_text(cell: Cell, max_chars: int, *, full_outputs: bool,
+               pictures: dict[int, str]) -> str:
     kind = cell.cell_type
     if cell.cell_type == "code":
         language = cell.language.name or "not code the tools know"
@@ -432,16 +519,20 @@ def _cell_text(cell: Cell, max_chars: int, *, full_outputs: bool) -> str:
         for index, output in enumerate(cell.outputs, 1):
             text.append(f"  output {index}: {output.line()}")
             text += [f"  | {_clip(line, max_chars)}" for line in (output.text or "").splitlines()]
+            if index in pictures:
+                text.append(f"  | [{pictures[index]}]")
     return "\n".join(text)
 
 
-def _cell_data(cell: Cell, *, full_outputs: bool) -> dict:
+def _cell_data(cell: Cell, *, full_outputs: bool, pictures: dict[int, str]) -> dict:
     outputs = []
-    for output in cell.outputs:
-        entry = {"output_type": output.output_type, "kinds": list(output.kinds),
-                 "size": output.size}
+    for index, output in enumerate(cell.outputs, 1):
+        entry: dict[str, Any] = {"output_type": output.output_type, "kinds": list(output.kinds),
+                                 "size": output.size}
         if full_outputs and output.text is not None:
             entry["text"] = output.text
+        if index in pictures:
+            entry["image"] = pictures[index]
         outputs.append(entry)
     return {"cell": cell.number, "cell_type": cell.cell_type, "language": cell.language.name,
             "magic": cell.language.magic, "id": cell.id, "lines": len(cell.lines),

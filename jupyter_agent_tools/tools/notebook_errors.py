@@ -20,6 +20,7 @@ from ..notebooks import (
     NotebookError,
     NotKernelCode,
     StaleNotebook,
+    UnknownCellId,
 )
 from ..runtime import ErrorCode, ToolError
 
@@ -54,6 +55,11 @@ def notebook_error(exc: NotebookError, *, doing: Doing = "edit",
     if isinstance(exc, CellOutOfRange):
         return ToolError(invalid, f"{where}{exc} Read it to see them.",
                          data={"cell": exc.cell, "cell_count": exc.cell_count})
+    if isinstance(exc, UnknownCellId):
+        how = ("Read it to see each cell's id, or name the cell by number" if exc.has_ids
+               else "Name the cell by number (read shows them)")
+        return ToolError(invalid, f"{where}{exc} {how}.",
+                         data={"cell": exc.cell_id, "cell_count": exc.cell_count})
     if isinstance(exc, LineOutOfRange):
         return ToolError(invalid, f"{where}{exc} Read the notebook to see the cell's lines.",
                          data={"cell": exc.cell, "line_count": exc.line_count})
