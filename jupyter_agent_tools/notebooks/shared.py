@@ -36,6 +36,10 @@ class SharedNotebook:
     def cell_count(self) -> int:
         return len(self._document.ycells)
 
+    def ids(self) -> list[str | None]:
+        """Every cell's nbformat id (None where a cell has none), in order."""
+        return [cell.get("id") for cell in self._document.ycells]
+
     def sources(self) -> list[str]:
         """Every cell's source as the shared document holds it now."""
         return [str(cell["source"]) for cell in self._document.ycells]

@@ -11,12 +11,12 @@ from pydantic import Field
 from ..files import LineBreakText, line_endings, read_decoded_inside, write_files_atomically
 from ..notebooks import (
     Cell,
-    CellOutOfRange,
     InvalidNotebook,
     Notebook,
     NotebookError,
     NotebookFile,
     StaleNotebook,
+    cell_number,
     is_notebook_path,
     open_shared_notebook,
     read_notebook,
@@ -219,9 +219,10 @@ def _valid_notebook(rel: str, content: str) -> Notebook:
 
 class EditArgs(ToolArgs):
     path: str = Field(description="File to edit.")
-    cell: int | None = Field(
-        None, ge=1, description="Notebooks (.ipynb) only, and required there: the cell to "
-                                "edit, numbered from 1 over all cells as JupyterLab shows them.")
+    cell: CellArg | None = Field(
+        None, description="Notebooks (.ipynb) only, and required there: the cell to edit, "
+                          "numbered from 1 over all cells as JupyterLab shows them, or its "
+                          "nbformat cell id.")
     old_string: str = Field(min_length=1, description="Exact text to replace.")
     new_string: str = Field(description="Replacement text.")
     replace_all: bool = Field(False, description="Replace every occurrence, not just one.")
@@ -311,11 +312,13 @@ class Edit(Tool):
         formatting_kept = True
         saved: dict[str, str] = {}
         if shared is not None:
-            spans, source = _cell_spans(rel, shared.sources(), args)
-            shared.replace(args.cell, spans, args.new_string)
+            number = _cell_number(rel, args.cell, shared.ids(), shared=True)
+            spans, source = _cell_spans(rel, shared.sources(), args, number)
+            shared.replace(number, spans, args.new_string)
             how = " (in the open notebook's shared document)"
         else:
-            spans, source, notebook = await asyncio.to_thread(self._edit_file, ctx, args, path)
+            spans, source, notebook, number = await asyncio.to_thread(
+                self._edit_file, ctx, args, path)
             formatting_kept = notebook.style.exact
             saved = {"nbformat": notebook.saved_format}
             if notebook.upgraded_from:
@@ -334,37 +337,46 @@ class Edit(Tool):
         column = len(before) - (before.rfind("\n") + 1) + 1
         return ToolResult.success(
             f"Replaced {len(spans)} occurrence{'s' if len(spans) > 1 else ''} in {rel} "
-            f"[cell {args.cell}] {line}:{column}{how}.",
-            {"path": rel, "cell": args.cell, "line": line, "column": column,
+            f"[cell {number}] {line}:{column}{how}.",
+            {"path": rel, "cell": number, "line": line, "column": column,
              "replacements": len(spans), "shared_document": shared is not None,
              "formatting_kept": formatting_kept, **saved},
         )
 
     @staticmethod
     def _edit_file(ctx: CallContext, args: EditArgs,
-                   path: Path) -> tuple[list[tuple[int, int]], str, Notebook]:
+                   path: Path) -> tuple[list[tuple[int, int]], str, Notebook, int]:
+        """Where old_string was, the cell's source before, the notebook, the cell's number."""
         assert args.cell is not None
         file = _read_notebook(ctx, path)
-        spans, source = _cell_spans(file.shown, [cell.source for cell in file.notebook.cells],
-                                    args)
+        cells = file.notebook.cells
+        number = _cell_number(file.shown, args.cell, [cell.id for cell in cells])
+        spans, source = _cell_spans(file.shown, [cell.source for cell in cells], args, number)
         try:
             write_sources(ctx.runtime.root_path, file,
-                          {args.cell: source.replace(args.old_string, args.new_string)})
+                          {number: source.replace(args.old_string, args.new_string)})
         except StaleNotebook as exc:
             raise notebook_error(exc) from None
-        return spans, source, file.notebook
+        return spans, source, file.notebook, number
 
 
-def _cell_spans(rel: str, sources: list[str], args: EditArgs) -> tuple[list[tuple[int, int]], str]:
-    """Where old_string is in the cell's source (character spans), and that source.
+def _cell_number(rel: str, ref: int | str, ids: list[str | None], *,
+                 shared: bool = False) -> int:
+    """The number of the cell `ref` names (by number or id); invalid_arguments if none."""
+    try:
+        return cell_number(ref, ids, shared=shared)
+    except NotebookError as exc:
+        raise notebook_error(exc, path=rel) from None
 
-    Refuses a cell the notebook lacks, text the cell does not hold (saying which cells do),
-    and several occurrences without replace_all.
+
+def _cell_spans(rel: str, sources: list[str], args: EditArgs,
+                number: int) -> tuple[list[tuple[int, int]], str]:
+    """Where old_string is in the source of cell `number` (character spans), and that source.
+
+    Refuses text the cell does not hold (saying which cells do), and several occurrences
+    without replace_all.
     """
-    assert args.cell is not None
-    if not 1 <= args.cell <= len(sources):
-        raise notebook_error(CellOutOfRange(cell=args.cell, cell_count=len(sources)), path=rel)
-    source, needle = sources[args.cell - 1], args.old_string
+    source, needle = sources[number - 1], args.old_string
     starts, index = [], source.find(needle)
     while index != -1:
         starts.append(index)
@@ -375,16 +387,16 @@ def _cell_spans(rel: str, sources: list[str], args: EditArgs) -> tuple[list[tupl
                 f"{', '.join(map(str, elsewhere))}: edit that cell." if elsewhere else
                 " Read the notebook and copy the text exactly, including whitespace.")
         raise ToolError(ErrorCode.NOT_FOUND,
-                        f"old_string was not found in {rel} [cell {args.cell}].{hint}",
-                        data={"cell": args.cell, "cells": elsewhere})
+                        f"old_string was not found in {rel} [cell {number}].{hint}",
+                        data={"cell": number, "cells": elsewhere})
     if len(starts) > 1 and not args.replace_all:
         lines = _line_numbers(source, starts[:MAX_LISTED_OCCURRENCES])
         raise ToolError(
             ErrorCode.INVALID_ARGUMENTS,
-            f"old_string occurs {len(starts)} times in {rel} [cell {args.cell}] "
+            f"old_string occurs {len(starts)} times in {rel} [cell {number}] "
             f"({_listed(lines, len(starts))} of the cell). Add surrounding context to make it "
             "unique, or set replace_all.",
-            data={"occurrences": len(starts), "cell": args.cell, "lines": lines},
+            data={"occurrences": len(starts), "cell": number, "lines": lines},
         )
     return [(start, start + len(needle)) for start in starts], source
 

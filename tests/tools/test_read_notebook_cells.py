@@ -134,3 +134,17 @@ async def test_bad_cells_are_refused_naming_what_there_is(runtime, root, plots):
     assert paged.code == "invalid_arguments" and "leave them out" in paged.error["message"]
     for bad in ({"cell": 0}, {"cell": ""}, {"outputs": "pictures"}):
         assert (await run.call("read", {"path": "sales.ipynb", **bad})).code == "invalid_arguments"
+
+
+async def test_edit_names_a_cell_by_id_too(runtime, root, plots):
+    notebook = _write(root, plots)
+    run = await runtime.create_run()
+    cell_id = notebook.cells[2].id
+    result = await run.call("edit", {"path": "sales.ipynb", "cell": cell_id,
+                                     "old_string": "small", "new_string": "tiny"})
+    assert result.ok, result.error
+    assert result.data["cell"] == 3 and "[cell 3] 1:10" in result.text
+    assert nbformat.read(str(root / "sales.ipynb"), 4).cells[2].source == "plt.plot(tiny)"
+    unknown = await run.call("edit", {"path": "sales.ipynb", "cell": "nope",
+                                      "old_string": "a", "new_string": "b"})
+    assert unknown.code == "invalid_arguments" and "'nope'" in unknown.error["message"]
