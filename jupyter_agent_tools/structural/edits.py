@@ -55,6 +55,8 @@ class FileChange:
     identity: FileIdentity | None = None
     # A notebook's change: each changed cell's source, before and after (by cell number).
     cells: dict[int, tuple[str, str]] = field(default_factory=dict)
+    # An old notebook's format ("3.0"): writing saves it as nbformat 4.5.
+    upgraded_from: str | None = None
 
     def __post_init__(self) -> None:
         if self.identity is None:
@@ -93,6 +95,11 @@ class StagedEdit:
 
     def counts(self) -> dict[str, int]:
         return {change.relpath: change.replacements for change in self.files}
+
+    def upgrades(self) -> dict[str, str]:
+        """The old notebooks it saves as nbformat 4.5: relative path -> their format."""
+        return {change.relpath: change.upgraded_from for change in self.files
+                if change.upgraded_from is not None}
 
     def summary(self) -> dict[str, Any]:
         return {"edit_id": self.id, "status": self.status.value, "pattern": self.pattern,

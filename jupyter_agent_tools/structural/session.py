@@ -275,7 +275,8 @@ class StructuralSession:
         change = FileChange(target, relpath, file.snapshot, file.notebook.with_sources(sources),
                             len(chosen), diff, file.identity,
                             {cell: (document.sources[cell], source)
-                             for cell, source in sources.items()})
+                             for cell, source in sources.items()},
+                            upgraded_from=file.notebook.upgraded_from)
         return change, before, after, spans
 
     async def _refuse_broken_syntax(self, language: str, rewritten: list[_Rewritten]) -> None:

@@ -66,3 +66,19 @@ async def test_an_old_notebook_nbformat_cannot_upgrade_is_shown_as_text(runtime,
     edit = await run.call("edit", {"path": "bad.ipynb", "cell": 1, "old_string": "a",
                                    "new_string": "b"})
     assert edit.code == "failed" and "nbconvert" in edit.error["message"]
+
+
+async def test_ast_edit_of_an_nbformat3_notebook_says_it_saves_nbformat_4(runtime, root):
+    path = root / "old.ipynb"
+    path.write_text(v3_text())
+    run = await runtime.create_run()
+    staged = await run.call("ast_edit", {"pattern": "print($X)", "rewrite": "show($X)",
+                                         "path": "old.ipynb"})
+    assert staged.ok, staged.error
+    assert staged.data["upgraded_notebooks"] == {"old.ipynb": "3.0"}
+    assert "old.ipynb is nbformat 3.0: accepting saves it as nbformat 4.5" in staged.text
+    accepted = await run.call("resolve", {"edit_id": staged.data["edit_id"], "action": "accept"})
+    assert accepted.ok and "saved it as nbformat 4.5" in accepted.text
+    saved = nbformat.read(str(path), as_version=nbformat.NO_CONVERT)
+    assert (saved.nbformat, saved.nbformat_minor) == (4, 5)
+    assert saved.cells[1].source.endswith("show(rate)")
