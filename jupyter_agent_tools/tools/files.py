@@ -234,8 +234,10 @@ class Edit(Tool):
     description = (
         "Replace exact text in a file. old_string must occur exactly once unless replace_all "
         "is true; include enough surrounding lines to make it unique. New diagnostics are "
-        "attached. In a notebook (.ipynb), name the cell: only that cell's source changes; "
-        "outputs, metadata and the file's formatting stay as they were."
+        "attached. The file keeps its encoding and line endings: \\n in old_string also "
+        "matches \\r\\n, and new lines take the file's line break. In a notebook (.ipynb), "
+        "name the cell (number or id): only that cell's source changes; outputs, metadata "
+        "and the file's formatting stay as they were."
     )
     Args = EditArgs
     path_fields = ("path",)
