@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import secrets
@@ -136,6 +137,7 @@ STALE_SCRATCH_SECONDS = 600.0
 # A folder is looked through for leftovers at most this often (a listing costs).
 _SWEEP_EVERY_SECONDS = 60.0
 _MAX_SWEPT_FOLDERS = 4096
+_MAX_SWEPT_ENTRIES = 100_000
 _swept: dict[tuple[int, int], float] = {}
 _swept_lock = threading.Lock()
 
@@ -148,10 +150,13 @@ def remove_stale_scratch(folder_fd: int, *, older_than: float | None = None) -> 
     older_than = STALE_SCRATCH_SECONDS if older_than is None else older_than
     now = time.time()
     try:
-        entries = os.listdir(folder_fd)
+        # The names only, at most _MAX_SWEPT_ENTRIES of them: a write into a huge folder
+        # does not pay for listing all of it.
+        with os.scandir(folder_fd) as entries:  # scandir reads a duplicate of the descriptor
+            names = [entry.name for entry in itertools.islice(entries, _MAX_SWEPT_ENTRIES)]
     except OSError:
         return removed
-    for name in entries:
+    for name in names:
         if not SCRATCH_NAME.fullmatch(name):
             continue
         try:
