@@ -444,12 +444,11 @@ def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str, notebook: Note
         shown.append(_cell_data(cell, full_outputs=bool(args.outputs), pictures=pictures))
         lines_shown += len(cell.lines)
     end = start + len(shown)
-    if args.cell is not None:
-        pass  # one cell asked for, one shown
-    elif end < len(cells):
+    paged = args.cell is None  # one cell asked for is shown whole: nothing more to page to
+    if paged and end < len(cells):
         parts.append(f"[cells {start + 1}-{end} of {len(cells)}; call read with "
                      f"offset={end + 1} for more]")
-    elif start >= len(cells):
+    elif paged and start >= len(cells):
         parts.append(f"[offset {start + 1} is past the end: the notebook has {len(cells)} cells]")
     parts += images.notes()
     if shared:
@@ -483,7 +482,7 @@ class _ImageBudget:
         images that fit become blocks."""
         if not self.enabled or raw_cell.get("cell_type") != "code":
             return {}
-        said = {}
+        said: dict[int, str] = {}
         for image in saved_images(raw_cell.get("outputs", ()), self.max_bytes):
             if image.data is None:
                 self.omitted += 1

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 LATIN1 = "# Caf\xe9 cr\xe8me: \xbd price\nname = 'M\xfcller'\nprice = 3\n".encode("latin-1")
 # Windows-1252 only: curly quotes and the euro sign are in 0x80-0x9F, C1 controls in Latin-1.
 WINDOWS = "title = \u201cRésumé\u201d\ncost = '5 \u20ac'\n".encode("cp1252")
@@ -143,7 +141,3 @@ async def test_apply_patch_keeps_crlf_line_endings(runtime, root):
     result = await run.call("apply_patch", {"patch": patch})
     assert result.ok, result.error
     assert path.read_bytes() == CRLF_TEXT.replace(b"a = 1\r\n", b"a = 1\r\n    a += 1\r\n")
-
-
-def _scratch(root: Path) -> list[str]:
-    return sorted(p.name for p in root.iterdir() if p.name.endswith((".tmp", ".orig")))
