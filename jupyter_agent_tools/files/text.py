@@ -110,13 +110,13 @@ class LineBreakText:
         """The offset in `text` of an offset in `plain`."""
         return plain_offset + bisect.bisect_left(self._crlf_at, plain_offset)
 
-    def starts(self, needle: str, limit: int | None = None) -> list[int]:
-        """Where the non-overlapping occurrences of `needle` start in `plain` (at most
-        `limit`); `needle`'s own CRLFs count as LF."""
+    def starts(self, needle: str) -> list[int]:
+        """Where the non-overlapping occurrences of `needle` start in `plain`; `needle`'s own
+        CRLFs count as LF."""
         needle = needle.replace(CRLF, "\n")
         starts: list[int] = []
         at = self.plain.find(needle)
-        while at != -1 and (limit is None or len(starts) < limit):
+        while at != -1:
             starts.append(at)
             at = self.plain.find(needle, at + len(needle))
         return starts
