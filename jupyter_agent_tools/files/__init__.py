@@ -1,12 +1,19 @@
 """File rules shared by every tool: path containment, atomic writes, walking a tree."""
 
 from .atomic import write_files_atomically
-from .contained import FileIdentity, identity_inside, read_bytes_inside, read_text_inside
+from .contained import (
+    FileIdentity,
+    identity_inside,
+    read_bytes_inside,
+    read_decoded_inside,
+    read_text_inside,
+)
 from .errors import (
     FileMissing,
     FilesError,
     LinkSwapped,
     NotAFile,
+    NotEncodable,
     NotText,
     NulInPath,
     OsRefused,
@@ -16,12 +23,15 @@ from .errors import (
     TooLarge,
 )
 from .paths import real_root, relative_to_root, resolve_inside
+from .text import DecodedText, LineBreakText, line_endings
 from .walk import FileWalker, WalkStats
 
 __all__ = [
-    "FileIdentity", "FileMissing", "FileWalker", "FilesError", "LinkSwapped", "NotAFile",
-    "NotText", "NulInPath", "OsRefused", "OutsideRoot", "PathTooLong", "StaleFile", "TooLarge",
-    "WalkStats", "identity_inside",
-    "read_bytes_inside", "read_text_inside", "real_root", "relative_to_root",
+    "DecodedText", "FileIdentity", "FileMissing", "FileWalker", "FilesError", "LineBreakText",
+    "LinkSwapped", "NotAFile", "NotEncodable", "NotText", "NulInPath", "OsRefused",
+    "OutsideRoot", "PathTooLong", "StaleFile", "TooLarge",
+    "WalkStats", "identity_inside", "line_endings",
+    "read_bytes_inside", "read_decoded_inside", "read_text_inside", "real_root",
+    "relative_to_root",
     "resolve_inside", "write_files_atomically",
 ]

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import secrets
+import stat
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from .contained import FileIdentity, OpenedFolder, open_file_in, open_folder, shown_name
 from .errors import OsRefused, StaleFile
+from .text import UTF8, detect_encoding, encode_text
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
@@ -21,8 +27,9 @@ _TEMP_STEM_BYTES = 200
 @dataclass
 class _Target:
     path: Path
-    content: bytes | None
+    text: str | bytes | None  # as given; text is encoded in _prepare, in the file's encoding
     shown: str
+    content: bytes | None = None
     folder: OpenedFolder | None = None
     original: bytes | None = None
     mode: int | None = None
@@ -48,6 +55,11 @@ def write_files_atomically(
     written anywhere. With `expected`, a file whose identity (device, inode, folder) is no
     longer the one given raises StaleFile. An OS failure raises OsRefused (action "write").
 
+    Text (str) is written in the encoding the existing file is read in (`files.text`: UTF-8,
+    Windows-1252 or Latin-1), so the bytes a change did not touch stay as they were; text
+    that encoding cannot hold raises NotEncodable and nothing is written. New files are
+    UTF-8. Bytes are written as given.
+
     New content goes first to a temporary file beside its target (new files get mode
     0o666 less the umask, existing ones keep theirs); then the targets are replaced one
     by one. If any step fails, every file already replaced is restored (or removed, if it
@@ -57,11 +69,7 @@ def write_files_atomically(
     top = root if root is not None else Path("/")
     if relpath is None:
         relpath = (lambda path: shown_name(top, path)) if root is not None else Path.as_posix
-    targets = [
-        _Target(path, content.encode("utf-8") if isinstance(content, str) else content,
-                relpath(path))
-        for path, content in changes.items()
-    ]
+    targets = [_Target(path, content, relpath(path)) for path, content in changes.items()]
     current: _Target | None = None
     done: list[_Target] = []
     try:
@@ -92,8 +100,9 @@ _UNCHECKED = object()
 
 def _prepare(root: Path, target: _Target, identity: object, *, keep_backup: bool) -> None:
     """Open the target's folder, keep its original bytes and mode, write the temp file."""
-    target.folder = open_folder(root, target.path.parent, create=target.content is not None,
+    target.folder = open_folder(root, target.path.parent, create=target.text is not None,
                                 action="write", shown=target.shown)
+    _sweep_once_in_a_while(target.folder.fd)
     fd = open_file_in(target.folder.fd, target.path.name, target.shown, action="write")
     if identity is not _UNCHECKED:
         now = FileIdentity.of_descriptors(fd, target.folder.fd) if fd is not None else None
@@ -107,6 +116,11 @@ def _prepare(root: Path, target: _Target, identity: object, *, keep_backup: bool
             target.original = handle.read()
         if keep_backup:
             target.backup = _link_backup(target.folder.fd, target.path.name)
+    if isinstance(target.text, str):
+        encoding = detect_encoding(target.original) if target.original is not None else UTF8
+        target.content = encode_text(target.text, encoding, target.shown)
+    else:
+        target.content = target.text
     if target.content is not None:
         target.temp = _write_temp(target.folder.fd, target.path.name, target.content, target.mode)
 
@@ -114,6 +128,61 @@ def _prepare(root: Path, target: _Target, identity: object, *, keep_backup: bool
 # The writer's own scratch files (a temp copy, a backup link): searches never report them.
 SCRATCH_GLOBS = (".*.[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f].tmp",
                  ".*.[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f].orig")
+SCRATCH_NAME = re.compile(r"\..+\.[0-9a-f]{8}\.(?:tmp|orig)", re.DOTALL)
+
+# A scratch file whose inode has not changed for this long belongs to no write in progress (a
+# write lasts well under a second): it is what a crash left, and goes. ctime, not mtime: a
+# backup is a hard link, with the original's old mtime but a ctime of its linking.
+STALE_SCRATCH_SECONDS = 600.0
+# A folder is looked through for leftovers at most this often (a listing costs).
+_SWEEP_EVERY_SECONDS = 60.0
+_MAX_SWEPT_FOLDERS = 4096
+_MAX_SWEPT_ENTRIES = 100_000
+_swept: dict[tuple[int, int], float] = {}
+_swept_lock = threading.Lock()
+
+
+def remove_stale_scratch(folder_fd: int, *, older_than: float | None = None) -> list[str]:
+    """Remove what interrupted writes left in a folder: regular files named as the writer
+    names its scratch files (SCRATCH_NAME), unchanged for `older_than` seconds (default:
+    STALE_SCRATCH_SECONDS). The names removed."""
+    removed: list[str] = []
+    older_than = STALE_SCRATCH_SECONDS if older_than is None else older_than
+    now = time.time()
+    try:
+        # The names only, at most _MAX_SWEPT_ENTRIES of them: a write into a huge folder
+        # does not pay for listing all of it.
+        with os.scandir(folder_fd) as entries:  # scandir reads a duplicate of the descriptor
+            names = [entry.name for entry in itertools.islice(entries, _MAX_SWEPT_ENTRIES)]
+    except OSError:
+        return removed
+    for name in names:
+        if not SCRATCH_NAME.fullmatch(name):
+            continue
+        try:
+            info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and now - info.st_ctime >= older_than:
+                os.unlink(name, dir_fd=folder_fd)
+                removed.append(name)
+        except OSError:
+            continue  # gone meanwhile, or not ours to remove
+    return removed
+
+
+def _sweep_once_in_a_while(folder_fd: int) -> None:
+    """remove_stale_scratch in the folder a write goes to, unless done there lately."""
+    try:
+        info = os.fstat(folder_fd)
+    except OSError:
+        return
+    key, now = (info.st_dev, info.st_ino), time.monotonic()
+    with _swept_lock:
+        if now - _swept.get(key, -_SWEEP_EVERY_SECONDS) < _SWEEP_EVERY_SECONDS:
+            return
+        if len(_swept) >= _MAX_SWEPT_FOLDERS:
+            _swept.clear()
+        _swept[key] = now
+    remove_stale_scratch(folder_fd)
 
 
 def _hidden_name(name: str, suffix: str) -> str:

@@ -26,6 +26,7 @@ from .errors import (
     TooLarge,
 )
 from .paths import real_root
+from .text import DecodedText
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
@@ -203,15 +204,19 @@ def read_bytes_inside(root: Path, path: Path, max_bytes: int | None = None, *,
 
 def read_text_inside(root: Path, path: Path, max_bytes: int, *,
                      shown: str | None = None) -> str:
-    """A text file's content (UTF-8, else Latin-1); binary files are refused."""
+    """A text file's content (see `read_decoded_inside`); binary files are refused."""
+    return read_decoded_inside(root, path, max_bytes, shown=shown).text
+
+
+def read_decoded_inside(root: Path, path: Path, max_bytes: int, *,
+                        shown: str | None = None) -> DecodedText:
+    """A text file's content and its encoding (UTF-8, else Windows-1252, else Latin-1:
+    `files.text`); binary files are refused (NotText)."""
     shown = shown or shown_name(root, path)
     data = read_bytes_inside(root, path, max_bytes, shown=shown)
     if b"\x00" in data[:_SNIFF_BYTES]:
         raise NotText(shown)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
+    return DecodedText.of(data)
 
 
 @dataclass(frozen=True)

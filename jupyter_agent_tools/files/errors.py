@@ -88,6 +88,17 @@ class NotText(FilesError):
         super().__init__(shown, "is a binary file")
 
 
+class NotEncodable(FilesError):
+    """New text holds a character the file's encoding (kept on writing) has no byte for."""
+
+    def __init__(self, shown: str, encoding: str, character: str, line: int) -> None:
+        super().__init__(shown, f"is {encoding} text, which cannot hold {character!r} "
+                                f"(U+{ord(character):04X}, line {line} of the new text)")
+        self.encoding = encoding
+        self.character = character
+        self.line = line
+
+
 class StaleFile(FilesError):
     """The file is not the one a change was prepared on (replaced, moved or deleted)."""
 

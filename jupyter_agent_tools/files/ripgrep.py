@@ -46,6 +46,7 @@ from . import landlock
 from .atomic import SCRATCH_GLOBS
 from .contained import read_bytes_inside
 from .errors import FilesError
+from .nbformat3 import cells_as_v4, is_nbformat3
 from .walk import is_binary
 
 # rg --debug names each entry it leaves out; counting those lines keeps the `skipped` counts
@@ -362,8 +363,9 @@ def _search_notebooks(rg: str, query: RipgrepQuery, limits: RipgrepLimits, handl
 def _cell_sources(query: RipgrepQuery, notebook: Path) -> list[str] | None:
     """Every cell's source, in order; None when `notebook` is not a notebook (or is gone)."""
     try:
-        cells = json.loads(read_bytes_inside(query.root, notebook,
-                                             query.max_notebook_bytes))["cells"]
+        data = json.loads(read_bytes_inside(query.root, notebook, query.max_notebook_bytes))
+        # An nbformat 3 notebook is searched as read shows it: upgraded to nbformat 4.
+        cells = cells_as_v4(data) if is_nbformat3(data) else data["cells"]
         return ["".join(source) if isinstance(source, list) else str(source)
                 for source in (cell.get("source", "") for cell in cells)]
     except (FilesError, ValueError, TypeError, KeyError, AttributeError):

@@ -15,10 +15,18 @@ from .disk import (
     write_run_state,
     write_sources,
 )
-from .document import Cell, JsonStyle, Notebook, OutputSummary, is_notebook_path, validate
+from .document import (
+    Cell,
+    CellRef,
+    JsonStyle,
+    Notebook,
+    OutputSummary,
+    cell_number,
+    is_notebook_path,
+    validate,
+)
 from .editing import (
     CellEditor,
-    CellRef,
     CellType,
     FileCells,
     OutputChange,
@@ -39,6 +47,7 @@ from .errors import (
     StaleNotebook,
     UnknownCellId,
 )
+from .images import SavedImage, saved_images
 from .journal import CellChange, NotebookJournal
 from .language import CellLanguage, cell_language, language_name, notebook_language
 from .live_outputs import LiveOutputs
@@ -80,6 +89,7 @@ __all__ = [
     "NotebookJournal",
     "OutputChange",
     "OutputSummary",
+    "SavedImage",
     "SharedChange",
     "SharedNotebook",
     "SharedRewrite",
@@ -87,6 +97,7 @@ __all__ = [
     "UnknownCellId",
     "VirtualDocument",
     "cell_language",
+    "cell_number",
     "check_unchanged",
     "content_hash",
     "index_of",
@@ -98,6 +109,7 @@ __all__ = [
     "open_shared_notebook",
     "read_notebook",
     "resolve_cell",
+    "saved_images",
     "validate",
     "write_cells",
     "write_run_state",

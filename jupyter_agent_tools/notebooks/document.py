@@ -11,18 +11,22 @@ import copy
 import json
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from .errors import CellOutOfRange, InvalidNotebook
+from .errors import CellOutOfRange, InvalidNotebook, UnknownCellId
 from .language import CellLanguage, cell_language, notebook_language
 
 if TYPE_CHECKING:
     import nbformat
 
 NOTEBOOK_SUFFIX = ".ipynb"
+
+# How a tool names a cell: its number (from 1, as JupyterLab's status bar counts) or its
+# nbformat cell id.
+CellRef = int | str
 
 # json.dumps' separators: nbformat writes the first; the others are common hand/tool styles.
 _SEPARATORS = ((",", ": "), (", ", ": "), (",", ":"))
@@ -113,11 +117,19 @@ class Cell:
 
 
 class Notebook:
-    """A parsed, validated nbformat-4 notebook and how its file is formatted."""
+    """A parsed, validated nbformat-4 notebook and how its file is formatted.
 
-    def __init__(self, data: dict[str, Any], style: JsonStyle) -> None:
+    An older notebook (nbformat 3 and before) is upgraded on reading by nbformat, as Jupyter
+    opens it; its cells have no ids until it is saved. Writing it saves it as nbformat 4.5
+    (cell ids added), as JupyterLab does when it saves an old notebook: `upgraded_from`
+    says it will.
+    """
+
+    def __init__(self, data: dict[str, Any], style: JsonStyle, *,
+                 upgraded_from: str | None = None) -> None:
         self.data = data
         self.style = style
+        self.upgraded_from = upgraded_from  # the file's format ("3.0"), when not nbformat 4
 
     @classmethod
     def from_bytes(cls, raw: bytes, *, name: str = "the notebook") -> Notebook:
@@ -137,6 +149,11 @@ class Notebook:
             raise InvalidNotebook(f"{name} is not valid JSON (line {exc.lineno}, column "
                                   f"{exc.colno}: {exc.msg}); a notebook is an nbformat JSON "
                                   "file.", name=name, reason="not_json") from None
+        if isinstance(data, dict) and data.get("nbformat") in _OLD_FORMATS:
+            upgraded = _upgraded(text, data, name)
+            validate(upgraded, name=name)
+            return cls(upgraded, _NBFORMAT_STYLE,
+                       upgraded_from=f"{data['nbformat']}.{data.get('nbformat_minor', 0)}")
         validate(data, name=name)
         return cls(data, JsonStyle.of(text, data))
 
@@ -144,7 +161,17 @@ class Notebook:
     def of_data(cls, data: dict[str, Any]) -> Notebook:
         """A notebook already in memory (a shared document's content), to read; it has no
         file formatting of its own, so writing it uses nbformat's."""
-        return cls(data, JsonStyle(1, _SEPARATORS[0], False, "\n", True, exact=False))
+        return cls(data, _NBFORMAT_STYLE)
+
+    @property
+    def format(self) -> str:
+        """The nbformat version of the file as read ("4.5"; "3.0" for an upgraded one)."""
+        return self.upgraded_from or f"{self.data['nbformat']}.{self.data.get('nbformat_minor')}"
+
+    @property
+    def saved_format(self) -> str:
+        """The nbformat version a change of this notebook is saved in."""
+        return f"4.{_UPGRADED_MINOR}" if self.upgraded_from else self.format
 
     def as_nbformat(self) -> nbformat.NotebookNode:
         """The notebook as nbformat reads it (sources joined into strings)."""
@@ -169,6 +196,10 @@ class Notebook:
             raise CellOutOfRange(cell=number, cell_count=count)
         return self.cells[number - 1]
 
+    def find_cell(self, ref: CellRef) -> Cell:
+        """The cell `ref` names, by number or by id (see `cell_number`)."""
+        return self.cells[cell_number(ref, [raw.get("id") for raw in self.data["cells"]]) - 1]
+
     def with_sources(self, sources: Mapping[int, str]) -> bytes:
         """The file's bytes with the given cells' sources replaced, nothing else changed.
 
@@ -185,6 +216,8 @@ class Notebook:
                               if isinstance(cell.get("source"), list) else source)
             cells[number - 1] = cell
         data["cells"] = cells
+        if self.upgraded_from:
+            return _as_upgraded_file(data)
         return self.style.dumps(data).encode("utf-8")
 
     def _cell(self, number: int, raw: Mapping[str, Any]) -> Cell:
@@ -200,6 +233,72 @@ class Notebook:
             attachments=tuple(raw.get("attachments", {})),
             language=cell_language(cell_type, source, self.language),
         )
+
+
+# What nbformat's upgrade takes to nbformat 4, and the minor version an upgraded file gets.
+_OLD_FORMATS = (1, 2, 3)
+_UPGRADED_MINOR = 5
+# How nbformat writes (and a shared document's content, which has no file style of its own).
+_NBFORMAT_STYLE = JsonStyle(1, _SEPARATORS[0], False, "\n", True, exact=False)
+
+
+def _upgraded(text: str, data: dict[str, Any], name: str) -> dict[str, Any]:
+    """An old notebook as nbformat 4 (4.4: its cells have no ids yet), upgraded by nbformat
+    as Jupyter opens it; InvalidNotebook (old_format) when nbformat cannot upgrade it."""
+    import nbformat  # imported when needed: its validator costs seconds to import
+
+    with warnings.catch_warnings():  # nbformat warns of what the upgrade repairs
+        warnings.simplefilter("ignore")
+        try:
+            upgraded = json.loads(json.dumps(nbformat.reads(text, as_version=4)))
+        except (nbformat.ValidationError, ValueError, KeyError, TypeError,
+                AttributeError) as exc:
+            raise InvalidNotebook(
+                f"{name} is nbformat {data.get('nbformat')}, and nbformat cannot upgrade it to "
+                f"nbformat 4 ({exc}).", name=name, reason="old_format",
+                nbformat=data.get("nbformat")) from None
+    # The upgrade draws random cell ids: they would change at every read. The cells get
+    # their ids when the notebook is saved as nbformat 4.5.
+    for cell in upgraded.get("cells", ()):
+        cell.pop("id", None)
+    upgraded["nbformat_minor"] = 4
+    for key in ("orig_nbformat", "orig_nbformat_minor"):
+        upgraded.get("metadata", {}).pop(key, None)
+    return upgraded
+
+
+def _as_upgraded_file(data: dict[str, Any]) -> bytes:
+    """An upgraded notebook's file: nbformat 4.5, cell ids added, written as nbformat (and
+    so JupyterLab) writes notebooks."""
+    import nbformat
+    from nbformat.v4.nbbase import random_cell_id
+
+    data = {**data, "nbformat_minor": _UPGRADED_MINOR,
+            "cells": [{**cell, "id": cell.get("id") or random_cell_id()}
+                      for cell in data["cells"]]}
+    text = nbformat.writes(nbformat.from_dict(data), version=4)
+    return (text if text.endswith("\n") else text + "\n").encode("utf-8")
+
+
+def cell_number(ref: CellRef, ids: Sequence[str | None], *, shared: bool = False) -> int:
+    """The number (from 1) of the cell `ref` names among cells with these `ids`, in order.
+
+    A number must be in range (CellOutOfRange). A string is a cell id (UnknownCellId when
+    no cell has it); a string of digits that no cell has as its id is read as a number, as
+    clients that send every argument as a string mean it.
+    """
+    if isinstance(ref, str):
+        for number, cell_id in enumerate(ids, 1):
+            if cell_id == ref:
+                return number
+        if not ref.isdecimal():
+            raise UnknownCellId(cell_id=ref, cell_count=len(ids),
+                                has_ids=any(cell_id is not None for cell_id in ids),
+                                shared=shared)
+        ref = int(ref)
+    if not 1 <= ref <= len(ids):
+        raise CellOutOfRange(cell=ref, cell_count=len(ids), shared=shared)
+    return ref
 
 
 def validate(data: Any, *, name: str = "the notebook") -> None:

@@ -16,11 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from .document import Notebook
-from .errors import CellOutOfRange, UnknownCellId
+from .document import CellRef, Notebook, cell_number
 
 CellType = Literal["code", "markdown", "raw"]
-CellRef = int | str
 
 
 @dataclass(frozen=True)
@@ -82,20 +80,9 @@ class CellEditor(Protocol):
 
 
 def resolve_cell(editor: CellEditor, ref: CellRef) -> int:
-    """The number (1-based) of the cell `ref` names: a number, or a cell id.
-
-    A string of digits that is no cell's id counts as a number (agents send "3" too).
-    """
-    ids = editor.ids()
-    if isinstance(ref, str):
-        if ref in ids:
-            return ids.index(ref) + 1
-        if not ref.isdigit():
-            raise UnknownCellId(cell_id=ref, cell_count=len(ids), shared=editor.shared)
-        ref = int(ref)
-    if not 1 <= ref <= len(ids):
-        raise CellOutOfRange(cell=ref, cell_count=len(ids), shared=editor.shared)
-    return ref
+    """The number (1-based) of the cell `ref` names now: a number, or a cell id (see
+    `document.cell_number`)."""
+    return cell_number(ref, editor.ids(), shared=editor.shared)
 
 
 def index_of(editor: CellEditor, cell_id: str) -> int | None:

@@ -39,6 +39,20 @@ class CellOutOfRange(NotebookError):
         self.cell_count = cell_count
 
 
+class UnknownCellId(NotebookError):
+    """A cell id that no cell of the notebook has."""
+
+    def __init__(self, *, cell_id: str, cell_count: int, has_ids: bool,
+                 shared: bool = False) -> None:
+        notebook = "the open notebook" if shared else "the notebook"
+        why = "" if has_ids else f" ({notebook}'s cells have no ids: nbformat before 4.5)"
+        super().__init__(f"no cell has the id {cell_id!r}{why}; {notebook} has {cell_count} "
+                         f"cell{'' if cell_count == 1 else 's'} (numbered from 1).")
+        self.cell_id = cell_id
+        self.cell_count = cell_count
+        self.has_ids = has_ids
+
+
 class LineOutOfRange(NotebookError):
     """A line number that a cell does not have."""
 
@@ -85,17 +99,6 @@ class StaleNotebook(NotebookError):
         super().__init__(f"{shown} changed on disk since it was read (saved from JupyterLab or "
                          "by another tool); nothing was written.")
         self.shown = shown
-
-
-class UnknownCellId(NotebookError):
-    """A cell id that no cell of the notebook has."""
-
-    def __init__(self, *, cell_id: str, cell_count: int, shared: bool = False) -> None:
-        notebook = "the open notebook" if shared else "the notebook"
-        super().__init__(f"no cell has the id {cell_id!r}: {notebook} has {cell_count} cell"
-                         f"{'' if cell_count == 1 else 's'}, numbered from 1.")
-        self.cell_id = cell_id
-        self.cell_count = cell_count
 
 
 class CellChanged(NotebookError):

@@ -49,6 +49,7 @@ class SharedNotebook:
         return dict(meta.get("metadata") or {})
 
     def ids(self) -> list[str | None]:
+        """Every cell's nbformat id (None where a cell has none), in order."""
         return [_optional_str(cell.get("id")) for cell in self._document.ycells]
 
     def cell_types(self) -> list[str]:

@@ -16,6 +16,7 @@ from ..files.errors import (
     FilesError,
     LinkSwapped,
     NotAFile,
+    NotEncodable,
     NotText,
     NulInPath,
     OsRefused,
@@ -76,6 +77,16 @@ def file_error(exc: FilesError) -> ToolError:
         return ToolError(ErrorCode.FAILED,
                          f"{shown} is a binary file; read shows text only. Use bash (e.g. "
                          "`file`, `xxd | head`) to inspect it.")
+    if isinstance(exc, NotEncodable):
+        return ToolError(ErrorCode.FAILED,
+                         f"{shown} is {exc.encoding} text, and the new text has "
+                         f"{exc.character!r} (U+{ord(exc.character):04X}, line {exc.line}), "
+                         "which that encoding cannot hold; files keep their encoding, so "
+                         "nothing was written. Use characters it has (or the language's "
+                         "escape, e.g. \\u20ac), or convert the file to UTF-8 first with "
+                         "bash (iconv -t UTF-8).",
+                         data={"encoding": exc.encoding, "character": exc.character,
+                               "line": exc.line})
     if isinstance(exc, StaleFile):
         return ToolError(ErrorCode.STALE_EDIT,
                          f"{shown} is not the file it was when the change was prepared (it was "

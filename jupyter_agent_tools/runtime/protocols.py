@@ -58,6 +58,8 @@ class RuntimeView(Protocol):
     notebook_run_timeout_seconds: float
     max_notebook_run_timeout_seconds: float
     max_line_chars: int
+    max_read_image_bytes: int
+    max_read_images: int
     max_grep_results: int
     max_glob_results: int
     grep_timeout_seconds: float

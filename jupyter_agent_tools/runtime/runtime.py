@@ -132,6 +132,16 @@ class Runtime(RenamedConfig, LoggingConfigurable):
     max_notebook_run_timeout_seconds = Float(
         3_600.0, help="Largest timeout_seconds a `notebook run` may ask for."
     ).tag(config=True)
+    max_read_image_bytes = Int(
+        40_000, help="Largest image `read` returns from a notebook's saved outputs "
+        "(outputs='images'), in bytes before base64 (a plot is 50-80 KB of PNG, 70-100k "
+        "characters of base64: more than many clients take). A larger one is downscaled "
+        "(Pillow) until it fits, or left out with a note naming this limit."
+    ).tag(config=True)
+    max_read_images = Int(
+        8, help="Most images one `read` of a notebook returns (outputs='images'); the others "
+        "are named in the text, with the call that shows them."
+    ).tag(config=True)
     max_grep_results = Int(200, help="Most matching lines `grep` returns.").tag(config=True)
     max_glob_results = Int(500, help="Most paths `glob` returns.").tag(config=True)
     grep_timeout_seconds = Float(

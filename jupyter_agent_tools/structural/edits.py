@@ -55,6 +55,8 @@ class FileChange:
     identity: FileIdentity | None = None
     # A notebook's change: each changed cell's source, before and after (by cell number).
     cells: dict[int, tuple[str, str]] = field(default_factory=dict)
+    # An old notebook's format ("3.0"): writing saves it as nbformat 4.5.
+    upgraded_from: str | None = None
 
     def __post_init__(self) -> None:
         if self.identity is None:
@@ -95,6 +97,11 @@ class StagedEdit:
     def counts(self) -> dict[str, int]:
         return {change.relpath: change.replacements for change in self.files}
 
+    def upgrades(self) -> dict[str, str]:
+        """The old notebooks it saves as nbformat 4.5: relative path -> their format."""
+        return {change.relpath: change.upgraded_from for change in self.files
+                if change.upgraded_from is not None}
+
     def summary(self) -> dict[str, Any]:
         return {"edit_id": self.id, "status": self.status.value, "pattern": self.pattern,
                 "rewrite": self.rewrite, "language": self.language,
@@ -120,10 +127,10 @@ class StagedEdit:
             relpath=names.__getitem__)
 
 
-def unified_diff(relpath: str, before: bytes, after: bytes) -> str:
-    """A git-style unified diff of one file (a/ and b/ prefixes)."""
-    old = before.decode("utf-8", "replace").splitlines(keepends=True)
-    new = after.decode("utf-8", "replace").splitlines(keepends=True)
+def unified_diff(relpath: str, before: bytes, after: bytes, encoding: str = "utf-8") -> str:
+    """A git-style unified diff of one file (a/ and b/ prefixes), read in `encoding`."""
+    old = before.decode(encoding, "replace").splitlines(keepends=True)
+    new = after.decode(encoding, "replace").splitlines(keepends=True)
     lines = difflib.unified_diff(old, new, f"a/{relpath}", f"b/{relpath}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                    for line in lines)

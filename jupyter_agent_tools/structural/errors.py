@@ -19,6 +19,15 @@ class PathNotFound(StructuralError):
         self.path = path
 
 
+class RewriteNotEncodable(StructuralError):
+    """A replacement has characters the file's encoding (kept on writing) cannot hold."""
+
+    def __init__(self, path: str, encoding: str) -> None:
+        super().__init__(f"{path} is {encoding} text, which cannot hold a replacement")
+        self.path = path
+        self.encoding = encoding
+
+
 class LanguageMismatch(StructuralError):
     """A notebook's kernel language differs from the `language` asked for."""
 

@@ -14,6 +14,7 @@ import hashlib
 import json
 from typing import Any
 
+from ..files.nbformat3 import cells_as_v4, is_nbformat3
 from ..notebooks.document import JsonStyle, Notebook
 from ..notebooks.virtual import VirtualDocument
 from .astgrep import Found
@@ -37,13 +38,16 @@ def notebook_entry(stamp: Stamp, raw: bytes, language: str) -> CachedFile:
     """
     try:
         data = json.loads(raw)
+        if is_nbformat3(data):  # searched as read shows it: upgraded to nbformat 4
+            data = {"nbformat": 4, "nbformat_minor": 4, "metadata": data.get("metadata", {}),
+                    "cells": cells_as_v4(data)}
         if not (isinstance(data, dict) and data.get("nbformat") == 4
                 and isinstance(data.get("cells"), list)):
             return CachedFile(stamp, b"", skip=INVALID_NOTEBOOK)
         notebook = Notebook(data, NEVER_WRITTEN)
         if notebook.language != language:
             return CachedFile(stamp, b"", skip=OTHER_LANGUAGE)
-    except (ValueError, TypeError, AttributeError):  # not JSON, or odd metadata
+    except (ValueError, TypeError, AttributeError, KeyError):  # not JSON, odd metadata or cells
         return CachedFile(stamp, b"", skip=INVALID_NOTEBOOK)
     return CachedFile(stamp, raw, document=notebook, file_hash=hashlib.sha256(raw).hexdigest())
 

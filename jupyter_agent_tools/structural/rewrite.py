@@ -45,9 +45,9 @@ def _leading_spaces(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
-def _line_up_to(source: bytes, offset: int) -> str:
+def _line_up_to(source: bytes, offset: int, encoding: str = "utf-8") -> str:
     """The line holding byte `offset` of `source`, up to it."""
-    return source[source.rfind(b"\n", 0, offset) + 1:offset].decode("utf-8", "replace")
+    return source[source.rfind(b"\n", 0, offset) + 1:offset].decode(encoding, "replace")
 
 
 def _shift(text: str, by: int) -> str:
@@ -62,8 +62,9 @@ def _shift(text: str, by: int) -> str:
     return "\n".join(lines)
 
 
-def fill(template: str, source: bytes, replacement: Replacement) -> str:
-    """The text that replaces `replacement` in `source`."""
+def fill(template: str, source: bytes, replacement: Replacement,
+         encoding: str = "utf-8") -> str:
+    """The text that replaces `replacement` in `source` (whose bytes are in `encoding`)."""
     out: list[str] = []
     position = 0
     for found in _METAVAR.finditer(template):
@@ -76,14 +77,15 @@ def fill(template: str, source: bytes, replacement: Replacement) -> str:
         span = replacement.captures[name]
         if span is None:
             continue
-        captured = source[span[0]:span[1]].decode("utf-8", "replace")
-        origin = _leading_spaces(_line_up_to(source, span[0]))
+        captured = source[span[0]:span[1]].decode(encoding, "replace")
+        origin = _leading_spaces(_line_up_to(source, span[0], encoding))
         if "\n" in captured and origin:
             landing = _leading_spaces(template[template.rfind("\n", 0, found.start()) + 1:])
             captured = _shift(captured, landing - origin)
         out.append(captured)
     out.append(template[position:])
-    return _shift("".join(out), _leading_spaces(_line_up_to(source, replacement.start)))
+    return _shift("".join(out), _leading_spaces(_line_up_to(source, replacement.start,
+                                                            encoding)))
 
 
 def non_overlapping(replacements: list[Replacement]) -> list[Replacement]:
@@ -97,17 +99,18 @@ def non_overlapping(replacements: list[Replacement]) -> list[Replacement]:
     return chosen
 
 
-def apply(template: str, source: bytes,
-          replacements: list[Replacement]) -> tuple[bytes, list[tuple[int, int]]]:
+def apply(template: str, source: bytes, replacements: list[Replacement],
+          encoding: str = "utf-8") -> tuple[bytes, list[tuple[int, int]]]:
     """`source` with every non-overlapping replacement applied (outermost first wins), and
-    the byte range each replacement occupies in the result."""
+    the byte range each replacement occupies in the result. The replacements are written in
+    `encoding`, the source's own (UnicodeEncodeError when it cannot hold them)."""
     chosen = non_overlapping(replacements)
     pieces: list[bytes] = []
     spans: list[tuple[int, int]] = []
     position = written = 0
     for replacement in chosen:
         kept = source[position:replacement.start]
-        filled = fill(template, source, replacement).encode("utf-8")
+        filled = fill(template, source, replacement, encoding).encode(encoding)
         pieces += [kept, filled]
         written += len(kept)
         spans.append((written, written + len(filled)))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..files import FilesError, identity_inside, read_bytes_inside
+from ..files.text import ENCODING_NAMES, detect_encoding
 from ..notebooks import (
     DocumentEdit,
     Notebook,
@@ -231,12 +232,18 @@ class StructuralSession:
             before = _read(root, target)
             if before is None or content_hash(before) != answer["hashes"][file]:
                 raise errors.ChangedWhileComputing(self.run.relpath(target))
-            after, spans = apply(rewrite, before, replacements)
+            relpath = self.run.relpath(target)
+            # A file that is not UTF-8 is rewritten in its own encoding (files.text).
+            encoding = detect_encoding(before)
+            try:
+                after, spans = apply(rewrite, before, replacements, encoding)
+            except UnicodeEncodeError:
+                raise errors.RewriteNotEncodable(relpath, ENCODING_NAMES[encoding]) from None
             if after == before:
                 continue
-            relpath = self.run.relpath(target)
             rewritten.append((FileChange(target, relpath, content_hash(before), after,
-                                         len(spans), unified_diff(relpath, before, after),
+                                         len(spans),
+                                         unified_diff(relpath, before, after, encoding),
                                          identity_inside(root, target)),
                               before, after, spans))
         return rewritten
@@ -277,7 +284,8 @@ class StructuralSession:
         change = FileChange(target, relpath, file.snapshot, file.notebook.with_sources(sources),
                             len(chosen), diff, file.identity,
                             {cell: (document.sources[cell], source)
-                             for cell, source in sources.items()})
+                             for cell, source in sources.items()},
+                            upgraded_from=file.notebook.upgraded_from)
         return change, before, after, spans
 
     async def _refuse_broken_syntax(self, language: str, rewritten: list[_Rewritten]) -> None:
@@ -378,3 +386,4 @@ def _read(root: Path, path: Path) -> bytes | None:
         return read_bytes_inside(root, path)
     except (FilesError, OSError):  # gone, unreadable or behind a link since the search: stale
         return None
+

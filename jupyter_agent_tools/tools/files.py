@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..files import read_text_inside, write_files_atomically
+from ..files import LineBreakText, line_endings, read_decoded_inside, write_files_atomically
 from ..notebooks import (
     Cell,
-    CellOutOfRange,
     InvalidNotebook,
     Notebook,
+    NotebookError,
     NotebookFile,
     StaleNotebook,
+    cell_number,
     is_notebook_path,
     open_shared_notebook,
     read_notebook,
+    saved_images,
     write_sources,
 )
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
@@ -27,15 +30,24 @@ from .notebook_errors import notebook_error
 MAX_LISTED_OCCURRENCES = 20
 
 
+# A notebook cell as tools take it: its number (from 1, as JupyterLab shows them) or its id.
+CellArg = Annotated[int, Field(ge=1)] | Annotated[str, Field(min_length=1, max_length=256)]
+
+
 class ReadArgs(ToolArgs):
     path: str = Field(description="File to read, relative to the run's working directory.")
     offset: int | None = Field(
         None, ge=1, description="First line to show (1-based); in a notebook, the first cell.")
     limit: int | None = Field(
         None, ge=1, description="How many lines to show; in a notebook, how many cells.")
-    outputs: bool = Field(
-        False, description="Notebooks only: show the text of cell outputs in full, not just "
-                           "a one-line summary of each.")
+    cell: CellArg | None = Field(
+        None, description="Notebooks only: show just this cell, named by its number (from 1, "
+                          "as JupyterLab shows them) or its nbformat cell id.")
+    outputs: bool | Literal["images"] = Field(
+        False, description="Notebooks only: true shows the text of cell outputs in full, not "
+                           "just a one-line summary of each; \"images\" also returns the "
+                           "images they saved (plots) as image blocks, downscaled to fit the "
+                           "server's size limit.")
 
 
 class Read(Tool):
@@ -46,13 +58,26 @@ class Read(Tool):
         "long files. Binary files are refused; use bash to inspect them. A notebook (.ipynb) "
         "is shown as its cells, numbered from 1 as in JupyterLab, each with its type, its "
         "source numbered by line within the cell, and a summary of its outputs (outputs=true "
-        "shows their text); offset and limit then count cells."
+        "shows their text, outputs=\"images\" also the saved images); offset and limit then "
+        "count cells, and cell shows one cell (by number or id). The file's encoding and line "
+        "endings are kept by edits; read notes a file that is not UTF-8 or has CRLF endings."
     )
     Args = ReadArgs
     path_fields = ("path",)
 
     def label(self, args: ReadArgs) -> str:
-        return f"read {args.path}"
+        return f"read {args.path}" + (f" [cell {args.cell}]" if args.cell is not None else "")
+
+    def precheck(self, _ctx: CallContext, args: ReadArgs) -> None:
+        notebook = is_notebook_path(args.path)
+        if not notebook and (args.cell is not None or args.outputs):
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"cell and outputs are for notebooks (.ipynb), and {args.path} is a "
+                            "plain file: call read again without them.")
+        if args.cell is not None and (args.offset is not None or args.limit is not None):
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            "offset and limit page through a notebook's cells; with cell, "
+                            "leave them out (read shows the whole cell).")
 
     async def call(self, ctx: CallContext, args: ReadArgs) -> ToolResult:
         # Disk work and formatting a big file stay off the server's event loop; a plain file
@@ -91,8 +116,10 @@ class Read(Tool):
     @staticmethod
     def _read_text(ctx: CallContext, args: ReadArgs, path: Path, note: str = "") -> ToolResult:
         runtime = ctx.runtime
-        lines = read_text_inside(runtime.root_path, path, runtime.max_read_bytes,
-                                 shown=ctx.run.relpath(path)).splitlines()
+        decoded = read_decoded_inside(runtime.root_path, path, runtime.max_read_bytes,
+                                      shown=ctx.run.relpath(path))
+        lines = decoded.text.splitlines()
+        endings = line_endings(decoded.text)
         start = (args.offset or 1) - 1
         count = args.limit or runtime.max_read_lines
         shown = lines[start : start + count]
@@ -111,11 +138,30 @@ class Read(Tool):
             note = f"[offset {start + 1} is past the end: the file has {len(lines)} lines]"
         if broken:  # an .ipynb that is not a valid notebook: its text, to repair it
             note += f"\n[shown as text: {broken}]"
+        note += _format_note(decoded.encoding_name if decoded.encoding != "utf-8" else None,
+                             endings)
         return ToolResult.success(
             body + note,
             {"path": ctx.run.relpath(path), "start_line": start + 1, "end_line": end,
-             "total_lines": len(lines)},
+             "total_lines": len(lines), "encoding": decoded.encoding,
+             "line_endings": endings},
         )
+
+
+def _format_note(encoding: str | None, endings: str | None) -> str:
+    """What read says of a file that is not UTF-8 with LF line breaks, for edits to come."""
+    notes = []
+    if encoding is not None:
+        notes.append(f"[encoding: {encoding}, not UTF-8; edits write it back in {encoding}, "
+                     "and refuse characters it cannot hold]")
+    if endings == "crlf":
+        notes.append("[line endings: CRLF (\\r\\n), shown without \\r; edit matches old_string "
+                     "written with \\n and writes new lines with \\r\\n]")
+    elif endings == "mixed":
+        notes.append("[line endings: mixed CRLF and LF, shown without \\r; edit matches "
+                     "old_string written with \\n, and new lines take the line ending of the "
+                     "text they replace]")
+    return "".join("\n" + note for note in notes)
 
 
 class WriteArgs(ToolArgs):
@@ -173,9 +219,10 @@ def _valid_notebook(rel: str, content: str) -> Notebook:
 
 class EditArgs(ToolArgs):
     path: str = Field(description="File to edit.")
-    cell: int | None = Field(
-        None, ge=1, description="Notebooks (.ipynb) only, and required there: the cell to "
-                                "edit, numbered from 1 over all cells as JupyterLab shows them.")
+    cell: CellArg | None = Field(
+        None, description="Notebooks (.ipynb) only, and required there: the cell to edit, "
+                          "numbered from 1 over all cells as JupyterLab shows them, or its "
+                          "nbformat cell id.")
     old_string: str = Field(min_length=1, description="Exact text to replace.")
     new_string: str = Field(description="Replacement text.")
     replace_all: bool = Field(False, description="Replace every occurrence, not just one.")
@@ -187,8 +234,10 @@ class Edit(Tool):
     description = (
         "Replace exact text in a file. old_string must occur exactly once unless replace_all "
         "is true; include enough surrounding lines to make it unique. New diagnostics are "
-        "attached. In a notebook (.ipynb), name the cell: only that cell's source changes; "
-        "outputs, metadata and the file's formatting stay as they were."
+        "attached. The file keeps its encoding and line endings: \\n in old_string also "
+        "matches \\r\\n, and new lines take the file's line break. In a notebook (.ipynb), "
+        "name the cell (number or id): only that cell's source changes; outputs, metadata "
+        "and the file's formatting stay as they were."
     )
     Args = EditArgs
     path_fields = ("path",)
@@ -213,36 +262,46 @@ class Edit(Tool):
                             "old_string and new_string are the same; there is nothing to change.")
         if args.cell is not None:
             return await self._edit_notebook(ctx, args)
-        path, count = await asyncio.to_thread(self._edit, ctx, args)
+        path, count, kept = await asyncio.to_thread(self._edit, ctx, args)
         ctx.wrote(path)
         return ToolResult.success(
-            f"Replaced {count} occurrence{'s' if count > 1 else ''} in {ctx.run.relpath(path)}.",
+            f"Replaced {count} occurrence{'s' if count > 1 else ''} in "
+            f"{ctx.run.relpath(path)}{kept}.",
             {"path": ctx.run.relpath(path), "replacements": count},
         )
 
     @staticmethod
-    def _edit(ctx: CallContext, args: EditArgs) -> tuple[Path, int]:
+    def _edit(ctx: CallContext, args: EditArgs) -> tuple[Path, int, str]:
+        """The file edited, the replacements made, and how the file was kept (a note)."""
         root = ctx.runtime.root_path
         path = ctx.run.resolve(args.path)
-        text = read_text_inside(root, path, ctx.runtime.max_read_bytes,
-                                shown=ctx.run.relpath(path))
-        count = text.count(args.old_string)
+        decoded = read_decoded_inside(root, path, ctx.runtime.max_read_bytes,
+                                      shown=ctx.run.relpath(path))
+        # CRLF and LF are the same line break to old_string: read shows lines without \r.
+        text = LineBreakText(decoded.text)
+        starts = text.starts(args.old_string)
+        count = len(starts)
         rel = ctx.run.relpath(path)
         if count == 0:
             raise ToolError(ErrorCode.NOT_FOUND,
                             f"old_string was not found in {rel}. Read the file and copy the text "
                             "exactly, including whitespace.")
         if count > 1 and not args.replace_all:
-            lines = _line_numbers(text, _first_starts(text, args.old_string))
+            lines = _line_numbers(text.plain, starts[:MAX_LISTED_OCCURRENCES])
             raise ToolError(
                 ErrorCode.INVALID_ARGUMENTS,
                 f"old_string occurs {count} times in {rel} ({_listed(lines, count)}). "
                 "Add surrounding context to make it unique, or set replace_all.",
                 data={"occurrences": count, "lines": lines},
             )
-        new_text = text.replace(args.old_string, args.new_string)
+        new_text = text.replaced(args.old_string, args.new_string, starts)
+        # The writer keeps the file's encoding (or refuses text it cannot hold).
         write_files_atomically({path: new_text}, root=root, relpath=ctx.run.relpath)
-        return path, count
+        kept = [f"{decoded.encoding_name} encoding"] if decoded.encoding != "utf-8" else []
+        if text.endings in ("crlf", "mixed") and "\n" in args.new_string.replace("\r\n", "\n"):
+            kept.append("CRLF line endings" if text.endings == "crlf"
+                        else "the line endings of the replaced text")
+        return path, count, f" (kept its {' and '.join(kept)})" if kept else ""
 
     async def _edit_notebook(self, ctx: CallContext, args: EditArgs) -> ToolResult:
         assert args.cell is not None
@@ -253,53 +312,73 @@ class Edit(Tool):
         shared = await open_shared_notebook(
             ctx.runtime.parent, path.relative_to(ctx.runtime.root_path).as_posix())
         formatting_kept = True
+        saved: dict[str, str] = {}
         if shared is not None:
-            spans, source = _cell_spans(rel, shared.sources(), args)
-            shared.replace(args.cell, spans, args.new_string)
+            number = _cell_number(rel, args.cell, shared.ids(), shared=True)
+            spans, source = _cell_spans(rel, shared.sources(), args, number)
+            shared.replace(number, spans, args.new_string)
             how = " (in the open notebook's shared document)"
         else:
-            spans, source, formatting_kept = await asyncio.to_thread(
+            spans, source, notebook, number = await asyncio.to_thread(
                 self._edit_file, ctx, args, path)
-            how = "" if formatting_kept else (
-                " (the file's JSON had spacing no standard style reproduces; it is now "
-                "written as nbformat writes it)")
+            formatting_kept = notebook.style.exact
+            saved = {"nbformat": notebook.saved_format}
+            if notebook.upgraded_from:
+                saved["upgraded_from"] = notebook.upgraded_from
+                how = (f" (saved as nbformat {notebook.saved_format}: the file was nbformat "
+                       f"{notebook.upgraded_from}, upgraded as Jupyter does when it saves an "
+                       "old notebook; its cells now have ids)")
+            elif not formatting_kept:
+                how = (" (the file's JSON had spacing no standard style reproduces; it is now "
+                       "written as nbformat writes it)")
+            else:
+                how = ""
         ctx.wrote(path)
         before = source[: spans[0][0]]
         line = before.count("\n") + 1
         column = len(before) - (before.rfind("\n") + 1) + 1
         return ToolResult.success(
             f"Replaced {len(spans)} occurrence{'s' if len(spans) > 1 else ''} in {rel} "
-            f"[cell {args.cell}] {line}:{column}{how}.",
-            {"path": rel, "cell": args.cell, "line": line, "column": column,
+            f"[cell {number}] {line}:{column}{how}.",
+            {"path": rel, "cell": number, "line": line, "column": column,
              "replacements": len(spans), "shared_document": shared is not None,
-             "formatting_kept": formatting_kept},
+             "formatting_kept": formatting_kept, **saved},
         )
 
     @staticmethod
     def _edit_file(ctx: CallContext, args: EditArgs,
-                   path: Path) -> tuple[list[tuple[int, int]], str, bool]:
+                   path: Path) -> tuple[list[tuple[int, int]], str, Notebook, int]:
+        """Where old_string was, the cell's source before, the notebook, the cell's number."""
         assert args.cell is not None
         file = _read_notebook(ctx, path)
-        spans, source = _cell_spans(file.shown, [cell.source for cell in file.notebook.cells],
-                                    args)
+        cells = file.notebook.cells
+        number = _cell_number(file.shown, args.cell, [cell.id for cell in cells])
+        spans, source = _cell_spans(file.shown, [cell.source for cell in cells], args, number)
         try:
             write_sources(ctx.runtime.root_path, file,
-                          {args.cell: source.replace(args.old_string, args.new_string)})
+                          {number: source.replace(args.old_string, args.new_string)})
         except StaleNotebook as exc:
             raise notebook_error(exc) from None
-        return spans, source, file.notebook.style.exact
+        return spans, source, file.notebook, number
 
 
-def _cell_spans(rel: str, sources: list[str], args: EditArgs) -> tuple[list[tuple[int, int]], str]:
-    """Where old_string is in the cell's source (character spans), and that source.
+def _cell_number(rel: str, ref: int | str, ids: list[str | None], *,
+                 shared: bool = False) -> int:
+    """The number of the cell `ref` names (by number or id); invalid_arguments if none."""
+    try:
+        return cell_number(ref, ids, shared=shared)
+    except NotebookError as exc:
+        raise notebook_error(exc, path=rel) from None
 
-    Refuses a cell the notebook lacks, text the cell does not hold (saying which cells do),
-    and several occurrences without replace_all.
+
+def _cell_spans(rel: str, sources: list[str], args: EditArgs,
+                number: int) -> tuple[list[tuple[int, int]], str]:
+    """Where old_string is in the source of cell `number` (character spans), and that source.
+
+    Refuses text the cell does not hold (saying which cells do), and several occurrences
+    without replace_all.
     """
-    assert args.cell is not None
-    if not 1 <= args.cell <= len(sources):
-        raise notebook_error(CellOutOfRange(cell=args.cell, cell_count=len(sources)), path=rel)
-    source, needle = sources[args.cell - 1], args.old_string
+    source, needle = sources[number - 1], args.old_string
     starts, index = [], source.find(needle)
     while index != -1:
         starts.append(index)
@@ -310,16 +389,16 @@ def _cell_spans(rel: str, sources: list[str], args: EditArgs) -> tuple[list[tupl
                 f"{', '.join(map(str, elsewhere))}: edit that cell." if elsewhere else
                 " Read the notebook and copy the text exactly, including whitespace.")
         raise ToolError(ErrorCode.NOT_FOUND,
-                        f"old_string was not found in {rel} [cell {args.cell}].{hint}",
-                        data={"cell": args.cell, "cells": elsewhere})
+                        f"old_string was not found in {rel} [cell {number}].{hint}",
+                        data={"cell": number, "cells": elsewhere})
     if len(starts) > 1 and not args.replace_all:
         lines = _line_numbers(source, starts[:MAX_LISTED_OCCURRENCES])
         raise ToolError(
             ErrorCode.INVALID_ARGUMENTS,
-            f"old_string occurs {len(starts)} times in {rel} [cell {args.cell}] "
+            f"old_string occurs {len(starts)} times in {rel} [cell {number}] "
             f"({_listed(lines, len(starts))} of the cell). Add surrounding context to make it "
             "unique, or set replace_all.",
-            data={"occurrences": len(starts), "cell": args.cell, "lines": lines},
+            data={"occurrences": len(starts), "cell": number, "lines": lines},
         )
     return [(start, start + len(needle)) for start in starts], source
 
@@ -338,40 +417,105 @@ def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str, notebook: Note
     """A notebook as read shows it: its cells, numbered, with line-numbered sources."""
     runtime = ctx.runtime
     cells = notebook.cells
-    start = (args.offset or 1) - 1
+    if args.cell is not None:
+        try:
+            chosen = notebook.find_cell(args.cell)
+        except NotebookError as exc:
+            raise notebook_error(exc, doing="read", path=rel) from None
+        start, selected = chosen.number - 1, [chosen]
+    else:
+        start = (args.offset or 1) - 1
+        selected = cells[start:]
     parts = [f"{rel}: {notebook.language} notebook, {len(cells)} "
              f"cell{'' if len(cells) == 1 else 's'}"]
     shown: list[dict] = []
+    images = _ImageBudget(runtime.max_read_image_bytes, runtime.max_read_images,
+                          enabled=args.outputs == "images")
     lines_shown = 0
-    for cell in cells[start:]:
+    for cell in selected:
         # Without a limit, whole cells are shown until the line budget is spent.
         if args.limit is not None and len(shown) >= args.limit:
             break
         if args.limit is None and shown and lines_shown + len(cell.lines) > runtime.max_read_lines:
             break
-        parts.append(_cell_text(cell, runtime.max_line_chars, full_outputs=args.outputs))
-        shown.append(_cell_data(cell, full_outputs=args.outputs))
+        pictures = images.of(cell.number, notebook.data["cells"][cell.number - 1])
+        parts.append(_cell_text(cell, runtime.max_line_chars, full_outputs=bool(args.outputs),
+                                pictures=pictures))
+        shown.append(_cell_data(cell, full_outputs=bool(args.outputs), pictures=pictures))
         lines_shown += len(cell.lines)
     end = start + len(shown)
-    if end < len(cells):
+    paged = args.cell is None  # one cell asked for is shown whole: nothing more to page to
+    if paged and end < len(cells):
         parts.append(f"[cells {start + 1}-{end} of {len(cells)}; call read with "
                      f"offset={end + 1} for more]")
-    elif start >= len(cells):
+    elif paged and start >= len(cells):
         parts.append(f"[offset {start + 1} is past the end: the notebook has {len(cells)} cells]")
+    parts += images.notes()
     if shared:
         parts.append("[read from the open notebook's shared document, unsaved changes included]")
+    elif notebook.upgraded_from:
+        parts.append(f"[nbformat {notebook.upgraded_from}, shown upgraded to nbformat 4 as "
+                     "Jupyter opens it (its cells have no ids yet); a change saves it as "
+                     f"nbformat {notebook.saved_format}, as JupyterLab does]")
     # A later change to a cell shown here is refused if the human changes it meanwhile.
     ctx.run.notebooks.saw(ctx.run.resolve(rel).relative_to(runtime.root_path).as_posix(),
-                           [(cell.id, cell.source) for cell in cells[start:end]])
+                          [(cell.id, cell.source) for cell in cells[start:end]])
     return ToolResult.success(
         "\n".join(parts),
         {"path": rel, "notebook": True, "shared_document": shared,
-         "language": notebook.language,
+         "language": notebook.language, "nbformat": notebook.format,
          "total_cells": len(cells), "start_cell": start + 1, "end_cell": end, "cells": shown},
+        blocks=images.blocks,
     )
 
 
-def _cell_text(cell: Cell, max_chars: int, *, full_outputs: bool) -> str:
+class _ImageBudget:
+    """The images one read returns: each within max_bytes, at most max_count of them."""
+
+    def __init__(self, max_bytes: int, max_count: int, *, enabled: bool) -> None:
+        self.max_bytes = max_bytes
+        self.max_count = max_count
+        self.enabled = enabled
+        self.blocks: list[dict[str, Any]] = []
+        self.left_out: list[int] = []  # cells with images past max_count
+        self.omitted = 0  # images over max_bytes even downscaled
+
+    def of(self, number: int, raw_cell: dict[str, Any]) -> dict[int, str]:
+        """What the cell's text says of each image output (by output number, from 1); the
+        images that fit become blocks."""
+        if not self.enabled or raw_cell.get("cell_type") != "code":
+            return {}
+        said: dict[int, str] = {}
+        for image in saved_images(raw_cell.get("outputs", ()), self.max_bytes):
+            if image.data is None:
+                self.omitted += 1
+                said[image.output] = image.line()
+            elif len(self.blocks) >= self.max_count:
+                if number not in self.left_out:
+                    self.left_out.append(number)
+                said[image.output] = (f"{image.mime_type}: not shown, past the "
+                                      f"{self.max_count} images of one read (max_read_images)")
+            else:
+                self.blocks.append(image.block())
+                said[image.output] = f"image {len(self.blocks)}: {image.line()}"
+        return said
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.omitted:
+            notes.append(f"[{self.omitted} image{'s' if self.omitted > 1 else ''} left out: "
+                         f"over the {self.max_bytes:,}-byte limit of one image "
+                         "(max_read_image_bytes) or not decodable]")
+        if self.left_out:
+            cells = ", ".join(map(str, self.left_out))
+            notes.append(f"[images of cell{'s' if len(self.left_out) > 1 else ''} {cells} not "
+                         f"returned: at most {self.max_count} per read; read one cell "
+                         "with cell and outputs=\"images\" for them]")
+        return notes
+
+
+def _cell_text(cell: Cell, max_chars: int, *, full_outputs: bool,
+               pictures: dict[int, str]) -> str:
     kind = cell.cell_type
     if cell.cell_type == "code":
         language = cell.language.name or "not code the tools know"
@@ -391,31 +535,25 @@ def _cell_text(cell: Cell, max_chars: int, *, full_outputs: bool) -> str:
         for index, output in enumerate(cell.outputs, 1):
             text.append(f"  output {index}: {output.line()}")
             text += [f"  | {_clip(line, max_chars)}" for line in (output.text or "").splitlines()]
+            if index in pictures:
+                text.append(f"  | [{pictures[index]}]")
     return "\n".join(text)
 
 
-def _cell_data(cell: Cell, *, full_outputs: bool) -> dict:
+def _cell_data(cell: Cell, *, full_outputs: bool, pictures: dict[int, str]) -> dict:
     outputs = []
-    for output in cell.outputs:
-        entry = {"output_type": output.output_type, "kinds": list(output.kinds),
-                 "size": output.size}
+    for index, output in enumerate(cell.outputs, 1):
+        entry: dict[str, Any] = {"output_type": output.output_type, "kinds": list(output.kinds),
+                                 "size": output.size}
         if full_outputs and output.text is not None:
             entry["text"] = output.text
+        if index in pictures:
+            entry["image"] = pictures[index]
         outputs.append(entry)
     return {"cell": cell.number, "cell_type": cell.cell_type, "language": cell.language.name,
             "magic": cell.language.magic, "id": cell.id, "lines": len(cell.lines),
             "execution_count": cell.execution_count, "outputs": outputs,
             "attachments": list(cell.attachments)}
-
-
-def _first_starts(text: str, needle: str) -> list[int]:
-    """Where the first MAX_LISTED_OCCURRENCES occurrences of `needle` begin."""
-    starts: list[int] = []
-    index = text.find(needle)
-    while index != -1 and len(starts) < MAX_LISTED_OCCURRENCES:
-        starts.append(index)
-        index = text.find(needle, index + 1)
-    return starts
 
 
 def _line_numbers(text: str, starts: list[int]) -> list[int]:

@@ -58,8 +58,10 @@ def notebook_error(exc: NotebookError, *, doing: Doing = "edit",
         return ToolError(invalid, f"{where}{exc} Read it to see them.",
                          data={"cell": exc.cell, "cell_count": exc.cell_count})
     if isinstance(exc, UnknownCellId):
-        return ToolError(invalid, f"{where}{exc} Read the notebook to see each cell's number "
-                         "and id.", data={"id": exc.cell_id, "cell_count": exc.cell_count})
+        how = ("Read it to see each cell's id, or name the cell by number" if exc.has_ids
+               else "Name the cell by number (read shows them)")
+        return ToolError(invalid, f"{where}{exc} {how}.",
+                         data={"cell": exc.cell_id, "cell_count": exc.cell_count})
     if isinstance(exc, CellChanged):
         return ToolError(ErrorCode.STALE_EDIT, f"{where}{exc} Read the cell again and redo the "
                          "change on what it holds now.", data={"cell": exc.cell, "id": exc.cell_id})

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import Field, PrivateAttr
 from typing_extensions import override
-from unidiff import PatchedFile, PatchSet
+from unidiff import Hunk, PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
 from ..files import read_text_inside, write_files_atomically
@@ -151,9 +151,30 @@ def _apply_hunks(name: str, original: str, patched: PatchedFile) -> str:
                 f"Hunk {number} of {name} (@@ -{hunk.source_start},{hunk.source_length} @@) does "
                 "not match the file; no file was changed. Read the file and regenerate the diff.",
             )
-        lines[at : at + len(old)] = new
+        lines[at : at + len(old)] = _with_file_endings(hunk, lines[at : at + len(old)])
         offset += len(new) - len(old)
     return "".join(lines)
+
+
+def _with_file_endings(hunk: Hunk, matched: list[str]) -> list[str]:
+    """The hunk's new lines as the file writes lines: context lines as they are in the file
+    (`matched`), added lines with the line break of the file's line before them (a patch
+    made with LF changes a CRLF file in CRLF)."""
+    out: list[str] = []
+    kept = iter(matched)
+    ending = "\r\n" if matched and matched[0].endswith("\r\n") else None
+    for line in hunk:
+        if line.is_removed or line.is_context:
+            own = next(kept)
+            ending = "\r\n" if own.endswith("\r\n") else "\n" if own.endswith("\n") else ending
+            if line.is_context:
+                out.append(own)
+        elif line.is_added:
+            value = line.value
+            if ending == "\r\n" and value.endswith("\n") and not value.endswith("\r\n"):
+                value = value[:-1] + "\r\n"
+            out.append(value)
+    return out
 
 
 def _locate(lines: list[str], old: list[str], expected: int) -> int | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -103,6 +103,12 @@ def _tool_error(exc: errors.StructuralError) -> ToolError:
             also = " (or is no longer a valid notebook)" if notebook else ""
             return ToolError(ErrorCode.STALE_EDIT, f"{path} changed while the edit was being "
                              f"computed{also}. Call ast_edit again.")
+        case errors.RewriteNotEncodable(path=path, encoding=encoding):
+            return ToolError(ErrorCode.FAILED, f"{path} is {encoding} text, and the rewrite "
+                             "puts characters there that this encoding cannot hold; files "
+                             "keep their encoding, so nothing was staged. Use characters it "
+                             "has (or the language's escapes), or convert the file to UTF-8 "
+                             "first with bash (iconv).", data={"encoding": encoding})
         case errors.RewriteHitsMagics(path=path, reason=reason):
             return ToolError(invalid, f"In {path}: {reason} Nothing was staged; narrow the "
                              "pattern so it matches code around the magics, or edit that cell "
@@ -280,11 +286,13 @@ class AstEdit(Tool):
                 f"resolve with edit_id \"{edit.id}\" (action accept or discard); nothing is "
                 "written until then.\n"
                 + "\n".join(f"  {path}: {n}" for path, n in counts.items())
+                + _upgrade_note(edit.upgrades(), "accepting saves")
                 + "\n\n" + shown)
         return ToolResult.success(
             text,
             {"edit_id": edit.id, "replacements": edit.replacements, "files": counts,
-             "diff": diff},
+             "diff": diff,
+             **({"upgraded_notebooks": edit.upgrades()} if edit.upgrades() else {})},
             blocks=[{"type": "text", "text": text},
                     {"type": "diff", "edit_id": edit.id, "diff": diff}],
         )
@@ -324,10 +332,19 @@ class Resolve(Tool):
             raise _tool_error(exc) from None
         ctx.wrote(*written)
         counts = edit.counts()
-        data = {"edit_id": edit.id, "action": args.action, "status": edit.status.value,
+        data: dict[str, Any] = {"edit_id": edit.id, "action": args.action, "status": edit.status.value,
                 "files": counts, "replacements": edit.replacements}
         if args.action == "discard":
             return ToolResult.success(f"Discarded {edit.id}; no file was changed.", data)
+        upgrades = edit.upgrades()
+        if upgrades:
+            data["upgraded_notebooks"] = upgrades
         return ToolResult.success(
             f"Accepted {edit.id}: wrote {edit.replacements} replacements in {len(counts)} files "
-            f"({', '.join(counts)}).", data)
+            f"({', '.join(counts)})." + _upgrade_note(upgrades, "saved"), data)
+
+
+def _upgrade_note(upgrades: dict[str, str], done: str) -> str:
+    """What a change does to the format of old notebooks (nbformat 3) it writes."""
+    return "".join(f"\n[{path} is nbformat {old}: {done} it as nbformat 4.5, as JupyterLab "
+                   "does when it saves an old notebook]" for path, old in upgrades.items())

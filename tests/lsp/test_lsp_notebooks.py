@@ -6,6 +6,7 @@ masked) under a hidden `.py` name that never reaches the disk; answers come back
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import nbformat
@@ -338,3 +339,25 @@ async def test_a_notebook_in_a_folder_of_data_is_served_from_its_folder(lsp_runt
     edited = await run.call("edit", {"path": "data/explore.ipynb", "cell": 2,
                                      "old_string": "describe", "new_string": "head"})
     assert edited.ok and "no root marker" not in edited.text, edited.text
+
+async def test_rename_keeps_a_latin1_module_and_saves_an_old_notebook_as_nbformat_4(
+        lsp_runtime, root):
+    project = write_project(root)
+    helpers = project / "helpers.py"
+    latin1 = (HELPERS + "# d\xe9j\xe0 vu: the caf\xe9's scale\n").encode("latin-1")
+    helpers.write_bytes(latin1)
+    old = Path(__file__).parents[1] / "notebooks" / "data" / "old_rates_nbformat3.json"
+    data = json.loads(old.read_text())
+    data["worksheets"][0]["cells"][1]["input"] = ["from helpers import scale\n",
+                                                  "print(scale([1.0], 2.0))"]
+    (project / "old.ipynb").write_text(json.dumps(data, indent=1))
+    run = await lsp_runtime().create_run(cwd="proj")
+    renamed = await run.call("lsp_rename", {"file": "helpers.py", "line": 1,
+                                            "symbol": "scale", "new_name": "rescale"})
+    assert renamed.ok, renamed.text
+    assert {f["path"] for f in renamed.data["files"]} >= {"helpers.py", "old.ipynb"}
+    assert "old notebooks (nbformat 3) saved as nbformat 4.5" in renamed.text
+    assert helpers.read_bytes() == latin1.replace(b"def scale(", b"def rescale(")
+    saved = nbformat.read(project / "old.ipynb", as_version=nbformat.NO_CONVERT)
+    assert (saved.nbformat, saved.nbformat_minor) == (4, 5)
+    assert saved.cells[1].source == "from helpers import rescale\nprint(rescale([1.0], 2.0))"

@@ -83,7 +83,7 @@ def test_unusual_spacing_is_normalized_and_said_so(python_notebook):
 @pytest.mark.parametrize("text, says", [
     ("{not json", "not valid JSON (line 1, column 2"),
     ('{"a": 1}', "not a notebook"),
-    ('{"nbformat": 3, "nbformat_minor": 0, "worksheets": [], "metadata": {}}', "nbformat 3"),
+    ('{"nbformat": 5, "nbformat_minor": 0, "cells": [], "metadata": {}}', "nbformat 5"),
 ])
 def test_what_is_not_a_notebook_is_refused_with_why(text, says):
     with pytest.raises(InvalidNotebook, match=re.escape(says)):

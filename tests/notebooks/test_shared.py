@@ -92,6 +92,18 @@ async def test_an_edit_of_an_open_notebook_reaches_its_clients_in_place(
         beyond = await run.call("edit", {"path": "analysis.ipynb", "cell": 4,
                                          "old_string": "x", "new_string": "y"})
         assert beyond.code == "invalid_arguments" and "has 3 cells" in beyond.error["message"]
+        # A cell is named by its id as well, the open notebook's.
+        cell_id = human.ycells[2]["id"]
+        one = await run.call("read", {"path": "analysis.ipynb", "cell": cell_id})
+        assert [c["cell"] for c in one.data["cells"]] == [3] and one.data["shared_document"]
+        by_id = await run.call("edit", {"path": "analysis.ipynb", "cell": cell_id,
+                                        "old_string": "checked", "new_string": "verified"})
+        assert by_id.ok and by_id.data["cell"] == 3, by_id.error
+        await until(lambda: sources(human)[2] == "print(total)  # verified", "the edit by id")
+        unknown = await run.call("edit", {"path": "analysis.ipynb", "cell": "nope",
+                                          "old_string": "x", "new_string": "y"})
+        assert unknown.code == "invalid_arguments"
+        assert "the open notebook has 3 cells" in unknown.error["message"]
         await runtime.close_run(run.id)
 
 

@@ -27,7 +27,8 @@ async def test_read_numbers_lines_and_pages(runtime, root):
     assert result.ok
     assert result.text.splitlines()[:2] == ["4\tline 4", "5\tline 5"]
     assert "offset=6" in result.text
-    assert result.data == {"path": "poem.txt", "start_line": 4, "end_line": 5, "total_lines": 10}
+    assert result.data == {"path": "poem.txt", "start_line": 4, "end_line": 5, "total_lines": 10,
+                           "encoding": "utf-8", "line_endings": "lf"}
 
 
 async def test_read_refuses_binary_and_missing_files(runtime, root):

@@ -45,7 +45,7 @@ def _raised(action: Callable[[], object]) -> NotebookError:
 
 @pytest.mark.parametrize("text, reason, next_step", [
     ("{not json", "not_json", ""),
-    ('{"nbformat": 3, "nbformat_minor": 0, "worksheets": [], "metadata": {}}', "old_format",
+    ('{"nbformat": 3, "nbformat_minor": 0, "metadata": {}}', "old_format",
      "Convert it with `jupyter nbconvert --to notebook --inplace`."),
 ])
 def test_an_invalid_notebook_says_what_next_for_each_use(text, reason, next_step):

@@ -122,6 +122,11 @@ async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> 
     except NotebookError as exc:
         raise notebook_error(exc) from None
     ctx.wrote(*plan.changes, created=created)
+    upgraded = [session.run.relpath(d.path) for d in notebooks.values()
+                if d.path in on_disk and d.file is not None and d.file.notebook.upgraded_from]
+    if upgraded:
+        note = "; ".join(filter(None, [note, "old notebooks (nbformat 3) saved as nbformat 4.5, "
+                                       "as JupyterLab saves them: " + ", ".join(upgraded)]))
     files = [{"path": session.run.relpath(p), "edits": plan.edit_counts.get(p, 0),
               "deleted": content is None} for p, content in plan.changes.items()]
     total = sum(plan.edit_counts.get(p, 0) for p in plan.changes)
