@@ -35,7 +35,9 @@ def test_a_match_through_a_link_swapped_in_while_rg_ran_is_not_quoted(root, tmp_
     (root / "was_a_folder").symlink_to(outside, target_is_directory=True)
     query = ripgrep.RipgrepQuery(root=root, start=root, pattern="needle")
     stdout = _rg_output("inside.txt", "was_a_file.txt", "was_a_folder/secret.txt")
-    outcome = ripgrep._parse(query, LIMITS, stdout, b"", True, 0)
+    output = ripgrep._Output(stdout, ripgrep._StderrTally(), kept_all=True, more_matches=0,
+                             finished=True, returncode=0)
+    outcome = ripgrep._parse(query, LIMITS, output)
     assert [m.file.name for m in outcome.matches] == ["inside.txt"]
     assert outcome.total == 1 and outcome.skipped["outside_root"] == 2
 
@@ -62,7 +64,8 @@ async def test_one_thread_per_rg_finds_what_rgs_own_choice_finds(root):
     for threads in (0, 1):  # 0: rg's choice (a lone search); 1: one of several at once
         query = ripgrep.RipgrepQuery(root=root, start=root, pattern=r"return [12]\b",
                                      threads=threads)
-        argv, _ = ripgrep._filters(ripgrep.find_rg() or "rg", query, root)
+        argv = ripgrep._filters(ripgrep.find_rg() or "rg", query, None,
+                                output=ripgrep._SEARCH_OUTPUT, max_file_bytes=None)
         assert ("--threads" in argv) == bool(threads)
         outcome = await ripgrep.search(root, query, LIMITS)
         found.append([(m.file.name, m.line) for m in outcome.matches])
