@@ -242,6 +242,8 @@ class SearchThreads:
     Where the kernel has Landlock, each thread confines itself (and so every rg it starts)
     to reading beneath the root, rg's binary and the scratch folder: a folder swapped for a
     link out of the root while rg walks is then unreadable, not merely left unquoted.
+    Each thread also lowers its scheduling priority (Linux: per thread, and inherited by the
+    rg it starts), so that on a busy machine the searches yield the CPU to the event loop.
     """
 
     def __init__(self, root: Path, rg: str) -> None:
@@ -250,19 +252,34 @@ class SearchThreads:
                          self.scratch: landlock.READ_FILE | landlock.READ_DIR,
                          Path(rg): landlock.EXECUTE | landlock.READ_FILE,
                          Path(os.devnull): landlock.READ_FILE}
-        confined = landlock.available() and self._confinement_works(rg)
-        initializer = self._confine if confined else None
+        self._confined = landlock.available() and self._confinement_works(rg)
+        initializer = self._prepare_thread
         # Apart from asyncio's default pool: a slow search must not starve the other tools'
-        # threads. Callers bound how many searches they run at once (Runtime.max_concurrent_greps).
-        self.searches = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-tools-rg",
+        # threads. Callers bound how many searches they run at once (Runtime.max_concurrent_greps,
+        # for grep and for glob).
+        self.searches = ThreadPoolExecutor(max_workers=_POOL_THREADS,
+                                           thread_name_prefix="agent-tools-rg",
                                            initializer=initializer)
         # Apart from the searches' pool, which waits on it: sharing one could fill it with
         # searches that wait for listings that cannot start.
-        self.listings = ThreadPoolExecutor(max_workers=32, initializer=initializer,
+        self.listings = ThreadPoolExecutor(max_workers=_POOL_THREADS, initializer=initializer,
                                            thread_name_prefix="agent-tools-rg-list")
+        # Started now (off the loop): a pool starts a thread inside `submit`, on the event
+        # loop, and waits there until the new thread runs: on a loaded machine a burst of
+        # searches held the loop over 100 ms that way.
+        for pool in (self.searches, self.listings):
+            _start_every_thread(pool, _POOL_THREADS)
 
     def _confine(self) -> None:
         landlock.restrict_thread_reads(self._allowed)
+
+    def _prepare_thread(self) -> None:
+        if self._confined:
+            self._confine()
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _SEARCH_NICENESS)
+        except (AttributeError, OSError):  # not Linux, or not allowed: at the usual priority
+            pass
 
     def _confinement_works(self, rg: str) -> bool:
         """Whether rg runs confined (an rg from PATH may need libraries from elsewhere)."""
@@ -285,6 +302,23 @@ class SearchThreads:
         self.searches.shutdown(wait=False)
         self.listings.shutdown(wait=False)
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+_POOL_THREADS = 32
+# Below the server's loop (0): rg's CPU-bound walks are background work.
+_SEARCH_NICENESS = 10
+
+
+def _start_every_thread(pool: ThreadPoolExecutor, count: int) -> None:
+    # Each task holds its thread until all have one: `submit` then starts a thread each time.
+    # A pool whose threads cannot start (broken) is left to start them when used.
+    everyone = threading.Barrier(count + 1, timeout=10)
+    for _ in range(count):
+        pool.submit(everyone.wait)
+    try:
+        everyone.wait()
+    except threading.BrokenBarrierError:
+        _log.warning("ripgrep's threads did not all start at once; they start when needed")
 
 
 _threads: dict[Path, SearchThreads] = {}
