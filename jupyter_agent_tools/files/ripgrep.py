@@ -404,9 +404,11 @@ def _list(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: Lis
     start_rel = query.start.relative_to(query.root).as_posix()
     visible: set[bytes] = set()
     visible_tally = _StderrTally()
-    # --null: a file name may hold a newline.
+    # Both in path order, so that a walk cut at its bound is a prefix of the whole; --null:
+    # a file name may hold a newline.
     visible_argv = [*_filters(rg, replace(query, glob=None), ignore_file, output=("--debug",),
-                              max_file_bytes=None), "--null", "--files", "--", start_rel]
+                              max_file_bytes=None),
+                    "--sort", "path", "--null", "--files", "--", start_rel]
     matched: list[bytes] = []
     matched_tally = _StderrTally()
     matched_argv = [*_filters(rg, query, ignore_file, output=(), max_file_bytes=None),

@@ -246,3 +246,56 @@ async def test_grep_and_glob_see_the_same_files(runtime, root):
         below = (await run.call("glob", {"pattern": "*", "path": start})).data["files"]
         found = (await run.call("grep", {"pattern": ".", "path": start})).data["matches"]
         assert below == sorted({m["file"] for m in found})
+
+
+async def test_glob_speaks_ripgreps_dialect(runtime, root):
+    for name in ("ui/app.ts", "ui/view.tsx", "ui/style.css", "pkg/myutils/core.py",
+                 "pkg/myutils/string_utils.py", "pkg/main.py"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x\n")
+    run = await runtime.create_run()
+    braces = await run.call("glob", {"pattern": "*.{ts,tsx}"})  # once a silent 0
+    assert braces.data["files"] == ["ui/app.ts", "ui/view.tsx"]
+    # A name glob matches names: not every file below a folder whose name matches.
+    utils = await run.call("glob", {"pattern": "*utils*"})
+    assert utils.data["files"] == ["pkg/myutils/string_utils.py"]
+    grep_utils = await run.call("grep", {"pattern": "x", "glob": "*utils*"})
+    assert [m["file"] for m in grep_utils.data["matches"]] == utils.data["files"]
+    inside = await run.call("glob", {"pattern": "**/*utils*/**"})  # a folder: say so
+    assert inside.data["files"] == ["pkg/myutils/core.py", "pkg/myutils/string_utils.py"]
+    classes = await run.call("glob", {"pattern": "[!m]*.py"})
+    assert classes.data["files"] == ["pkg/myutils/core.py", "pkg/myutils/string_utils.py"]
+    negated = await run.call("glob", {"pattern": "!*.py", "path": "ui"})
+    assert negated.data["files"] == ["ui/app.ts", "ui/style.css", "ui/view.tsx"]
+    bad = await run.call("glob", {"pattern": "*.{ts"})
+    assert bad.code == "invalid_arguments" and "unclosed" in bad.error["message"]
+
+
+async def test_an_interrupted_writes_temp_file_is_never_listed(runtime, root):
+    # What a crash between writing the temp file and renaming it leaves (files/atomic.py).
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("needle = 1\n")
+    (root / "src" / ".app.py.0123abcd.tmp").write_text("needle = 2\n")
+    (root / "src" / ".app.py.89abcdef.orig").write_text("needle = 0\n")
+    run = await runtime.create_run()
+    for pattern in ("*", "**", ".*", "*.tmp", "*.{py,tmp,orig}", "src/.app.py.*"):
+        listed = await run.call("glob", {"pattern": pattern})
+        assert not any(".app.py" in name for name in listed.data["files"]), pattern
+    for glob in (None, "*", "*.tmp", ".*"):
+        found = await run.call("grep", {"pattern": "needle"} | ({"glob": glob} if glob else {}))
+        assert {m["file"] for m in found.data["matches"]} <= {"src/app.py"}, glob
+    assert [p.name for p in run.walker().files(root)] == ["app.py"]
+
+
+async def test_glob_bounds_its_answer_and_its_walk(runtime_factory, root):
+    (root / "many").mkdir()
+    for index in range(30):
+        (root / "many" / f"f{index:02}.py").write_text("")
+    run = await runtime_factory(max_glob_results=5).create_run()
+    first = await run.call("glob", {"pattern": "*.py"})
+    assert first.data["files"] == [f"many/f{index:02}.py" for index in range(5)]
+    assert first.data["total"] == 30 and "[25 more not shown" in first.text
+    walked = await runtime_factory(max_walk_entries=10).create_run()
+    cut = await walked.call("glob", {"pattern": "*.py"})
+    assert cut.data["truncated"] and "stopped at its bound" in cut.text
+    assert cut.data["files"] == [f"many/f{index:02}.py" for index in range(10)]
