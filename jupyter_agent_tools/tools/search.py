@@ -79,7 +79,7 @@ class Glob(Tool):
             return ripgrep.RipgrepQuery(
                 root=runtime.root_path, start=base, pattern="", glob=args.pattern,
                 respect_gitignore=runtime.respect_gitignore,
-                skip_dirs=tuple(runtime.skip_dirs), threads=1)
+                skip_dirs=tuple(runtime.skip_dirs))
 
         limits = ripgrep.ListingLimits(timeout_seconds=runtime.walk_timeout_seconds,
                                        max_files=runtime.max_walk_entries,
