@@ -104,3 +104,20 @@ async def test_a_search_still_reads_everything_inside_the_root_and_its_notebooks
     assert [(m.file.name, m.cell, m.line) for m in outcome.matches] == [
         ("a.py", None, 1), ("b.ipynb", 1, 2)]
     assert "unreadable" not in outcome.skipped
+
+
+def test_past_the_output_bound_matches_are_counted_until_the_time_bound(root, tmp_path):
+    # A stand-in for rg that prints 2,000 matches (several pipe reads: markers split between
+    # reads count once) and then never ends: the time bound stops the count.
+    printed = tmp_path / "printed.json"
+    printed.write_bytes(_rg_output(*[f"f{index:04}.txt" for index in range(2_000)]))
+    limits = ripgrep.RipgrepLimits(timeout_seconds=1, max_output_bytes=2_000, max_results=10,
+                                   max_line_chars=200)
+    output = ripgrep._run(["sh", "-c", f"cat {printed}; sleep 30"], root, limits,
+                          ripgrep._Handle())
+    assert not output.kept_all and not output.finished
+    assert len(output.stdout) <= 2_000 and output.stdout.endswith(b"\n")
+    query = ripgrep.RipgrepQuery(root=root, start=root, pattern="needle")
+    outcome = ripgrep._parse(query, limits, output)
+    assert outcome.total == 2_000 and not outcome.complete
+    assert 0 < len(outcome.matches) <= 10
