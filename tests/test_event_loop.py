@@ -29,6 +29,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServerPr
     for index in range(20):
         (root / "redos" / f"lines_{index}.txt").write_text(("a" * 30 + "!\n") * 2_000)
     (root / "shared").mkdir()
+    # Long names of one letter: what made the old glob library backtrack (issue 25).
+    deep = root.joinpath("globbed", *["a" * 20] * 4)
+    deep.mkdir(parents=True)
+    for index in range(50):
+        (deep / f"{'a' * 60}{index}.txt").write_text("")
     with JupyterServerProcess(root) as process:
         yield process
 
@@ -78,6 +83,26 @@ async def test_a_catastrophic_regex_does_not_stall_the_server(server: JupyterSer
         latencies = await polling
     assert all(result["ok"] and result["data"]["total"] == 0 for result in results)
     assert len(latencies) >= 5
+    assert max(latencies) < POLL_BOUND_S, f"api/status took {max(latencies):.2f} s"
+
+
+async def test_pathological_globs_from_a_plan_run_do_not_stall_the_server(
+        server: JupyterServerProcess):
+    # Three calls of a read-only plan run once blocked every route for 32 s.
+    patterns = ["***/" * 16, "*a" * 32, "**/*" * 16]
+    async with _client(server) as searcher, _client(server) as poller:
+        response = await searcher.post("agent-tools/api/runs", json={"surface": "plan"})
+        run_id = response.json()["id"]
+        stop = asyncio.Event()
+        polling = asyncio.create_task(_poll_status(poller, stop))
+        await asyncio.sleep(0.1)
+        results = await asyncio.gather(*[
+            _call(searcher, run_id, "glob", {"pattern": pattern, "path": "globbed"})
+            for pattern in patterns])
+        await asyncio.sleep(0.1)
+        stop.set()
+        latencies = await polling
+    assert all(result["ok"] for result in results), results
     assert max(latencies) < POLL_BOUND_S, f"api/status took {max(latencies):.2f} s"
 
 

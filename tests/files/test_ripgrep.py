@@ -35,7 +35,9 @@ def test_a_match_through_a_link_swapped_in_while_rg_ran_is_not_quoted(root, tmp_
     (root / "was_a_folder").symlink_to(outside, target_is_directory=True)
     query = ripgrep.RipgrepQuery(root=root, start=root, pattern="needle")
     stdout = _rg_output("inside.txt", "was_a_file.txt", "was_a_folder/secret.txt")
-    outcome = ripgrep._parse(query, LIMITS, stdout, b"", True, 0)
+    output = ripgrep._Output(stdout, ripgrep._StderrTally(), kept_all=True, more_matches=0,
+                             finished=True, returncode=0)
+    outcome = ripgrep._parse(query, LIMITS, output)
     assert [m.file.name for m in outcome.matches] == ["inside.txt"]
     assert outcome.total == 1 and outcome.skipped["outside_root"] == 2
 
@@ -62,7 +64,8 @@ async def test_one_thread_per_rg_finds_what_rgs_own_choice_finds(root):
     for threads in (0, 1):  # 0: rg's choice (a lone search); 1: one of several at once
         query = ripgrep.RipgrepQuery(root=root, start=root, pattern=r"return [12]\b",
                                      threads=threads)
-        argv, _ = ripgrep._filters(ripgrep.find_rg() or "rg", query, root)
+        argv = ripgrep._filters(ripgrep.find_rg() or "rg", query, None,
+                                output=ripgrep._SEARCH_OUTPUT, max_file_bytes=None)
         assert ("--threads" in argv) == bool(threads)
         outcome = await ripgrep.search(root, query, LIMITS)
         found.append([(m.file.name, m.line) for m in outcome.matches])
@@ -101,3 +104,20 @@ async def test_a_search_still_reads_everything_inside_the_root_and_its_notebooks
     assert [(m.file.name, m.cell, m.line) for m in outcome.matches] == [
         ("a.py", None, 1), ("b.ipynb", 1, 2)]
     assert "unreadable" not in outcome.skipped
+
+
+def test_past_the_output_bound_matches_are_counted_until_the_time_bound(root, tmp_path):
+    # A stand-in for rg that prints 2,000 matches (several pipe reads: markers split between
+    # reads count once) and then never ends: the time bound stops the count.
+    printed = tmp_path / "printed.json"
+    printed.write_bytes(_rg_output(*[f"f{index:04}.txt" for index in range(2_000)]))
+    limits = ripgrep.RipgrepLimits(timeout_seconds=1, max_output_bytes=2_000, max_results=10,
+                                   max_line_chars=200)
+    output = ripgrep._run(["sh", "-c", f"cat {printed}; sleep 30"], root, limits,
+                          ripgrep._Handle())
+    assert not output.kept_all and not output.finished
+    assert len(output.stdout) <= 2_000 and output.stdout.endswith(b"\n")
+    query = ripgrep.RipgrepQuery(root=root, start=root, pattern="needle")
+    outcome = ripgrep._parse(query, limits, output)
+    assert outcome.total == 2_000 and not outcome.complete
+    assert 0 < len(outcome.matches) <= 10

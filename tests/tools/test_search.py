@@ -167,10 +167,14 @@ async def test_free_text_arguments_are_bounded(runtime_factory, root):
 
 async def test_grep_is_bounded_in_time_and_output(runtime_factory, root):
     (root / "many.txt").write_text("needle in a haystack\n" * 5_000)
-    run = await runtime_factory(grep_max_output_bytes=20_000).create_run()
+    run = await runtime_factory(max_grep_output_bytes=20_000).create_run()
     cut = await run.call("grep", {"pattern": "needle"})
-    assert cut.ok and not cut.data["complete"]
-    assert 0 < cut.data["total"] < 5_000 and "at least" in cut.text
+    # Past the output bound the matches are counted, not kept: the note gives the real count
+    # (it once said "at least 0 more" whenever the bound cut before max_grep_results).
+    shown = len(cut.data["matches"])
+    assert cut.ok and cut.data["complete"] and 0 < shown < 200
+    assert cut.data["total"] == 5_000
+    assert f"[{5_000 - shown} more matches not shown;" in cut.text and "at least" not in cut.text
     slow = await runtime_factory(grep_timeout_seconds=0.0001).create_run()
     stopped = await slow.call("grep", {"pattern": "needle"})
     assert stopped.code == "timeout" and "Narrow" in stopped.error["message"]
@@ -242,3 +246,56 @@ async def test_grep_and_glob_see_the_same_files(runtime, root):
         below = (await run.call("glob", {"pattern": "*", "path": start})).data["files"]
         found = (await run.call("grep", {"pattern": ".", "path": start})).data["matches"]
         assert below == sorted({m["file"] for m in found})
+
+
+async def test_glob_speaks_ripgreps_dialect(runtime, root):
+    for name in ("ui/app.ts", "ui/view.tsx", "ui/style.css", "pkg/myutils/core.py",
+                 "pkg/myutils/string_utils.py", "pkg/main.py"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x\n")
+    run = await runtime.create_run()
+    braces = await run.call("glob", {"pattern": "*.{ts,tsx}"})  # once a silent 0
+    assert braces.data["files"] == ["ui/app.ts", "ui/view.tsx"]
+    # A name glob matches names: not every file below a folder whose name matches.
+    utils = await run.call("glob", {"pattern": "*utils*"})
+    assert utils.data["files"] == ["pkg/myutils/string_utils.py"]
+    grep_utils = await run.call("grep", {"pattern": "x", "glob": "*utils*"})
+    assert [m["file"] for m in grep_utils.data["matches"]] == utils.data["files"]
+    inside = await run.call("glob", {"pattern": "**/*utils*/**"})  # a folder: say so
+    assert inside.data["files"] == ["pkg/myutils/core.py", "pkg/myutils/string_utils.py"]
+    classes = await run.call("glob", {"pattern": "[!m]*.py"})
+    assert classes.data["files"] == ["pkg/myutils/core.py", "pkg/myutils/string_utils.py"]
+    negated = await run.call("glob", {"pattern": "!*.py", "path": "ui"})
+    assert negated.data["files"] == ["ui/app.ts", "ui/style.css", "ui/view.tsx"]
+    bad = await run.call("glob", {"pattern": "*.{ts"})
+    assert bad.code == "invalid_arguments" and "unclosed" in bad.error["message"]
+
+
+async def test_an_interrupted_writes_temp_file_is_never_listed(runtime, root):
+    # What a crash between writing the temp file and renaming it leaves (files/atomic.py).
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("needle = 1\n")
+    (root / "src" / ".app.py.0123abcd.tmp").write_text("needle = 2\n")
+    (root / "src" / ".app.py.89abcdef.orig").write_text("needle = 0\n")
+    run = await runtime.create_run()
+    for pattern in ("*", "**", ".*", "*.tmp", "*.{py,tmp,orig}", "src/.app.py.*"):
+        listed = await run.call("glob", {"pattern": pattern})
+        assert not any(".app.py" in name for name in listed.data["files"]), pattern
+    for glob in (None, "*", "*.tmp", ".*"):
+        found = await run.call("grep", {"pattern": "needle"} | ({"glob": glob} if glob else {}))
+        assert {m["file"] for m in found.data["matches"]} <= {"src/app.py"}, glob
+    assert [p.name for p in run.walker().files(root)] == ["app.py"]
+
+
+async def test_glob_bounds_its_answer_and_its_walk(runtime_factory, root):
+    (root / "many").mkdir()
+    for index in range(30):
+        (root / "many" / f"f{index:02}.py").write_text("")
+    run = await runtime_factory(max_glob_results=5).create_run()
+    first = await run.call("glob", {"pattern": "*.py"})
+    assert first.data["files"] == [f"many/f{index:02}.py" for index in range(5)]
+    assert first.data["total"] == 30 and "[25 more not shown" in first.text
+    walked = await runtime_factory(max_walk_entries=10).create_run()
+    cut = await walked.call("glob", {"pattern": "*.py"})
+    assert cut.data["truncated"] and "stopped at its bound" in cut.text
+    assert cut.data["files"] == [f"many/f{index:02}.py" for index in range(10)]
