@@ -38,6 +38,8 @@ USERS = ("alice", "bob", "carol")
 ACTIVITY_INTERVAL_SECONDS = 1
 #: Seconds between the agent-tools extension's checks for work in flight (default 60).
 AGENT_ACTIVITY_INTERVAL_SECONDS = 1
+#: Seconds a single-user server trusts the hub's last answer about a token (default 300).
+TOKEN_CACHE_SECONDS = 2
 #: Generous: a spawn imports jupyter_server, JupyterLab and our runtime on 2 shared cores.
 SPAWN_TIMEOUT_SECONDS = 90.0
 
@@ -69,11 +71,15 @@ c.Spawner.args = [
     "--LabApp.news_url=None",
     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     "--AgentToolsApp.activity_interval_seconds=%d" % settings["agent_activity_interval"],
+    # A server keeps the hub's word on a token this long (default 300 s): a revoked or expired
+    # token works until then. docs/jupyterhub.md advises lowering it; the tests see it work.
+    "--HubOAuth.cache_max_age=%d" % settings["token_cache_seconds"],
 ]
 c.Spawner.environment = {{
     "PATH": settings["path"],
     "PYTHONPATH": settings["pythonpath"],
     "JUPYTERHUB_ACTIVITY_INTERVAL": str(settings["activity_interval"]),
+    "JUPYTER_CONFIG_PATH": settings["jupyter_config"],
 }}
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
@@ -127,9 +133,19 @@ class Hub:
             "path": os.environ.get("PATH", "/usr/bin:/bin"),
             "pythonpath": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
             "activity_interval": ACTIVITY_INTERVAL_SECONDS,
+            "token_cache_seconds": TOKEN_CACHE_SECONDS,
             "agent_activity_interval": AGENT_ACTIVITY_INTERVAL_SECONDS,
             "admin_token": self.admin_token, "culler_token": self.culler_token,
         }
+        # The single-user servers' own config: workers are tests/workers' scripted program,
+        # which reaches its server at JUPYTER_SERVER_URL (with the hub's prefix) by itself.
+        jupyter_config = self.state / "jupyter-config"
+        jupyter_config.mkdir()
+        worker = [sys.executable, str(REPO / "tests/workers/scripted_agent.py")]
+        (jupyter_config / "jupyter_server_config.json").write_text(json.dumps({
+            "WorkerPool": {"backend": "command"},
+            "CommandBackend": {"argv": {"fast": worker, "good": worker}}}))
+        settings["jupyter_config"] = str(jupyter_config)
         config = self.state / "jupyterhub_config.py"
         config.write_text(HUB_CONFIG.format(settings=settings))
         with open(self.log_path, "wb") as log:
@@ -209,12 +225,21 @@ class Hub:
 
     def token(self, user: str, scopes: list[str], expires_in: int | None = None) -> str:
         """A new API token of `user`, limited to `scopes`."""
+        return self.token_model(user, scopes, expires_in)["token"]
+
+    def token_model(self, user: str, scopes: list[str],
+                    expires_in: int | None = None) -> dict[str, Any]:
+        """A new API token of `user` as the hub describes it: `token`, `id`, `expires_at`..."""
         body: dict[str, Any] = {"scopes": scopes, "note": "agent-tools hub test"}
         if expires_in is not None:
             body["expires_in"] = expires_in
         response = self.admin.post(f"/users/{user}/tokens", json=body)
         assert response.status_code == 201, response.text
-        return response.json()["token"]
+        return response.json()
+
+    def revoke(self, user: str, token_id: str) -> None:
+        response = self.admin.delete(f"/users/{user}/tokens/{token_id}")
+        assert response.status_code == 204, response.text
 
     def server_pid(self, user: str, server: str = "") -> int:
         """The single-user server's process: the one listening on its port."""

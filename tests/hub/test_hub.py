@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import psutil
 import pytest
-from hub_helpers import Hub, agent_api
+from hub_helpers import TOKEN_CACHE_SECONDS, Hub, agent_api
 from process_helpers import ended
 
 pytestmark = pytest.mark.hub
@@ -114,6 +114,10 @@ def test_a_hub_token_with_access_scope_reaches_the_api_and_mcp(servers, alice):
     assert "read" in names and "write" not in names  # a plan session
     [mcp_run] = [run for run in agent_api(alice, ALICE, "GET", "runs").json()
                  if run["origin"] == "mcp"]
+    # The links the session hands its client carry the hub's prefix.
+    instructions = mcp_json(opened)["result"]["instructions"]
+    assert "/user/alice/lab " in instructions, instructions
+    assert f"/user/alice/agent-tools/api/runs/{mcp_run['id']}" in instructions, instructions
     assert alice.delete(f"{ALICE}agent-tools/mcp", headers=session).status_code in (200, 204)
     assert mcp_run["id"] not in run_ids(alice, ALICE)
 
@@ -203,9 +207,24 @@ def test_other_tokens_are_refused_and_create_nothing(servers, tokens, alice, ali
 
 def test_an_expired_token_is_refused(servers, alice, alice_run):
     token = servers.token("alice", ["access:servers!user=alice"], expires_in=1)
-    time.sleep(2)  # the hub refuses it from now on, however the server cached it
+    time.sleep(2)
     with with_token(servers, token) as client:
         refused_everywhere(client, alice, alice_run)
+
+
+def test_a_token_expired_or_revoked_after_use_is_refused_once_the_server_asks_again(
+        servers, alice, alice_run):
+    """The server keeps the hub's answer on a token for HubOAuth.cache_max_age (2 s here; 300
+    by default, which docs/jupyterhub.md says to lower): past that, it asks again, and is told no."""
+    expiring = servers.token("alice", ["access:servers!user=alice"], expires_in=2)
+    revoked = servers.token_model("alice", ["access:servers!user=alice"])
+    with with_token(servers, expiring) as first, with_token(servers, revoked["token"]) as second:
+        for client in (first, second):
+            assert agent_api(client, ALICE, "GET", "runs").status_code == 200
+        servers.revoke("alice", revoked["id"])
+        time.sleep(TOKEN_CACHE_SECONDS + 1.5)
+        for client in (first, second):
+            refused_everywhere(client, alice, alice_run)
 
 
 def test_bob_s_browser_session_is_refused_on_alice_s_server(servers, alice, alice_run):
@@ -255,6 +274,20 @@ def test_a_kernel_finds_its_server_under_the_hub_prefix(alice):
     assert first_line.split()[0].endswith("/user/alice/"), result["text"]
     assert "hello.py" in result["text"]
     agent_api(alice, ALICE, "DELETE", f"runs/{run_id}")
+
+
+def test_a_worker_process_reaches_its_run_under_the_hub_prefix(alice):
+    """A command worker gets JUPYTER_SERVER_URL (the server's URL with /user/alice/) and its
+    run token, and calls its tools there, past the hub's proxy."""
+    parent = agent_api(alice, ALICE, "POST", "runs", {"vibe": True}).json()["id"]
+    spawned = agent_api(alice, ALICE, "POST", f"runs/{parent}/calls", {"tool": "vibe_spawn",
+        "args": {"label": "look", "brief": 'call glob {"pattern": "*.py"}'}}).json()
+    assert spawned["ok"], spawned
+    waited = agent_api(alice, ALICE, "POST", f"runs/{parent}/calls", {
+        "tool": "vibe_wait", "args": {"worker_id": "w1", "timeout_seconds": 60}}).json()
+    assert waited["data"]["status"] == "done", waited
+    assert "glob: ok" in waited["data"]["result"], waited
+    agent_api(alice, ALICE, "DELETE", f"runs/{parent}")
 
 
 # -- activity: a working agent keeps its server, an idle one is culled ----------------------
