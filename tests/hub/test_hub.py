@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import psutil
 import pytest
-from hub_helpers import TOKEN_CACHE_SECONDS, Hub, agent_api
+from hub_helpers import REPO, TOKEN_CACHE_SECONDS, Hub, agent_api
 from process_helpers import ended
 
 pytestmark = pytest.mark.hub
@@ -120,6 +120,21 @@ def test_a_hub_token_with_access_scope_reaches_the_api_and_mcp(servers, alice):
     assert f"/user/alice/agent-tools/api/runs/{mcp_run['id']}" in instructions, instructions
     assert alice.delete(f"{ALICE}agent-tools/mcp", headers=session).status_code in (200, 204)
     assert mcp_run["id"] not in run_ids(alice, ALICE)
+
+
+def test_the_docs_mcp_settings_entry_opens_a_session_through_the_hub(servers, tokens):
+    """docs/jupyterhub.md's `mcp_settings.json` entry, with this hub's address and a token."""
+    docs = (REPO / "docs" / "jupyterhub.md").read_text()
+    section = docs.split("## jupyter-ai and other MCP clients\n", 1)[1]
+    [entry] = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])["mcp_servers"]
+    url = entry["url"].replace("https://hub.example.org", servers.url)
+    [header] = entry["headers"]
+    value = header["value"].split("<", 1)[0] + tokens["alice"]
+    with httpx.Client(timeout=120, headers={header["name"]: value}) as client:
+        opened = mcp_open(client, url)
+        assert opened.status_code == 200, opened.text
+        assert client.delete(url, headers={
+            "mcp-session-id": opened.headers["mcp-session-id"]}).status_code in (200, 204)
 
 
 def test_alice_s_browser_session_through_the_hub_s_oauth(servers):
@@ -359,6 +374,9 @@ def test_a_server_restarted_by_the_hub_leaves_no_orphans(servers, alice):
         result = agent_api(alice, ALICE, "POST", f"runs/{run_id}/calls",
                            {"tool": tool, "args": args}).json()
         assert result["ok"], result
+    opened = mcp_open(alice, f"{ALICE}agent-tools/api/runs/{run_id}/mcp")
+    assert opened.status_code == 200, opened.text
+    session = {"mcp-session-id": opened.headers["mcp-session-id"], **MCP_HEADERS}
     server_pid = int(servers.server("alice")["state"]["pid"])
     children = psutil.Process(server_pid).children(recursive=True)
     commands = " ".join(" ".join(child.cmdline()) for child in children)
@@ -373,4 +391,8 @@ def test_a_server_restarted_by_the_hub_leaves_no_orphans(servers, alice):
     gone = agent_api(alice, ALICE, "GET", f"runs/{run_id}")
     assert gone.status_code == 404 and gone.json()["error"]["code"] == "not_found"
     assert run_ids(alice, ALICE) == set()
+    # The MCP client's old session is gone too: it opens a new one (a new run).
+    stale = alice.post(f"{ALICE}agent-tools/api/runs/{run_id}/mcp", headers=session,
+                       content=json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+    assert stale.status_code == 404, stale.text
 
