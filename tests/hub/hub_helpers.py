@@ -66,9 +66,15 @@ c.Spawner.cmd = [settings["python"], "-m", "jupyterhub.singleuser"]
 c.Spawner.args = [
     "--ServerApp.allow_root=True",
     "--ServerApp.open_browser=False",
-    # Real-time collaboration is not what this module tests; it costs start-up time.
+    # What this module does not test costs start-up time (four servers on two cores).
     "--ServerApp.jpserver_extensions=jupyter_collaboration=False",
+    "--ServerApp.jpserver_extensions=jupyter_server_ydoc=False",
+    "--ServerApp.jpserver_extensions=jupyter_server_fileid=False",
+    "--ServerApp.jpserver_extensions=jupyter_lsp=False",
+    "--ServerApp.jpserver_extensions=jupyter_server_terminals=False",
+    "--ServerApp.jpserver_extensions=notebook_shim=False",
     "--LabApp.news_url=None",
+    "--LabApp.expose_app_in_browser=True",
     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     "--AgentToolsApp.activity_interval_seconds=%d" % settings["agent_activity_interval"],
     # A server keeps the hub's word on a token this long (default 300 s): a revoked or expired

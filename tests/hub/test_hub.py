@@ -7,12 +7,15 @@ browser or an agent outside the hub would send it.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,6 +27,9 @@ from process_helpers import ended
 pytestmark = pytest.mark.hub
 
 ALICE, ALICE_WORK, BOB = "/user/alice/", "/user/alice/work/", "/user/bob/"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
 MCP_HEADERS = {"Accept": "application/json, text/event-stream",
                "Content-Type": "application/json"}
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -303,6 +309,91 @@ def test_a_worker_process_reaches_its_run_under_the_hub_prefix(alice):
     assert waited["data"]["status"] == "done", waited
     assert "glob: ok" in waited["data"]["result"], waited
     agent_api(alice, ALICE, "DELETE", f"runs/{parent}")
+
+
+# -- the JupyterLab panel at /user/alice/lab, in chromium -----------------------------------
+
+
+@pytest.fixture
+def jp_asyncio_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """pytest-jupyter's autouse loop, not made this thread's loop: Playwright's sync API runs
+    its own on this thread (as in tests/lab)."""
+    loop = asyncio.new_event_loop()
+    yield loop
+    loop.close()
+
+
+def in_background(call: Any) -> concurrent.futures.Future:
+    """A blocking HTTP call (an agent waiting on a card) on a thread of its own."""
+    executor = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    future = executor.submit(call)
+    executor.shutdown(wait=False)
+    return future
+
+
+def test_the_panel_in_alice_s_lab_answers_a_card_and_accepts_an_edit(servers, alice):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra")
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is absent: run scripts/setup.sh as root (apt-get install chromium)")
+    # No "get notified about Jupyter news?" toast over the panel.
+    settings = servers.state / "home/alice/.jupyter/lab/user-settings/@jupyterlab/apputils-extension"
+    settings.mkdir(parents=True, exist_ok=True)
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    agent_api(alice, ALICE, "POST", "runs", {}).json()  # the server is up and answering
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+            page.set_default_timeout(60_000)
+            page.goto(f"{servers.url}/hub/login?next=/user/alice/lab")
+            page.fill("input[name=username]", "alice")
+            page.fill("input[name=password]", servers.password)
+            page.click("input[type=submit]")
+            page.wait_for_url(f"{servers.url}/user/alice/lab**")
+            page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands"
+                                   ".hasCommand('agent-tools:open-panel')")
+            page.evaluate("async () => { await window.jupyterapp.commands.execute("
+                          "'agent-tools:open-panel'); }")
+            panel = page.locator("#agent-tools-panel")
+            panel.wait_for()
+
+            run_id = agent_api(alice, ALICE, "POST", "runs", {"space": "lab"}).json()["id"]
+            deadline = time.monotonic() + 60
+            while agent_api(alice, ALICE, "GET", "status").json()["resources"]["questions"][
+                    "humans"].get("lab", 0) < 1:
+                assert time.monotonic() < deadline, "the lab never joined space 'lab'"
+                time.sleep(0.2)
+            question = in_background(lambda: agent_api(
+                alice, ALICE, "POST", f"runs/{run_id}/calls", {"tool": "ask_user", "args": {
+                    "question": "Which colour for the plot?",
+                    "options": [{"label": "Red"}, {"label": "Blue"}]}}).json())
+            card = panel.locator(".jp-AgentTools-card", has_text="Which colour for the plot?")
+            card.get_by_role("button", name="Blue").click()
+            answered = question.result(timeout=60)
+            assert answered["ok"] and answered["data"]["answer"] == "Blue", answered
+
+            agent_api(alice, ALICE, "POST", f"runs/{run_id}/calls", {"tool": "write", "args": {
+                "path": "shapes.py", "content": "def area(w, h):\n    print(w * h)\n"}})
+            staged = agent_api(alice, ALICE, "POST", f"runs/{run_id}/calls", {
+                "tool": "ast_edit", "args": {"pattern": "print($A)", "rewrite": "log($A)",
+                                             "path": "shapes.py", "language": "python"}}).json()
+            assert staged["ok"], staged
+            edit_id = staged["data"]["edit_id"]
+            panel.locator(f".jp-AgentTools-run[data-run-id='{run_id}']").click()
+            edit = panel.locator(f".jp-AgentTools-edit[data-edit-id='{edit_id}']")
+            edit.locator(".jp-AgentTools-diff-add", has_text="log(w * h)").wait_for()
+            edit.get_by_role("button", name="Accept").click()
+            panel.locator(f".jp-AgentTools-edit[data-edit-id='{edit_id}']"
+                          "[data-status='accepted']").wait_for()
+        finally:
+            browser.close()
+    read = agent_api(alice, ALICE, "POST", f"runs/{run_id}/calls",
+                     {"tool": "read", "args": {"path": "shapes.py"}}).json()
+    assert "log(w * h)" in read["text"], read
+    transcript = agent_api(alice, ALICE, "GET", f"runs/{run_id}/transcript").json()
+    assert [entry["tool"] for entry in transcript] == [
+        "ask_user", "write", "ast_edit", "resolve", "read"]
+    agent_api(alice, ALICE, "DELETE", f"runs/{run_id}")
 
 
 # -- activity: a working agent keeps its server, an idle one is culled ----------------------
