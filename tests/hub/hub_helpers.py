@@ -10,6 +10,7 @@ installs under .tools/node.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -24,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psutil
 import pytest
 
 import jupyter_agent_tools
@@ -137,7 +137,8 @@ class Hub:
             "proxy": proxy, "proxy_token": secrets.token_hex(24), "state": str(self.state),
             "password": self.password, "users": list(USERS), "python": sys.executable,
             "path": os.environ.get("PATH", "/usr/bin:/bin"),
-            "pythonpath": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+            "pythonpath": os.pathsep.join(
+                [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
             "activity_interval": ACTIVITY_INTERVAL_SECONDS,
             "token_cache_seconds": TOKEN_CACHE_SECONDS,
             "agent_activity_interval": AGENT_ACTIVITY_INTERVAL_SECONDS,
@@ -166,13 +167,18 @@ class Hub:
     def stop(self) -> None:
         if self._process is None:
             return
-        # The hub stops the servers it spawned, then itself; anything left goes with the group.
+        # The hub stops the servers it spawned, then itself. Each server runs in a session of
+        # its own: one the hub failed to stop is killed by its group, as the hub's own is.
+        server_pids = []
+        with contextlib.suppress(httpx.HTTPError):
+            for user in self.admin.get("/users").json():
+                server_pids += [int(server["state"]["pid"]) for server
+                                in user.get("servers", {}).values() if server.get("state")]
         self._process.terminate()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self._process.wait(30)
-        except subprocess.TimeoutExpired:
-            pass
-        signal_process_group(self._process.pid)
+        for pgid in [self._process.pid, *server_pids]:
+            signal_process_group(pgid)
         self._process = None
         self.admin.close()
 
@@ -246,20 +252,6 @@ class Hub:
     def revoke(self, user: str, token_id: str) -> None:
         response = self.admin.delete(f"/users/{user}/tokens/{token_id}")
         assert response.status_code == 204, response.text
-
-    def server_pid(self, user: str, server: str = "") -> int:
-        """The single-user server's process: the one listening on its port."""
-        url = httpx.URL((self.server(user, server) or {})["url"])
-        prefix = url.path
-        for process in psutil.process_iter(["cmdline", "environ"]):
-            try:
-                environ = process.info["environ"] or {}
-            except psutil.Error:
-                continue
-            if (environ.get("JUPYTERHUB_SERVICE_PREFIX") == prefix
-                    and "jupyterhub.singleuser" in (process.info["cmdline"] or [])):
-                return process.pid
-        raise AssertionError(f"no single-user process serves {prefix}")
 
     @contextmanager
     def login(self, user: str) -> Iterator[httpx.Client]:
