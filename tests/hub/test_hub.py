@@ -1,8 +1,9 @@
 """agent-tools in JupyterHub single-user servers, through the hub's proxy, OAuth and scopes.
 
-One hub for the module (conftest.py); alice's default and named servers and bob's are spawned
-together at the start. Every request goes through the hub's proxy at `/user/<name>/...`, as a
-browser or an agent outside the hub would send it.
+One hub for the module (conftest.py); alice's default and named (`work`) servers, bob's and
+carol's are spawned together at the start. Every request goes through the hub's proxy at
+`/user/<name>/...`, as a browser or an agent outside the hub would send it; the browser test
+drives Debian's chromium (as tests/lab does), the culling test runs jupyterhub-idle-culler.
 """
 
 from __future__ import annotations
