@@ -209,7 +209,7 @@ def refused_everywhere(client: httpx.Client, alice: httpx.Client, run_id: str,
         assert run_id not in response.text
     assert run_ids(alice, ALICE) == before
     transcript = agent_api(alice, ALICE, "GET", f"runs/{run_id}/transcript").json()
-    assert [entry["tool"] for entry in transcript] == ["read"]
+    assert [entry["tool"] for entry in transcript] == ["glob"]
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +217,7 @@ def alice_run(alice: httpx.Client) -> str:
     """A run of alice's with one call in its transcript: what others must not see or touch."""
     run_id = agent_api(alice, ALICE, "POST", "runs", {}).json()["id"]
     agent_api(alice, ALICE, "POST", f"runs/{run_id}/calls",
-              {"tool": "read", "args": {"path": "hello.py"}})
+              {"tool": "glob", "args": {"pattern": "*"}})
     return run_id
 
 
@@ -283,18 +283,22 @@ def test_a_request_from_bob_s_server_is_refused(servers, tokens, alice, alice_ru
 
 
 def test_a_kernel_finds_its_server_under_the_hub_prefix(alice):
-    """What a notebook's `open_panel()` and the `tool()` bridge use inside the user's kernel."""
+    """A notebook's `open_panel()` in the user's kernel finds its server (with the prefix) and
+    joins a space over its WebSocket; the cell's `tool()` bridge works too."""
     run_id = agent_api(alice, ALICE, "POST", "runs", {}).json()["id"]
-    code = ("from jupyter_agent_tools.client import AgentToolsClient\n"
-            "client = AgentToolsClient.discover()\n"
-            "print(client.url, sorted(client.status()['resources'])[:1])\n"
+    agent_api(alice, ALICE, "POST", f"runs/{run_id}/calls",
+              {"tool": "write", "args": {"path": "found.py", "content": "x = 1\n"}})
+    code = ("from jupyter_agent_tools.notebook import open_panel\n"
+            "session = open_panel(space='hub-notebook', display=False)\n"
+            "print(session.client.url, session.link.connected.is_set())\n"
+            "session.close(close_run=True)\n"
             "print(tool('glob', {'pattern': '*.py'}).text)\n")
     result = agent_api(alice, ALICE, "POST", f"runs/{run_id}/calls", {"tool": "eval", "args": {
         "code": code, "description": "find the server from inside the kernel"}}).json()
     assert result["ok"], result
-    first_line = result["text"].splitlines()[0]
-    assert first_line.split()[0].endswith("/user/alice/"), result["text"]
-    assert "hello.py" in result["text"]
+    url, connected = result["text"].splitlines()[0].split()
+    assert url.endswith("/user/alice/") and connected == "True", result["text"]
+    assert "found.py" in result["text"]
     agent_api(alice, ALICE, "DELETE", f"runs/{run_id}")
 
 
