@@ -439,7 +439,7 @@ def test_a_working_agent_is_not_culled_and_an_idle_one_is(servers: Hub):
                 time.sleep(1)
             worker.join()
             response = outcome["response"]
-            # Culled mid-call, the proxy answers for the vanished server (the hub's 503).
+            # Culled mid-call, the hub answers for the vanished server with its error page.
             assert response.status_code == 200, f"the call was cut off: {response.text[:300]}"
             assert response.json()["ok"] and "done" in response.json()["text"], response.text
             # The hub heard of activity all along, while no request or kernel message came.
