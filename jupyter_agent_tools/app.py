@@ -89,7 +89,8 @@ class AgentToolsApp(ExtensionApp):
         self.settings["agent_tools_runtime"] = self.runtime
         self.settings["agent_tools_request_limits"] = RequestLimits(
             max_request_bytes=self.max_request_bytes, max_request_values=self.max_request_values)
-        # jupyter_server's last_activity() reads web_app.settings, which self.settings is.
+        # jupyter_server's last_activity() reads the web app's settings (self.settings is a
+        # copy merged into them before the server starts, not the same dict).
         self.activity = AgentActivity(self.runtime, server.web_app.settings,
                                       interval_seconds=self.activity_interval_seconds,
                                       waiting_cards_count=self.waiting_cards_count_as_activity)
