@@ -6,8 +6,9 @@ import gc
 
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.serverapp import ServerApp
-from traitlets import Bool, Int, List, Unicode
+from traitlets import Bool, Float, Int, List, Unicode
 
+from .activity import AgentActivity
 from .http.base import RequestLimits
 from .http.routes import HANDLER_MODULES, load_routes
 from .kernels.provisioner import launch_kernels_off_the_loop
@@ -58,6 +59,22 @@ class AgentToolsApp(ExtensionApp):
              "reference cycle among them is never collected.",
     ).tag(config=True)
 
+    activity_interval_seconds = Float(
+        60.0,
+        help="How often the server's last activity (what jupyterhub-singleuser reports to the "
+             "hub, and jupyterhub-idle-culler culls by) is brought up to date from the agents' "
+             "runs: now while any run has work in flight (a tool call such as a long eval or "
+             "notebook cell, a worker), else when its last call ended. Keep it well under the "
+             "culler's --timeout. 0: agent work is not reported as activity.",
+    ).tag(config=True)
+
+    waiting_cards_count_as_activity = Bool(
+        True,
+        help="Whether a run waiting for a human (an ask_user or permission card left open) "
+             "counts as activity. False lets the idle culler stop a server whose agent only "
+             "waits for an answer (the card's own limit is c.QuestionPort.timeout_seconds).",
+    ).tag(config=True)
+
     def initialize_settings(self) -> None:
         server = self._server()
         if self.kernel_launch_off_loop:
@@ -72,11 +89,17 @@ class AgentToolsApp(ExtensionApp):
         self.settings["agent_tools_runtime"] = self.runtime
         self.settings["agent_tools_request_limits"] = RequestLimits(
             max_request_bytes=self.max_request_bytes, max_request_values=self.max_request_values)
+        # jupyter_server's last_activity() reads the web app's settings (self.settings is a
+        # copy merged into them before the server starts, not the same dict).
+        self.activity = AgentActivity(self.runtime, server.web_app.settings,
+                                      interval_seconds=self.activity_interval_seconds,
+                                      waiting_cards_count=self.waiting_cards_count_as_activity)
 
     async def _start_jupyter_server_extension(self, serverapp: ServerApp) -> None:
         # With port 0 the server learns its port only when it binds, after initialize_settings;
         # workers reach the server through this URL.
         self.runtime.server_url = serverapp.connection_url
+        self.activity.start()
         if self.freeze_startup_objects:
             gc.freeze()
             self.log.debug("agent-tools: %d start-up objects frozen out of the garbage "
@@ -95,6 +118,7 @@ class AgentToolsApp(ExtensionApp):
         return self.serverapp
 
     async def stop_extension(self) -> None:
+        self.activity.stop()
         await self.runtime.shutdown()
 
 

@@ -24,6 +24,10 @@ if command -v npm >/dev/null 2>&1; then
     npm install --silent --no-fund --no-audit --prefix .tools/node \
       typescript-language-server@4 typescript@6 >/dev/null
   fi
+  # JupyterHub's proxy, for the tests under a real hub (tests/hub).
+  if [ ! -x .tools/node/node_modules/.bin/configurable-http-proxy ]; then
+    npm install --silent --no-fund --no-audit --prefix .tools/node configurable-http-proxy@5 >/dev/null
+  fi
 fi
 
 # Debian packages for the C/C++ language server and debugger, and the browser of the JupyterLab

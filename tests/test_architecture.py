@@ -25,7 +25,7 @@ BASE = {"files", "notebooks", "processes", "_version"}
 RUNTIME = {"runtime"}
 RESOURCES = {"lsp", "dap", "kernels", "structural", "questions", "workers", "discovery"}
 TOOLS = {"tools"}
-OUTSIDE = {"__init__", "http", "mcp_endpoint", "widgets", "app", "auth", "cli", "client", "notebook",
+OUTSIDE = {"__init__", "http", "mcp_endpoint", "widgets", "app", "activity", "auth", "cli", "client", "notebook",
            "demo", "testing"}
 
 # Each resource package raises one family of exceptions, rooted in <package>/errors.py.

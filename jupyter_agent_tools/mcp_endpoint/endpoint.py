@@ -35,9 +35,11 @@ class McpEndpoint(LoggingConfigurable):
         30.0, help="How long ending a session (DELETE) waits for its run to be released.",
     ).tag(config=True)
 
-    def __init__(self, runtime: Runtime, **kwargs: object) -> None:
+    def __init__(self, runtime: Runtime, base_url: str = "/", **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.runtime = runtime
+        #: The server's base URL (`/user/<name>/` under JupyterHub), for the links sessions give.
+        self.base_url = base_url
         self.sessions: dict[str, McpSession] = {}
 
     async def open_new_run(self, options: RunRequest) -> McpSession:
@@ -74,7 +76,7 @@ class McpEndpoint(LoggingConfigurable):
     async def _open(self, run: Run, *, owns_run: bool) -> McpSession:
         settings = McpSessionSettings(
             idle_timeout_seconds=self.idle_timeout_seconds, use_elicitation=self.use_elicitation,
-            progress_interval_seconds=self.progress_interval_seconds)
+            progress_interval_seconds=self.progress_interval_seconds, base_url=self.base_url)
         session = McpSession(run, settings, owns_run=owns_run, log=self.log, on_end=self.forget)
         self.sessions[session.id] = session
         await session.start()

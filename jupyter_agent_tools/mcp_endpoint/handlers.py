@@ -68,8 +68,8 @@ class McpHandler(AgentToolsHandler):
     def endpoint(self) -> McpEndpoint:
         endpoint = self.settings.get("agent_tools_mcp")
         if endpoint is None:
-            endpoint = McpEndpoint(self.runtime, parent=self.settings.get("serverapp"),
-                                   log=self.log)
+            endpoint = McpEndpoint(self.runtime, base_url=self.base_url,
+                                   parent=self.settings.get("serverapp"), log=self.log)
             self.settings["agent_tools_mcp"] = endpoint
         return endpoint
 

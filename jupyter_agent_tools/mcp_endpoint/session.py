@@ -52,6 +52,9 @@ class McpSessionSettings:
     idle_timeout_seconds: float
     use_elicitation: bool
     progress_interval_seconds: float
+    #: The server's base URL (`/user/<name>/` under JupyterHub): what the links we hand the
+    #: client start with.
+    base_url: str = "/"
 
 
 # Whether the request being served is answered with one JSON body; set around each request
@@ -109,7 +112,9 @@ class McpSession:
             "jupyter-agent-tools", version=__version__,
             instructions=(f"The tools of jupyter-agent-tools run {run.id} (working directory "
                           f"{run.describe()['cwd']}, surface {run.surface.value}). Questions "
-                          "and permission prompts go to your user, or to the JupyterLab panel."),
+                          "and permission prompts go to your user, or to the JupyterLab panel "
+                          f"(Agent Tools) at {settings.base_url}lab on this server. The run's "
+                          f"HTTP API: {settings.base_url}agent-tools/api/runs/{run.id}."),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )

@@ -103,6 +103,10 @@ class Run:
         self.closed = False
         self._serial_locks: dict[Hashable, asyncio.Lock] = {}
         self._call_counter = 0
+        #: Calls started and not finished, and when a call last started or finished (time.time):
+        #: the server reports them to JupyterHub as activity (activity.py).
+        self.calls_in_flight = 0
+        self.last_call_at: float | None = None
 
     # -- paths ----------------------------------------------------------------------------
 
@@ -221,6 +225,8 @@ class Run:
         self.events.publish("call_started", run_id=self.id, call_id=call_id, tool=name,
                             label=label, origin=origin.value)
         started = time.perf_counter()
+        self.calls_in_flight += 1
+        self.last_call_at = time.time()
         try:
             result = await self._dispatch(tool, name, args, parsed, invalid, origin, call_id)
         except ToolError as error:
@@ -236,6 +242,9 @@ class Run:
             result = self._os_failure(name, exc)
         except Exception as exc:  # noqa: BLE001 - a tool bug must not take the transport down
             result = self._bug(name, exc)
+        finally:
+            self.calls_in_flight -= 1
+            self.last_call_at = time.time()
         self._finish(entry, result, started)
         return result
 
