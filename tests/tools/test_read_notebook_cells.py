@@ -100,9 +100,9 @@ async def test_read_one_cell_by_number_or_by_id(runtime, root, plots):
     by_number = await run.call("read", {"path": "sales.ipynb", "cell": 2})
     assert by_number.ok, by_number.error
     assert by_number.text.splitlines()[1:4] == [
-        "[cell 2] code, python, run [1]", "1\timport matplotlib.pyplot as plt",
-        "2\tplt.plot(sales)"]
-    assert "[cell 3]" not in by_number.text and "offset=" not in by_number.text
+        f"[cell 2, id {notebook.cells[1].id}] code, python, run [1]",
+        "1\timport matplotlib.pyplot as plt", "2\tplt.plot(sales)"]
+    assert "[cell 3" not in by_number.text and "offset=" not in by_number.text
     assert [c["cell"] for c in by_number.data["cells"]] == [2]
     assert by_number.blocks == [] and "outputs: stream stdout" in by_number.text
     by_id = await run.call("read", {"path": "sales.ipynb", "cell": notebook.cells[2].id})
