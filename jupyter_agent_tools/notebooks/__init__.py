@@ -22,7 +22,6 @@ from .editing import (
     CellType,
     FileCells,
     OutputChange,
-    index_of,
     new_cell,
     resolve_cell,
 )
@@ -88,7 +87,6 @@ __all__ = [
     "cell_language",
     "check_unchanged",
     "content_hash",
-    "index_of",
     "is_notebook_path",
     "language_name",
     "new_cell",

@@ -44,7 +44,15 @@ class CellEditor(Protocol):
 
     def ids(self) -> list[str | None]: ...
 
+    def number_of(self, cell_id: str) -> int | None:
+        """The number of the cell with `cell_id` now, or None when it is gone."""
+        ...
+
     def sources(self) -> list[str]: ...
+
+    def source(self, number: int) -> str:
+        """The source of the cell numbered `number` (one that is there)."""
+        ...
 
     def cell_types(self) -> list[str]: ...
 
@@ -88,12 +96,6 @@ def resolve_cell(editor: CellEditor, ref: CellRef) -> int:
     if not 1 <= ref <= len(ids):
         raise CellOutOfRange(cell=ref, cell_count=len(ids), shared=editor.shared)
     return ref
-
-
-def index_of(editor: CellEditor, cell_id: str) -> int | None:
-    """The number of the cell with `cell_id` now, or None when it is gone."""
-    ids = editor.ids()
-    return ids.index(cell_id) + 1 if cell_id in ids else None
 
 
 def new_cell(cell_type: CellType, source: str, cell_id: str | None = None) -> dict[str, Any]:
@@ -159,8 +161,15 @@ class FileCells:
     def ids(self) -> list[str | None]:
         return [cell.get("id") for cell in self._cells]
 
+    def number_of(self, cell_id: str) -> int | None:
+        ids = self.ids()
+        return ids.index(cell_id) + 1 if cell_id in ids else None
+
     def sources(self) -> list[str]:
         return [_joined(cell.get("source", "")) for cell in self._cells]
+
+    def source(self, number: int) -> str:
+        return _joined(self._cells[number - 1].get("source", ""))
 
     def cell_types(self) -> list[str]:
         return [str(cell.get("cell_type", "code")) for cell in self._cells]
