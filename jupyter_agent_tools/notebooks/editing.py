@@ -42,7 +42,14 @@ class CellEditor(Protocol):
 
     shared: bool
 
+    @property
+    def cell_count(self) -> int: ...
+
     def ids(self) -> list[str | None]: ...
+
+    def cell_at(self, number: int) -> tuple[str | None, str]:
+        """The id and the type of the cell numbered `number` (one that is there)."""
+        ...
 
     def number_of(self, cell_id: str) -> int | None:
         """The number of the cell with `cell_id` now, or None when it is gone."""
@@ -160,6 +167,14 @@ class FileCells:
 
     def ids(self) -> list[str | None]:
         return [cell.get("id") for cell in self._cells]
+
+    @property
+    def cell_count(self) -> int:
+        return len(self._cells)
+
+    def cell_at(self, number: int) -> tuple[str | None, str]:
+        cell = self._cells[number - 1]
+        return cell.get("id"), str(cell.get("cell_type", "code"))
 
     def number_of(self, cell_id: str) -> int | None:
         ids = self.ids()

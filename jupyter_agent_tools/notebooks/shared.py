@@ -70,6 +70,15 @@ class SharedNotebook:
         self.ids()
         return self._positions.get(cell_id)
 
+    def cell_at(self, number: int) -> tuple[str | None, str]:
+        ycell = self._document.ycells[number - 1]
+        with self._document.ydoc.transaction():
+            cell_id = _optional_str(ycell.get("id"))
+            cell_type = str(ycell.get("cell_type", "code"))
+        if cell_id is not None:
+            self._positions[cell_id] = number - 1
+        return cell_id, cell_type
+
     def number_of(self, cell_id: str) -> int | None:
         position = self._position(cell_id)
         return None if position is None else position + 1
@@ -82,6 +91,7 @@ class SharedNotebook:
         cell = new_cell(cell_type, source)
         with self._document.ydoc.transaction():
             self._document.ycells.insert(index - 1, self._document.create_ycell(cell))
+        self._positions[str(cell["id"])] = index - 1
         return str(cell["id"])
 
     def delete(self, index: int) -> None:

@@ -158,7 +158,7 @@ def _prepare_file(opened: OpenedNotebook) -> None:
 async def insert(ctx: CallContext, opened: OpenedNotebook, action: Insert) -> int:
     """Insert the new cell; its number. Saved at once (a run that follows finds it)."""
     _prepare_file(opened)
-    count = len(opened.editor.ids())
+    count = opened.editor.cell_count
     if action.cell is not None:
         index = opened.resolve(action.cell) + 1
     else:
@@ -195,7 +195,7 @@ async def delete(ctx: CallContext, opened: OpenedNotebook, action: Delete) -> To
 
 async def move(ctx: CallContext, opened: OpenedNotebook, action: Move) -> ToolResult:
     number = opened.resolve(action.cell)
-    count = len(opened.editor.ids())
+    count = opened.editor.cell_count
     if not 1 <= action.index <= count:
         raise notebook_error(CellOutOfRange(cell=action.index, cell_count=count,
                                             shared=opened.shared), path=opened.shown)

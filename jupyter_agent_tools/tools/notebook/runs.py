@@ -83,8 +83,7 @@ async def run_cells(ctx: CallContext, opened: OpenedNotebook, numbers: list[int]
         await save(ctx, opened, code_changed=False)
     interpreters: RunInterpreters = ctx.run.resources[Resource.KERNELS]
     session = await _session(ctx, opened)
-    ids, types = opened.editor.ids(), opened.editor.cell_types()
-    targets = [(number, ids[number - 1], types[number - 1]) for number in numbers]
+    targets = [(number, *opened.editor.cell_at(number)) for number in numbers]
     deadline = time.monotonic() + timeout
     runs = _Runs()
     for position, (number, cell_id, cell_type) in enumerate(targets):
