@@ -15,8 +15,10 @@ synced over the room's WebSocket as JupyterLab syncs it (the human).
    runs 20 cells: characters lost (target 0), in the human's view, in the server's document
    (a second Y client that joins afterwards) and in the saved file; for our tool and, when it
    is there, for jupyter-mcp-server.
-3. With --profile, or when ours misses a target: where our call's time goes, per stage, from
-   the server's log of each notebook call (`c.Runtime.log_notebook_stages`).
+3. Where each call's time goes: the p50 of each stage between the milestones the human's view
+   shows (the new cell, the kernel beginning it, the "2", the answer). With --profile FILE,
+   our HTTP calls run once more with the server's loop thread under cProfile
+   (benchmarks/loop_probe.py): its CPU per call and the top of the profile.
 
 jupyter-mcp-server lives in a venv of its own under `.tools/bench-peers/`, made on first use
 with the machine's `python3 -m venv` and pip: it pulls jupyter_server_nbmodel, datalayer
@@ -112,7 +114,7 @@ class Human:
     async def seen(self, condition: Callable[[], bool], what: str) -> float:
         try:
             return await asyncio.wait_for(self.watch(condition), WAIT_S)
-        except TimeoutError:
+        except asyncio.TimeoutError:  # not yet the builtin one on Python 3.10
             raise RuntimeError(f"the human's view did not show {what} within {WAIT_S:.0f} s") \
                 from None
 
@@ -517,8 +519,9 @@ def _print_stages(samples: dict[str, Samples], bare_s: list[float]) -> None:
     (each stage's p50 is taken on its own, so they need not add up to the total's)."""
     print("3. where the time goes: p50 ms of each stage, from the milestones in the human's view")
     names = list(samples)
-    print(f"   {'stage':<66}" + "".join(f"{name.split(',')[0][:10] + name[-8:]:>20}"
-                                        for name in names))
+    print(f"   {'stage':<66}" + "".join(
+        f"{'jupyter-mcp-server' if name.startswith('jupyter') else name.replace(', notebook insert over', ''):>20}"
+        for name in names))
     for label, milestone in STAGES:
         cells = []
         for name in names:
