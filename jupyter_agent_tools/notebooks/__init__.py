@@ -30,7 +30,6 @@ from .editing import (
     CellType,
     FileCells,
     OutputChange,
-    index_of,
     new_cell,
     resolve_cell,
 )
@@ -100,7 +99,6 @@ __all__ = [
     "cell_number",
     "check_unchanged",
     "content_hash",
-    "index_of",
     "is_notebook_path",
     "language_name",
     "new_cell",

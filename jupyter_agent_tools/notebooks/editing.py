@@ -40,9 +40,24 @@ class CellEditor(Protocol):
 
     shared: bool
 
+    @property
+    def cell_count(self) -> int: ...
+
     def ids(self) -> list[str | None]: ...
 
+    def cell_at(self, number: int) -> tuple[str | None, str]:
+        """The id and the type of the cell numbered `number` (one that is there)."""
+        ...
+
+    def number_of(self, cell_id: str) -> int | None:
+        """The number of the cell with `cell_id` now, or None when it is gone."""
+        ...
+
     def sources(self) -> list[str]: ...
+
+    def source(self, number: int) -> str:
+        """The source of the cell numbered `number` (one that is there)."""
+        ...
 
     def cell_types(self) -> list[str]: ...
 
@@ -83,12 +98,6 @@ def resolve_cell(editor: CellEditor, ref: CellRef) -> int:
     """The number (1-based) of the cell `ref` names now: a number, or a cell id (see
     `document.cell_number`)."""
     return cell_number(ref, editor.ids(), shared=editor.shared)
-
-
-def index_of(editor: CellEditor, cell_id: str) -> int | None:
-    """The number of the cell with `cell_id` now, or None when it is gone."""
-    ids = editor.ids()
-    return ids.index(cell_id) + 1 if cell_id in ids else None
 
 
 def new_cell(cell_type: CellType, source: str, cell_id: str | None = None) -> dict[str, Any]:
@@ -168,8 +177,23 @@ class FileCells:
     def ids(self) -> list[str | None]:
         return [cell.get("id") for cell in self._cells]
 
+    @property
+    def cell_count(self) -> int:
+        return len(self._cells)
+
+    def cell_at(self, number: int) -> tuple[str | None, str]:
+        cell = self._cells[number - 1]
+        return cell.get("id"), str(cell.get("cell_type", "code"))
+
+    def number_of(self, cell_id: str) -> int | None:
+        ids = self.ids()
+        return ids.index(cell_id) + 1 if cell_id in ids else None
+
     def sources(self) -> list[str]:
         return [_joined(cell.get("source", "")) for cell in self._cells]
+
+    def source(self, number: int) -> str:
+        return _joined(self._cells[number - 1].get("source", ""))
 
     def cell_types(self) -> list[str]:
         return [str(cell.get("cell_type", "code")) for cell in self._cells]

@@ -40,6 +40,9 @@ class SharedNotebook:
 
     def __init__(self, document: Any) -> None:
         self._document = document
+        # Where each cell id was when last seen: a run's outputs find their cell there at
+        # once (checked by id) instead of reading every cell of a long notebook per output.
+        self._positions: dict[str, int] = {}
 
     def metadata(self) -> dict[str, Any]:
         """The notebook's metadata (kernelspec, language_info, ...)."""
@@ -49,16 +52,46 @@ class SharedNotebook:
         return dict(meta.get("metadata") or {})
 
     def ids(self) -> list[str | None]:
-        """Every cell's nbformat id (None where a cell has none), in order."""
-        return [_optional_str(cell.get("id")) for cell in self._document.ycells]
+        with self._document.ydoc.transaction():  # one read transaction for every cell
+            ids = [_optional_str(cell.get("id")) for cell in self._document.ycells]
+        # The first of duplicate ids wins, as a scan from the start finds it.
+        self._positions = {cell_id: index for index, cell_id in reversed(list(enumerate(ids)))
+                           if cell_id is not None}
+        return ids
+
+    def _position(self, cell_id: str) -> int | None:
+        """The 0-based position of the cell with `cell_id` now: where it was last seen if it
+        is still there (cells shift only when some are added, moved or deleted), else found
+        again among all."""
+        ycells = self._document.ycells
+        known = self._positions.get(cell_id)
+        if known is not None and known < len(ycells) and ycells[known].get("id") == cell_id:
+            return known
+        self.ids()
+        return self._positions.get(cell_id)
+
+    def cell_at(self, number: int) -> tuple[str | None, str]:
+        ycell = self._document.ycells[number - 1]
+        with self._document.ydoc.transaction():
+            cell_id = _optional_str(ycell.get("id"))
+            cell_type = str(ycell.get("cell_type", "code"))
+        if cell_id is not None:
+            self._positions[cell_id] = number - 1
+        return cell_id, cell_type
+
+    def number_of(self, cell_id: str) -> int | None:
+        position = self._position(cell_id)
+        return None if position is None else position + 1
 
     def cell_types(self) -> list[str]:
-        return [str(cell.get("cell_type", "code")) for cell in self._document.ycells]
+        with self._document.ydoc.transaction():
+            return [str(cell.get("cell_type", "code")) for cell in self._document.ycells]
 
     def insert(self, index: int, cell_type: CellType, source: str) -> str:
         cell = new_cell(cell_type, source)
         with self._document.ydoc.transaction():
             self._document.ycells.insert(index - 1, self._document.create_ycell(cell))
+        self._positions[str(cell["id"])] = index - 1
         return str(cell["id"])
 
     def delete(self, index: int) -> None:
@@ -95,7 +128,8 @@ class SharedNotebook:
             ycell["execution_count"] = None
 
     def _ycell(self, cell_id: str) -> Any:
-        return next((cell for cell in self._document.ycells if cell.get("id") == cell_id), None)
+        position = self._position(cell_id)
+        return None if position is None else self._document.ycells[position]
 
     def begin_execution(self, cell_id: str) -> None:
         ycell = self._ycell(cell_id)
@@ -144,7 +178,11 @@ class SharedNotebook:
 
     def sources(self) -> list[str]:
         """Every cell's source as the shared document holds it now."""
-        return [str(cell["source"]) for cell in self._document.ycells]
+        with self._document.ydoc.transaction():
+            return [str(cell["source"]) for cell in self._document.ycells]
+
+    def source(self, number: int) -> str:
+        return str(self._document.ycells[number - 1]["source"])
 
     def content(self) -> dict[str, Any]:
         """The notebook as the shared document holds it now (nbformat 4, as a dict)."""

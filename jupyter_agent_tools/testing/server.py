@@ -133,6 +133,11 @@ class JupyterServerProcess:
     def client(self, timeout: float = 600.0) -> AgentToolsClient:
         return AgentToolsClient(self.url, self.token, timeout=timeout)
 
+    @property
+    def runtime_dir(self) -> Path | None:
+        """The server's own runtime directory (its kernels' connection files), while it runs."""
+        return Path(self._scratch.name) / "runtime" if self._scratch is not None else None
+
     def kernel_env(self) -> dict[str, str]:
         """What a kernel needs to reach this server (read by `regression_run`)."""
         return {ENV_URL: self.url, ENV_TOKEN: self.token, ENV_ROOT: str(self.root_dir)}

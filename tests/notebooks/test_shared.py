@@ -27,7 +27,7 @@ from rtc_helpers import (
     write_notebook,
 )
 
-from jupyter_agent_tools.notebooks import SharedNotebook
+from jupyter_agent_tools.notebooks import OutputChange, SharedNotebook
 
 
 @pytest.fixture
@@ -250,3 +250,24 @@ def test_replacements_after_non_ascii_text_land_where_they_should():
              (source.index("total ="), source.rindex("total"))]
     shared.replace(1, spans, "somme")
     assert shared.sources() == ["prix = 'café ☕'  # total\nsomme = prix + somme"]
+
+
+def test_a_running_cells_outputs_follow_it_when_cells_are_added_or_moved_above():
+    """Outputs find their cell where it was last seen, and again when cells shifted."""
+    document = YNotebook()
+    document.set(nbformat.v4.new_notebook(cells=[new_code_cell("a = 1"), new_code_cell("1+1")]))
+    shared = SharedNotebook(document)
+    running = shared.ids()[1]
+    assert running is not None
+    shared.begin_execution(running)
+    shared.insert(1, "markdown", "# added above while it runs")
+    shared.move(3, 1)  # the running cell moves to the top: a new Y cell, same id
+    result = {"output_type": "execute_result", "data": {"text/plain": "2"}, "metadata": {},
+              "execution_count": 1}
+    shared.change_outputs(running, OutputChange("append", output=result))
+    shared.end_execution(running, 1)
+    assert shared.number_of(running) == 1 and shared.source(1) == "1+1"
+    cell = document.get()["cells"][0]
+    assert cell["id"] == running and cell["outputs"] == [result]
+    assert cell["execution_count"] == 1
+    assert [c["outputs"] for c in document.get()["cells"][1:] if c["cell_type"] == "code"] == [[]]

@@ -121,7 +121,7 @@ class NotebookTool(Tool):
             case RunAll():
                 timeout = runs.timeout_of(ctx, action.timeout_seconds)
                 first = 1 if action.from_cell is None else opened.resolve(action.from_cell)
-                numbers = list(range(first, len(opened.editor.ids()) + 1))
+                numbers = list(range(first, opened.editor.cell_count + 1))
                 return await runs.run_cells(ctx, opened, numbers, timeout, named=False)
             case Restart():
                 return await runs.restart(ctx, opened)

@@ -26,7 +26,6 @@ from ...notebooks import (
     NotebookError,
     NotebookFile,
     StaleNotebook,
-    index_of,
     is_notebook_path,
     open_shared_notebook,
     read_notebook,
@@ -182,7 +181,7 @@ def _prepare_file(opened: OpenedNotebook) -> None:
 async def insert(ctx: CallContext, opened: OpenedNotebook, action: Insert) -> int:
     """Insert the new cell; its number. Saved at once (a run that follows finds it)."""
     _prepare_file(opened)
-    count = len(opened.editor.ids())
+    count = opened.editor.cell_count
     if action.cell is not None:
         index = opened.resolve(action.cell) + 1
     else:
@@ -222,7 +221,7 @@ async def delete(ctx: CallContext, opened: OpenedNotebook, action: Delete) -> To
 
 async def move(ctx: CallContext, opened: OpenedNotebook, action: Move) -> ToolResult:
     number = opened.resolve(action.cell)
-    count = len(opened.editor.ids())
+    count = opened.editor.cell_count
     if not 1 <= action.index <= count:
         raise notebook_error(CellOutOfRange(cell=action.index, cell_count=count,
                                             shared=opened.shared), path=opened.shown)
@@ -295,8 +294,8 @@ async def revert(ctx: CallContext, action: Revert) -> ToolResult:
                         "the cell with set_source instead.")
     opened = await _open(ctx, ctx.runtime.root_path / change.notebook)
     _prepare_file(opened)
-    number = index_of(opened.editor, change.cell_id) if change.cell_id else None
-    count = len(opened.editor.ids())
+    number = opened.editor.number_of(change.cell_id) if change.cell_id else None
+    count = opened.editor.cell_count
     if change.kind == "delete":
         assert change.before is not None
         position = min(change.position, count + 1)

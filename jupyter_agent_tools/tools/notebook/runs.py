@@ -26,7 +26,6 @@ from ...notebooks import (
     LiveOutputs,
     OutputChange,
     StaleNotebook,
-    index_of,
     open_shared_notebook,
     write_run_state,
 )
@@ -84,8 +83,7 @@ async def run_cells(ctx: CallContext, opened: OpenedNotebook, numbers: list[int]
         await save(ctx, opened, code_changed=False)
     interpreters: RunInterpreters = ctx.run.resources[Resource.KERNELS]
     session = await _session(ctx, opened)
-    ids, types = opened.editor.ids(), opened.editor.cell_types()
-    targets = [(number, ids[number - 1], types[number - 1]) for number in numbers]
+    targets = [(number, *opened.editor.cell_at(number)) for number in numbers]
     deadline = time.monotonic() + timeout
     runs = _Runs()
     for position, (number, cell_id, cell_type) in enumerate(targets):
@@ -104,10 +102,10 @@ async def run_cells(ctx: CallContext, opened: OpenedNotebook, numbers: list[int]
 
 async def _run_one(ctx: CallContext, opened: OpenedNotebook, interpreters: RunInterpreters,
                    session: KernelSession, cell_id: str, time_left: float) -> _CellRun:
-    number = index_of(opened.editor, cell_id)
+    number = opened.editor.number_of(cell_id)
     if number is None:
         return _CellRun(0, cell_id, CellEnd.OK, CellOutput(), None, gone=True)
-    source = opened.editor.sources()[number - 1]
+    source = opened.editor.source(number)
     runtime = ctx.runtime
     live = LiveOutputs(opened.editor, cell_id, max_bytes=runtime.max_cell_output_bytes)
     output = CellOutput(max_chars=runtime.max_output_chars,
@@ -121,10 +119,10 @@ async def _run_one(ctx: CallContext, opened: OpenedNotebook, interpreters: RunIn
         live.note(f"agent-tools: the kernel stopped while this cell ran "
                   f"({session.death_reason or 'it died'})")
     live.end()
-    gone = index_of(opened.editor, cell_id) is None
+    gone = opened.editor.number_of(cell_id) is None
     if live.started and not gone:
         gone = not await _save_outputs(ctx, opened, live)
-    number = index_of(opened.editor, cell_id) or number
+    number = opened.editor.number_of(cell_id) or number
     return _CellRun(number, cell_id, end, output, live.execution_count, live.cut, gone)
 
 
@@ -136,7 +134,7 @@ async def _save_outputs(ctx: CallContext, opened: OpenedNotebook, live: LiveOutp
         return True
     shared = await open_shared_notebook(ctx.runtime.parent, opened.api_path)
     if shared is not None:
-        if index_of(shared, live.cell_id) is None:
+        if shared.number_of(live.cell_id) is None:
             return False
         shared.begin_execution(live.cell_id)
         for output in live.outputs:
