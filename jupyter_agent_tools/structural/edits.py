@@ -85,6 +85,7 @@ class StagedEdit:
     created_at: float = field(default_factory=time.time)
     status: EditStatus = EditStatus.STAGED
     pattern_kind: str = ""  # what the pattern parsed as (said when nothing matched)
+    skipped: dict[str, int] = field(default_factory=dict)  # files not searched, by reason
 
     @property
     def replacements(self) -> int:

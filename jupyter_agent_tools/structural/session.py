@@ -206,6 +206,7 @@ class StructuralSession:
         changes = [change for change, _, _, _ in rewritten]
         edit = self.edits.stage(pattern, rewrite, outcome.pattern.language, changes)
         edit.pattern_kind = outcome.pattern.kind
+        edit.skipped = outcome.skipped
         self.run.events.publish("edit_staged", run_id=self.run.id, edit_id=edit.id,
                                 files=[c.relpath for c in changes], counts=edit.counts(),
                                 replacements=edit.replacements)

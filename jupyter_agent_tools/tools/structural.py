@@ -153,6 +153,16 @@ class AstGrepArgs(ToolArgs):
     max_results: int = Field(50, ge=1, le=1000, description="Most matches to return.")
 
 
+# How a skip reads where its reason needs more than its name.
+_SKIPPED = {"not_utf8": "{n} not UTF-8 (ast-grep reads UTF-8 only, as its CLI does: convert "
+                        "with iconv, or change it with edit, which keeps its encoding)"}
+
+
+def _skip_text(skipped: dict[str, int]) -> str:
+    return ", ".join(_SKIPPED.get(what, what.replace("_", " ")).format(n=n)
+                     for what, n in skipped.items() if n)
+
+
 class AstGrep(Tool):
     name = "ast_grep"
     tier = Tier.READ
@@ -197,7 +207,7 @@ class AstGrep(Tool):
         if parse_errors:
             lines.append(f"[{len(answer['parse_errors'])} file(s) have syntax errors, matches "
                          f"there may be incomplete: {', '.join(parse_errors[:5])}]")
-        skipped = ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in outcome.skipped.items() if n)
+        skipped = _skip_text(outcome.skipped)
         if skipped:
             lines.append(f"[skipped: {skipped}]")
         lines += _pattern_notes(outcome.pattern, total)
@@ -274,11 +284,13 @@ class AstEdit(Tool):
         except errors.StructuralError as exc:
             raise _tool_error(exc) from None
         if not edit.files:
+            unread = {why: n for why, n in edit.skipped.items() if why in _SKIPPED and n}
             return ToolResult.success(
                 f"No matches for {args.pattern!r} (it parsed as a {edit.pattern_kind} node; if "
-                "you meant other code, write the pattern as that code); nothing was staged.",
+                "you meant other code, write the pattern as that code); nothing was staged."
+                + (f" [skipped: {_skip_text(unread)}]" if unread else ""),
                 {"edit_id": None, "replacements": 0, "files": {}, "diff": "",
-                 "pattern_kind": edit.pattern_kind})
+                 "pattern_kind": edit.pattern_kind, "skipped": unread})
         counts = edit.counts()
         diff = edit.diff
         shown, _ = bound_text(diff, _DIFF_TEXT_CHARS, what="diff")

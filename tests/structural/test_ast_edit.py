@@ -221,23 +221,31 @@ async def test_a_dart_call_chain_is_rewritten_whole(run, files, root):
 
 
 async def test_a_latin1_file_keeps_its_bytes_or_the_rewrite_is_refused(run, root):
-    source = "# r\xe9sum\xe9 of the caf\xe9\nprint('cr\xe8me')\nprint(2)\n".encode("latin-1")
-    (root / "legacy.py").write_bytes(source)
+    # ast-grep's engine reads UTF-8 only, as its CLI does: the file is not searched, and the
+    # answer says so and what to do.
+    (root / "legacy.py").write_bytes("# caf\xe9\nprint('cr\xe8me')\n".encode("latin-1"))
+    skipped = await run.call("ast_edit", {"pattern": "print($A)", "rewrite": "show($A)",
+                                          "path": "legacy.py"})
+    assert "not UTF-8" in skipped.text and "edit, which keeps its encoding" in skipped.text
+    # The built-in matcher (Dart here) rewrites a Latin-1 file in Latin-1.
+    source = ("// r\xe9sum\xe9 of the caf\xe9\nvoid main() {\n  print('cr\xe8me');\n"
+              "  print(2);\n}\n").encode("latin-1")
+    (root / "legacy.dart").write_bytes(source)
     ascii_rewrite = await run.call("ast_edit", {"pattern": "print($A)", "rewrite": "show($A)",
-                                                "path": "legacy.py"})
+                                                "path": "legacy.dart"})
     assert ascii_rewrite.ok, ascii_rewrite.text
     assert (await run.call("resolve", {"edit_id": ascii_rewrite.data["edit_id"],
                                        "action": "accept"})).ok
     # Every byte not rewritten, the captured Latin-1 text included, is as it was.
-    assert (root / "legacy.py").read_bytes() == source.replace(b"print(", b"show(")
+    assert (root / "legacy.dart").read_bytes() == source.replace(b"print(", b"show(")
     # Latin-1 letters in the rewrite are written in Latin-1; a euro sign it cannot hold.
     latin = await run.call("ast_edit", {"pattern": "show(2)", "rewrite": "show('d\xe9j\xe0 2')",
-                                        "path": "legacy.py"})
+                                        "path": "legacy.dart"})
     assert latin.ok, latin.text
-    assert "+show('d\xe9j\xe0 2')" in latin.data["diff"]
+    assert "+  show('d\xe9j\xe0 2');" in latin.data["diff"]
     refused = await run.call("ast_edit", {"pattern": "show($A)", "rewrite": "montre\u20ac($A)",
-                                          "path": "legacy.py"})
+                                          "path": "legacy.dart"})
     assert refused.code == "failed" and "Latin-1 (ISO-8859-1)" in refused.error["message"]
     accepted = await run.call("resolve", {"edit_id": latin.data["edit_id"], "action": "accept"})
-    assert accepted.ok and (root / "legacy.py").read_bytes() == source.replace(
+    assert accepted.ok and (root / "legacy.dart").read_bytes() == source.replace(
         b"print(", b"show(").replace(b"show(2)", "show('d\xe9j\xe0 2')".encode("latin-1"))
