@@ -159,7 +159,7 @@ _SKIPPED = {"not_utf8": "{n} not UTF-8 (ast-grep reads UTF-8 only, as its CLI do
 
 
 def _skip_text(skipped: dict[str, int]) -> str:
-    return ", ".join(_SKIPPED.get(what, what.replace("_", " ")).format(n=n)
+    return ", ".join(_SKIPPED.get(what, "{n} " + what.replace("_", " ")).format(n=n)
                      for what, n in skipped.items() if n)
 
 
