@@ -1,3 +1,5 @@
+import { PathExt } from '@jupyterlab/coreutils';
+
 import type {
   AgentEvent,
   EditRow,
@@ -268,4 +270,9 @@ export function revertedChanges(transcript: TranscriptRow[]): Set<string> {
     }
   }
   return reverted;
+}
+
+/** The notebook a change names, as a path from the server root (the data says it from the cwd). */
+export function notebookPathFromRoot(run: Pick<RunDescriptor, 'cwd'>, path: string): string {
+  return PathExt.normalize(PathExt.join(run.cwd ?? '.', path));
 }

@@ -1,5 +1,4 @@
 import { Clipboard } from '@jupyterlab/apputils';
-import { PathExt, URLExt } from '@jupyterlab/coreutils';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { copyIcon, ReactWidget, refreshIcon } from '@jupyterlab/ui-components';
 import { MessageLoop } from '@lumino/messaging';
@@ -12,12 +11,14 @@ import {
   MAX_TRANSCRIPT_ENTRIES,
   NotebookChange,
   notebookChange,
+  notebookPathFromRoot,
   originLabel,
   revertedChanges,
   runFolder,
   runningCalls,
   toolCounts
 } from '../state/runs';
+import { mcpSettings, mcpUrl, PYTHON_ONE_LINER } from '../state/connect';
 import { groupByReadiness, Readiness, StatusRow, statusRows } from '../state/status';
 import { IAgentTools, PANEL_ID } from '../tokens';
 import { CardView } from './cards';
@@ -140,7 +141,7 @@ function PanelBody({ model, trans, highlighter = null, openCell = null }: IBodyP
         >
           {notebooks.length === 0
             ? trans.__('for this lab')
-            : trans._n('for this lab + %1 notebook', 'for this lab + %1 notebooks', notebooks.length)}
+            : trans._n('lab + %1 notebook', 'lab + %1 notebooks', notebooks.length)}
         </span>
         <button
           className="jp-Button jp-mod-minimal jp-AgentTools-refresh"
@@ -157,8 +158,8 @@ function PanelBody({ model, trans, highlighter = null, openCell = null }: IBodyP
         </div>
       )}
       {runs.length === 0 && cards.length === 0 ? (
-        <Section title={trans.__('Connect an agent')} name="connect">
-          <ConnectGuide model={model} trans={trans} />
+        <Section title={trans.__('Connect an agent')} name="connectSection">
+          <ConnectGuide model={model} trans={trans} first />
         </Section>
       ) : (
         <Section
@@ -194,7 +195,7 @@ function PanelBody({ model, trans, highlighter = null, openCell = null }: IBodyP
         <RunDetails run={selected} model={model} trans={trans} highlighter={highlighter} openCell={openCell} />
       )}
       {runs.length > 0 && (
-        <Section title={trans.__('Connect an agent')} name="connect" open={false}>
+        <Section title={trans.__('Connect an agent')} name="connectSection" open={false}>
           <ConnectGuide model={model} trans={trans} />
         </Section>
       )}
@@ -229,67 +230,69 @@ function CopyButton({ text, trans, what }: { text: string; trans: TranslationBun
   );
 }
 
-function Snippet(props: { text: string; what: string; name: string; trans: TranslationBundle }): JSX.Element {
+/** A text to copy, with what it is for and its copy button above it. */
+function Snippet(props: {
+  caption: string;
+  text: string;
+  what: string;
+  name: string;
+  /** Long lines scroll (JSON) instead of wrapping (a URL, a line of Python). */
+  scroll?: boolean;
+  trans: TranslationBundle;
+}): JSX.Element {
   return (
     <div className={`jp-AgentTools-snippet jp-AgentTools-snippet-${props.name}`}>
-      <pre className="jp-AgentTools-snippetText">{props.text}</pre>
-      <CopyButton text={props.text} what={props.what} trans={props.trans} />
+      <div className="jp-AgentTools-snippetBar">
+        <span className="jp-AgentTools-muted">{props.caption}</span>
+        <CopyButton text={props.text} what={props.what} trans={props.trans} />
+      </div>
+      <pre className={`jp-AgentTools-snippetText${props.scroll ? ' jp-mod-scroll' : ''}`}>{props.text}</pre>
     </div>
   );
 }
 
-/** The MCP endpoint of this server: under its base URL (JupyterHub, Binder), never bare. */
-export function mcpUrl(baseUrl: string): string {
-  return URLExt.join(baseUrl, 'agent-tools/mcp');
-}
-
-/** The `.jupyter/mcp_settings.json` entry jupyter-ai's agents read (README, "jupyter-ai"). */
-export function mcpSettings(url: string): string {
-  const entry = {
-    mcp_servers: [
-      {
-        type: 'http',
-        name: 'jupyter-agent-tools',
-        url: `${url}?cwd=.&surface=full&approvals=auto&space=lab`,
-        headers: [{ name: 'Authorization', value: 'token <your Jupyter token>' }]
-      }
-    ]
-  };
-  return JSON.stringify(entry, null, 2);
-}
-
-export const PYTHON_ONE_LINER = 'from jupyter_agent_tools.notebook import open_panel; session = open_panel()';
-
 /** How to connect an agent: the panel's first run, and later a closed section. */
-function ConnectGuide({ model, trans }: IBodyProps): JSX.Element {
+function ConnectGuide({ model, trans, first = false }: IBodyProps & { first?: boolean }): JSX.Element {
   const url = mcpUrl(model.client.settings.baseUrl);
   return (
     <div className="jp-AgentTools-connect">
       <p>
-        {trans.__(
-          'No agent has used this server yet. Connect one: its questions, permission prompts, edits and calls show here.'
-        )}
+        {first
+          ? trans.__(
+              'No agent has used this server yet. Connect one: its questions, permission prompts, edits and calls show here.'
+            )
+          : trans.__('Each agent session is a run listed above; its questions and permission prompts show here.')}
       </p>
       <div className="jp-AgentTools-connectStep">
         <div className="jp-AgentTools-connectTitle">{trans.__('MCP (any MCP client)')}</div>
-        <div className="jp-AgentTools-muted">
-          {trans.__('Streamable HTTP at this URL, with the header "Authorization: token <your Jupyter token>":')}
-        </div>
-        <Snippet text={url} what={trans.__('the MCP URL')} name="mcpUrl" trans={trans} />
+        <Snippet
+          caption={trans.__('Streamable HTTP, with the header "Authorization: token <your Jupyter token>":')}
+          text={url}
+          what={trans.__('the MCP URL')}
+          name="mcpUrl"
+          trans={trans}
+        />
       </div>
       <div className="jp-AgentTools-connectStep">
         <div className="jp-AgentTools-connectTitle">{trans.__('jupyter-ai (Claude Code, Codex, Gemini CLI…)')}</div>
-        <div className="jp-AgentTools-muted">
-          {trans.__("Add this to .jupyter/mcp_settings.json in the chat's workspace:")}
-        </div>
-        <Snippet text={mcpSettings(url)} what={trans.__('the mcp_settings.json entry')} name="mcpSettings" trans={trans} />
+        <Snippet
+          caption={trans.__("In .jupyter/mcp_settings.json of the chat's workspace:")}
+          text={mcpSettings(url)}
+          what={trans.__('the mcp_settings.json entry')}
+          name="mcpSettings"
+          scroll
+          trans={trans}
+        />
       </div>
       <div className="jp-AgentTools-connectStep">
         <div className="jp-AgentTools-connectTitle">{trans.__('Python, in a notebook of this lab')}</div>
-        <div className="jp-AgentTools-muted">
-          {trans.__('A run for your own agent loop; call tools with session.call(tool, args):')}
-        </div>
-        <Snippet text={PYTHON_ONE_LINER} what={trans.__('the Python line')} name="python" trans={trans} />
+        <Snippet
+          caption={trans.__('A run for your own agent loop; then session.call(tool, args):')}
+          text={PYTHON_ONE_LINER}
+          what={trans.__('the Python line')}
+          name="python"
+          trans={trans}
+        />
       </div>
     </div>
   );
@@ -356,7 +359,7 @@ function RunRow(props: {
             className="jp-AgentTools-badge jp-AgentTools-runSpace"
             title={trans.__('Its questions go to: %1', run.space === 'lab' ? trans.__('this lab') : run.space)}
           >
-            {run.space === 'lab' ? trans.__('lab') : PathExt.basename(run.space)}
+            {run.space === 'lab' ? trans.__('lab') : run.space}
           </span>
         )}
         {running.length > 0 && <span className="jp-AgentTools-spinner" title={trans.__('Running')} />}
@@ -551,11 +554,6 @@ function TranscriptRowView(props: {
   );
 }
 
-/** The notebook a change names, as a path from the server root (the data says it from the cwd). */
-export function notebookPathFromRoot(run: Pick<RunDescriptor, 'cwd'>, path: string): string {
-  return PathExt.normalize(PathExt.join(run.cwd ?? '.', path));
-}
-
 function NotebookChangeView(props: {
   change: NotebookChange;
   run: RunDescriptor;
@@ -608,7 +606,7 @@ function NotebookChangeView(props: {
           <span className="jp-AgentTools-badge jp-AgentTools-reverted">{trans.__('reverted')}</span>
         ) : (
           <button
-            className="jp-Button jp-mod-styled jp-mod-reject jp-AgentTools-revert"
+            className="jp-AgentTools-revert"
             title={trans.__('Undo this change of the agent\'s, if the cell still holds what the agent left')}
             disabled={busy}
             onClick={() => void revert()}
@@ -718,18 +716,20 @@ const RESOURCE_NAMES: Record<string, string> = {
 function StatusRowView({ row, trans }: { row: StatusRow; trans: TranslationBundle }): JSX.Element {
   const kind = RESOURCE_NAMES[row.resource] ?? row.resource;
   const label = row.name === row.resource ? kind : row.name;
+  // A long list of languages would take lines: it is on hover then.
+  const detail = row.detail && row.detail.length <= 24 ? row.detail : null;
   return (
     <div
       className="jp-AgentTools-statusRow"
       data-resource={row.resource}
       data-available={String(row.available)}
       data-readiness={row.readiness}
+      title={row.detail ? `${label}: ${row.detail}` : undefined}
     >
       <span className="jp-AgentTools-dot">●</span> <span className="jp-AgentTools-statusName">{label}</span>
       <span className="jp-AgentTools-muted">
-        {' '}
-        {row.name === row.resource ? '' : kind}
-        {row.detail ? ` (${row.detail})` : ''}
+        {row.name === row.resource ? '' : ` ${kind}`}
+        {detail ? ` (${detail})` : ''}
       </span>
       {row.readiness !== 'ready' && row.install ? (
         <div className="jp-AgentTools-install">
