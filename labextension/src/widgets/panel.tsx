@@ -582,7 +582,9 @@ function NotebookChangeView(props: {
   };
   return (
     <div className="jp-AgentTools-notebookChange" data-change-id={change.changeId ?? undefined}>
-      {change.cells.map(ref => (
+      {/* A reverted insert's cell is gone: nothing to open there. */}
+      {!(reverted && change.action === 'insert') &&
+        change.cells.map(ref => (
         <button
           key={`${ref.cell}-${ref.id}`}
           className="jp-AgentTools-cellLink"
@@ -592,7 +594,7 @@ function NotebookChangeView(props: {
         >
           {trans.__('cell %1', ref.cell)}
         </button>
-      ))}
+        ))}
       {change.deleted && (
         <span className="jp-AgentTools-muted">{trans.__('deleted cell %1', change.deleted.cell)}</span>
       )}
