@@ -104,6 +104,8 @@ class Availability:
     marker: str | None
     binary: str | None
     binary_problem: str | None = None
+    # The root has none of the spec's build configuration (clangd: no compile database).
+    guesses_build: bool = False
 
     @property
     def ok(self) -> bool:
@@ -223,15 +225,21 @@ class LspSession:
         if not enabled:
             return []
         # Every spec's markers in one thread hop: a write asks this of each file it changed.
-        roots = await asyncio.to_thread(
-            lambda: [self.pool.find_root(spec, path, stop) for spec in enabled])
-        if notebook_folder is not None:
-            roots = [root or (notebook_folder, NOTEBOOK_FOLDER) for root in roots]
+        def roots_and_builds() -> list[tuple[tuple[Path, str] | None, bool]]:
+            found = []
+            for spec in enabled:
+                root = self.pool.find_root(spec, path, stop)
+                if root is None and notebook_folder is not None:
+                    root = (notebook_folder, NOTEBOOK_FOLDER)
+                found.append((root, root is not None and spec.lacks_build_config(root[0])))
+            return found
+
         found = []
-        for spec, root in zip(enabled, roots, strict=True):
+        for spec, (root, guesses) in zip(enabled, await asyncio.to_thread(roots_and_builds),
+                                         strict=True):
             binary = await self.pool.binary_check(spec)
             found.append(Availability(spec, root[0] if root else None, root[1] if root else None,
-                                      binary.path, binary.problem))
+                                      binary.path, binary.problem, guesses))
         return found
 
     async def servers_for(self, path: Path) -> tuple[list[LanguageServer], str]:

@@ -60,6 +60,11 @@ class ServerSpec(Spec):
     # index): a rename first opens every source under its root, and `diagnostics "*"` checks
     # them through it; both bounded by the supervisor's `project_sources_max`.
     open_project_sources: bool = False
+    # Files that tell the server how the project builds (clangd: a compile database); with
+    # none in the root (or its build/ folder) the server guesses, and `build_config_hint`
+    # says what to add.
+    build_config: tuple[str, ...] = ()
+    build_config_hint: str = ""
     enabled: bool = True
 
     @property
@@ -79,6 +84,12 @@ class ServerSpec(Spec):
     def find_root(self, path: Path, stop: Path) -> tuple[Path, str] | None:
         """The nearest folder from `path` up to `stop` holding a root marker, and that marker."""
         return find_root(self.root_markers, path, stop)
+
+    def lacks_build_config(self, root: Path) -> bool:
+        """Whether the server will guess how `root`'s project builds (blocking: stats)."""
+        return bool(self.build_config) and not any(
+            (folder / name).is_file() for folder in (root, root / "build")
+            for name in self.build_config)
 
 
 _PY_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt",
@@ -137,6 +148,13 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         version_args=("--version",),
         executables=("clangd", "clangd-*"),
         open_project_sources=True,
+        build_config=("compile_commands.json", "compile_flags.txt"),
+        build_config_hint=(
+            "Without a compile database clangd does not know the include paths and flags, so "
+            "the project's own headers are 'file not found'. Add one: with CMake, `cmake -S . "
+            "-B build -DCMAKE_EXPORT_COMPILE_COMMANDS=ON` (clangd reads "
+            "build/compile_commands.json); with make, `bear -- make`; or write a "
+            "compile_flags.txt in the root, one flag a line (e.g. `-Iinclude` and `-std=c17`)."),
     ),
     ServerSpec(
         name="rust-analyzer",

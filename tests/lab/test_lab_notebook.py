@@ -14,6 +14,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 expect = pytest.importorskip("playwright.sync_api").expect
+# The 5 s default is short for a kernel on two busy cores: wait as long as the page does.
+expect.set_options(timeout=60_000)
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 PLOT = ("print('secret is', secret)\nimport matplotlib.pyplot as plt\nplt.plot(sales)\n"

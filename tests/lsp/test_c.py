@@ -98,3 +98,41 @@ async def test_a_symbol_declared_outside_the_root_is_not_renamed(lsp_runtime, wr
     assert "outside the server's root" in refused.text
     assert refused.text.count("util.h") == 1, refused.text  # each place named once
     assert "add(a, a)" in (project / "main.c").read_text()
+
+
+async def test_without_a_compile_database_every_answer_says_what_to_add(lsp_runtime,
+                                                                       write_files):
+    project = write_files({
+        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.16)\nproject(calc C)\n"
+                          "add_executable(calc src/main.c src/util.c)\n"
+                          "target_include_directories(calc PRIVATE include)\n",
+        "include/util.h": "int add(int a, int b);\n",
+        "src/util.c": '#include "util.h"\n\nint add(int a, int b) {\n  return a + b;\n}\n',
+        "src/main.c": '#include "util.h"\n\nint main(void) {\n  return add(1, 2);\n}\n',
+    }, "calc")
+    run = await lsp_runtime().create_run(cwd="calc")
+    status = await run.call("lsp", {"action": "status", "file": "src/main.c"})
+    assert "no compile_commands.json or compile_flags.txt" in status.text, status.text
+    assert "CMAKE_EXPORT_COMPILE_COMMANDS=ON" in status.text
+    diagnostics = await run.call("lsp", {"action": "diagnostics", "file": "src/main.c"})
+    assert diagnostics.ok, diagnostics.text
+    # One fact said once, not a list of errors: the header is not found because clangd
+    # does not know the include path.
+    assert [d for d in diagnostics.data["diagnostics"] if "file not found" in d["message"]] == []
+    assert diagnostics.data["files_not_found"], diagnostics.text
+    assert "'util.h'" in diagnostics.text and "bear -- make" in diagnostics.text
+    # A failing answer in such a project carries the note: the guess may be why it failed.
+    lost = await run.call("lsp", {"action": "definition", "file": "src/main.c", "line": 4,
+                                  "symbol": "subtract"})
+    assert not lost.ok and "compile_flags.txt" in lost.error["message"], lost.text
+
+    # With the include path in compile_flags.txt, the header is found and the note is gone.
+    (project / "compile_flags.txt").write_text("-Iinclude\n-std=c11\n")
+    await run.call("lsp", {"action": "reload", "file": "src/main.c"})
+    fixed = await run.call("lsp", {"action": "diagnostics", "file": "src/main.c"})
+    assert fixed.ok and fixed.data["files_not_found"] == [] and fixed.data["build_config"] == []
+    assert fixed.data["status"] == "clean", fixed.text
+    definition = await run.call("lsp", {"action": "definition", "file": "src/main.c",
+                                        "line": 4, "symbol": "add"})
+    assert definition.ok and definition.data["locations"][0]["path"] in (
+        "include/util.h", "src/util.c"), definition.text

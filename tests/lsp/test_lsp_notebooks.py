@@ -325,6 +325,14 @@ async def test_a_notebook_in_a_folder_of_data_is_served_from_its_folder(lsp_runt
                                    "line": 1, "symbol": "sales"})
     assert hover.ok, hover.text
     assert "DataFrame" in hover.text
+    # The same cell by its id; an unknown id names the cells there are.
+    cell_id = (await run.call("read", {"path": "data/explore.ipynb"})).data["cells"][1]["id"]
+    by_id = await run.call("lsp", {"action": "hover", "file": "data/explore.ipynb",
+                                   "cell": cell_id, "line": 1, "symbol": "sales"})
+    assert by_id.ok and by_id.text == hover.text, by_id.text
+    unknown = await run.call("lsp", {"action": "hover", "file": "data/explore.ipynb",
+                                     "cell": "nope", "line": 1, "symbol": "sales"})
+    assert unknown.code == "invalid_arguments" and "has 2 cells" in unknown.error["message"]
     status = await run.call("lsp", {"action": "status", "file": "data/explore.ipynb"})
     assert "no root marker" not in status.text and "notebook's folder" in status.text, status.text
     edited = await run.call("edit", {"path": "data/explore.ipynb", "cell": 2,

@@ -421,3 +421,26 @@ async def test_deep_undecodable_or_oversized_bodies_get_4xx_never_5xx(mcp_url, a
     too_big = answers["over the size limit"]
     assert too_big.status_code == 413 and "max_request_bytes" in too_big.json()["error"]["message"]
     assert len(runtime_of.runs) == 1  # only the session opened above
+
+
+async def test_a_notebook_is_filled_and_run_through_mcp_with_its_figure_as_an_image(
+        mcp_session, jp_root_dir, jp_serverapp):
+    import nbformat
+    from nbformat.v4 import new_notebook
+
+    path = jp_root_dir / "plots.ipynb"
+    nbformat.write(new_notebook(metadata={"kernelspec": {
+        "name": "python3", "display_name": "Python 3", "language": "python"}}), path)
+    async with mcp_session() as session:
+        result = await session.call_tool("notebook", {
+            "action": "insert", "path": "plots.ipynb", "run": True,
+            "source": "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\n"
+                      "plt.show()"})
+        assert not result.is_error, result.content
+        images = [block for block in result.content if block.type == "image"]
+        assert len(images) == 1 and base64.b64decode(images[0].data).startswith(b"\x89PNG")
+        kernel_id = result.structured_content["kernel_id"]
+    # Saved in the notebook, whose own kernel outlives the MCP session (it is the notebook's).
+    outputs = nbformat.read(path, 4).cells[0].outputs
+    assert any("image/png" in output.get("data", {}) for output in outputs)
+    assert kernel_id in jp_serverapp.kernel_manager.list_kernel_ids()

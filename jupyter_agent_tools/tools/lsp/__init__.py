@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+
+from ...files import FilesError
 from ...lsp.errors import LspError
 from ...lsp.session import LspSession
-from ...runtime import CallContext, Resource, Tier, Tool, ToolResult
+from ...runtime import CallContext, Resource, Tier, Tool, ToolError, ToolResult
 from ...runtime.validation import validate_action
 from . import actions
 from .args import LSP_ACTIONS, LspArgs, LspRenameArgs
 from .errors import tool_error
+from .places import build_config_notes, cell_by_id
 from .rename import rename
 
 
@@ -33,11 +37,25 @@ class Lsp(Tool):
 
     async def call(self, ctx: CallContext, args: LspArgs) -> ToolResult:
         session: LspSession = ctx.run.resources[Resource.LSP]
-        action = validate_action(self.name, LSP_ACTIONS, args)
         try:
+            if isinstance(args.cell, str):  # a cell id: the number the servers' answers use
+                args = args.model_copy(update={"cell": await cell_by_id(session, ctx, args)})
+            action = validate_action(self.name, LSP_ACTIONS, args)
             return await actions.perform(session, ctx, action)
         except LspError as exc:
-            raise tool_error(exc) from None
+            error = tool_error(exc)
+        except ToolError as exc:
+            error = exc
+        # A server that guesses how the project builds explains many failures: say so.
+        if args.file and args.file != "*" and args.action not in ("status", "diagnostics"):
+            try:
+                path = await asyncio.to_thread(ctx.run.resolve, args.file)
+            except (ToolError, FilesError):  # the error already says what is wrong with it
+                raise error from None
+            notes = await build_config_notes(session, path)
+            if notes:
+                error.message = f"{error.message} Note: {' '.join(notes)}"
+        raise error
 
 
 class LspRename(Tool):

@@ -36,6 +36,7 @@ from .args import (
 from .diagnostics import diagnostics
 from .errors import failure_text
 from .places import (
+    build_config_note,
     check_cell,
     describe_place,
     located,
@@ -331,6 +332,8 @@ async def _describe_availability(session: LspSession, path: Path,
         }
         if not option.ok:
             entry["why_not"] = option.reason()
+        if option.guesses_build:
+            entry["build_config"] = build_config_note(session, option)
         if option.root is not None:
             server = session.pool.existing((option.root, option.spec.name))
             if server is not None:
@@ -364,6 +367,8 @@ async def status(session: LspSession, args: Status) -> ToolResult:
                      f"{e['root_marker'] or 'none'}; binary: {e['binary'] or 'not found'}")
         if e.get("why_not"):
             lines.append(f"    why: {e['why_not']}")
+        if e.get("build_config"):
+            lines.append(f"    note: {e['build_config']}")
         if e.get("last_error"):
             lines.append(f"    last error: {e['last_error']}")
     return ToolResult.success("\n".join(lines), {"servers": entries})

@@ -20,9 +20,10 @@ class LspArgs(ToolArgs):
     action: LspAction = Field(description="What to ask the language server.")
     file: str | None = Field(None, description="File, relative to the cwd; \"*\" with "
                              "diagnostics checks the whole project.")
-    cell: int | None = Field(None, ge=1, description="Notebooks (.ipynb) only: the cell, "
-                             "numbered from 1 over every cell as JupyterLab shows; `line` then "
-                             "counts within the cell. Needed wherever a line is.")
+    cell: Annotated[int, Field(ge=1)] | str | None = Field(
+        None, description="Notebooks (.ipynb) only: the cell, numbered from 1 over every cell "
+        "as JupyterLab shows, or its cell id; `line` then counts within the cell. Needed "
+        "wherever a line is.")
     line: int | None = Field(None, ge=1, description="1-based line of the symbol.")
     symbol: str | None = Field(None, min_length=1, max_length=MAX_NAME_CHARS,
                                description="The name on that line to ask about (never a "

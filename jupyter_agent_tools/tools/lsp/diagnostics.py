@@ -19,7 +19,7 @@ from ...notebooks import is_notebook_path
 from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
 from .args import Diagnostics
 from .errors import problems_of
-from .places import cell_span, check_cell
+from .places import build_config_notes, cell_span, check_cell
 
 
 async def diagnostics(session: LspSession, ctx: CallContext, args: Diagnostics) -> ToolResult:
@@ -39,6 +39,11 @@ async def diagnostics(session: LspSession, ctx: CallContext, args: Diagnostics) 
         raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for {rel}: "
                         f"{'; '.join(problems_of(report))}. Call lsp with action=status for "
                         "details.")
+    # A project whose server guesses its build (clangd without a compile database): its
+    # "file not found" errors for the project's own headers are one fact, said once.
+    guessing = await build_config_notes(session, path)
+    unfound = [d for d in report.items if guessing and "file not found" in d.message]
+    report.items = [d for d in report.items if d not in unfound]
     shown = rel
     if cell is None:
         session.journal.observe(rel, report.items)
@@ -64,13 +69,25 @@ async def diagnostics(session: LspSession, ctx: CallContext, args: Diagnostics) 
         lines.append(f"  [cut: showing {limit} of {len(report.items)}]")
     problems = problems_of(report)
     lines.extend(f"  {problem}" for problem in problems)
+    if unfound:
+        lines.append(f"  {len(unfound)} 'file not found' error{'s' if len(unfound) > 1 else ''}"
+                     f" ({', '.join(sorted({_quoted(d.message) for d in unfound})[:5])}) "
+                     f"not listed: {' '.join(guessing)}")
+    elif guessing:
+        lines.extend(f"  note: {note}" for note in guessing)
     return ToolResult.success("\n".join(lines), {
         **({"cell": cell} if cell is not None else {}), "path": rel, "status": status,
         "diagnostics": [d.to_json() for d in report.items[:limit]],
         "total": len(report.items), "truncated": len(report.items) > limit,
         "pending": report.pending, "problems": problems, "servers": report.answered,
-        "failed": report.failed,
+        "failed": report.failed, "build_config": guessing,
+        "files_not_found": [d.to_json() for d in unfound],
     })
+
+
+def _quoted(message: str) -> str:
+    """The header a "'x.h' file not found" message names."""
+    return message.split(" file not found")[0]
 
 
 async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResult:

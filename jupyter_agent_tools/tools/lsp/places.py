@@ -3,6 +3,7 @@ symbol) as a server position, and asking a server about it."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +12,19 @@ from pygls.uris import from_fs_path
 
 from ...lsp.positions import locate_symbol
 from ...lsp.server import LanguageServer
-from ...lsp.session import LspSession, SourceDocument
-from ...notebooks import is_notebook_path
-from ...runtime import ErrorCode, ToolError
-from .args import SymbolAt
+from ...lsp.session import Availability, LspSession, SourceDocument
+from ...notebooks import (
+    CellEditor,
+    FileCells,
+    NotebookError,
+    is_notebook_path,
+    open_shared_notebook,
+    read_notebook,
+    resolve_cell,
+)
+from ...runtime import CallContext, ErrorCode, ToolError
+from ..notebook_errors import notebook_error
+from .args import LspArgs, SymbolAt
 
 NAVIGATION: dict[str, tuple[str, str, type]] = {
     "definition": (types.TEXT_DOCUMENT_DEFINITION, "definition_provider", types.DefinitionParams),
@@ -150,3 +160,40 @@ async def read_every_source(session: LspSession, server: LanguageServer) -> str 
     return None
 
 
+
+
+async def cell_by_id(session: LspSession, ctx: CallContext, args: LspArgs) -> int:
+    """The number of the notebook cell whose id `args.cell` is (agents may send a number as
+    a string too)."""
+    assert isinstance(args.cell, str)
+    if args.file is None:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                        "`cell` addresses a cell of a notebook: give `file` too.")
+    path = await asyncio.to_thread(ctx.run.resolve, args.file)
+    if not is_notebook_path(path.name):
+        check_cell(session, path, 1, "", needs_cell=False)  # refuses `cell` on a plain file
+    runtime, shown = ctx.runtime, ctx.run.relpath(path)
+    editor: CellEditor | None = await open_shared_notebook(
+        runtime.parent, path.relative_to(runtime.root_path).as_posix())
+    try:
+        if editor is None:
+            file = await asyncio.to_thread(read_notebook, runtime.root_path, path,
+                                           runtime.max_notebook_bytes, shown=shown)
+            editor = FileCells(file.notebook)
+        return resolve_cell(editor, args.cell)
+    except NotebookError as exc:
+        raise notebook_error(exc, doing="read", path=shown) from None
+
+
+def build_config_note(session: LspSession, option: Availability) -> str:
+    """What an agent should know when a server guesses how the project builds."""
+    assert option.root is not None
+    names = " or ".join(option.spec.build_config)
+    return (f"{option.spec.name} has no {names} in {session.run.relpath(option.root) or '.'}. "
+            f"{option.spec.build_config_hint}")
+
+
+async def build_config_notes(session: LspSession, path: Path) -> list[str]:
+    """The notes of every server of `path` that guesses how its project builds."""
+    return [build_config_note(session, option) for option in await session.availability(path)
+            if option.ok and option.guesses_build]
