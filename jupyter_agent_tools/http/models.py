@@ -183,6 +183,9 @@ class TranscriptEntry(ResponseModel):
         None, description="Set (and `args` empty) when the call's arguments alone were larger "
                           "than c.Runtime.max_transcript_bytes: about the bytes they held in memory. "
                           "Such a call cannot be replayed.")
+    data: dict[str, Any] | None = Field(
+        None, description="The result's data, kept for tools whose data front ends act on "
+                          "(notebook: path, cells, change_id) when it is small; else null.")
 
 
 class CardOption(ResponseModel):

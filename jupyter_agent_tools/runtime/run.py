@@ -236,7 +236,7 @@ class Run:
         except asyncio.CancelledError:
             result = ToolError(ErrorCode.TIMEOUT, "The call was cancelled before it finished. "
                                "Call again if you still need its result.").to_result()
-            self._finish(entry, result, started)
+            self._finish(entry, result, started, tool)
             raise
         except OSError as exc:
             result = self._os_failure(name, exc)
@@ -245,7 +245,7 @@ class Run:
         finally:
             self.calls_in_flight -= 1
             self.last_call_at = time.time()
-        self._finish(entry, result, started)
+        self._finish(entry, result, started, tool)
         return result
 
     def _os_failure(self, name: str, exc: OSError) -> ToolResult:
@@ -264,10 +264,13 @@ class Run:
             "tool; try another way, and report it.",
         ).to_result()
 
-    def _finish(self, entry: TranscriptEntry, result: ToolResult, started: float) -> None:
+    def _finish(self, entry: TranscriptEntry, result: ToolResult, started: float,
+                tool: Tool | None) -> None:
         duration_ms = (time.perf_counter() - started) * 1000
+        keep = tool is not None and tool.transcript_keeps_data and result.ok
         self.transcript.finish(entry, ok=result.ok, error_code=result.code,
-                               duration_ms=duration_ms, text=result.text)
+                               duration_ms=duration_ms, text=result.text,
+                               data=result.data if keep else None)
         self.events.publish("call_finished", run_id=self.id, call_id=entry.call_id,
                             tool=entry.tool, label=entry.label, origin=entry.origin,
                             ok=result.ok, error_code=result.code,

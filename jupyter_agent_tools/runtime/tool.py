@@ -71,6 +71,9 @@ class Tool:
     # Argument fields holding a path (relative to the run's cwd). Before the approval gate,
     # the run refuses a call whose path leaves the root, so no human approves what must fail.
     path_fields: ClassVar[tuple[str, ...]] = ()
+    # A tool whose result `data` is small and acted on by front ends (a notebook change's
+    # cells and change_id, which the panel opens and reverts): the transcript keeps it.
+    transcript_keeps_data: ClassVar[bool] = False
 
     async def prepare(self, ctx: CallContext, args: Any) -> None:
         """Work the checks below need from a big argument (parsing a patch, say), done off

@@ -30,6 +30,7 @@ class TranscriptEntry:
     duration_ms: float | None = None
     text: str | None = None
     args_omitted_bytes: int | None = None
+    data: dict[str, Any] | None = None
     # The transcript's bookkeeping, not part of the record: the entry's place among every
     # entry ever started, and what it counts against the byte bound.
     _sequence: int = field(default=-1, repr=False, compare=False)
@@ -70,11 +71,13 @@ class Transcript:
     """
 
     def __init__(self, max_entries: int = DEFAULT_MAX_TRANSCRIPT_ENTRIES,
-                 max_bytes: int = DEFAULT_MAX_TRANSCRIPT_BYTES, max_text_chars: int = 2_000) -> None:
+                 max_bytes: int = DEFAULT_MAX_TRANSCRIPT_BYTES, max_text_chars: int = 2_000,
+                 max_data_chars: int = 16_000) -> None:
         self._entries: deque[TranscriptEntry] = deque()
         self._max_entries = max_entries
         self._max_bytes = max_bytes
         self._max_text_chars = max_text_chars
+        self._max_data_chars = max_data_chars
         self._started = 0
         self.held_bytes = 0
         self.dropped = 0
@@ -94,14 +97,23 @@ class Transcript:
         return entry
 
     def finish(
-        self, entry: TranscriptEntry, *, ok: bool, error_code: str | None, duration_ms: float, text: str
+        self, entry: TranscriptEntry, *, ok: bool, error_code: str | None, duration_ms: float,
+        text: str, data: dict[str, Any] | None = None,
     ) -> None:
+        """`data` (given only by tools that keep it, whose data is small) is kept when its JSON
+        is within `max_data_chars`; else left out (never cut: front ends act on it)."""
         entry.ok = ok
         entry.error_code = error_code
         entry.duration_ms = round(duration_ms, 3)
         entry.text = text[: self._max_text_chars]
+        size = memory_bytes(entry.text)
+        if data:
+            data_chars = len(to_json(data, serialize_unknown=True))
+            if data_chars <= self._max_data_chars:
+                entry.data = data
+                size += data_chars
         if entry._sequence >= self.dropped:  # still held: a long call may outlive its entry
-            self._hold(entry, memory_bytes(entry.text))
+            self._hold(entry, size)
 
     def _hold(self, entry: TranscriptEntry, size: int) -> None:
         entry._held_bytes += size

@@ -6,15 +6,16 @@ import {
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { IMainMenu } from '@jupyterlab/mainmenu';
-import { INotebookTracker } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { AgentToolsClient } from './api/client';
+import { agentToolsIcon } from './icon';
 import { AgentToolsModel } from './model';
 import { CommandIds, IAgentTools, PANEL_ID } from './tokens';
-import { AgentToolsPanel } from './widgets/panel';
+import { AgentToolsPanel, CellOpener } from './widgets/panel';
 
 export { CommandIds, IAgentTools, PANEL_ID } from './tokens';
 
@@ -68,8 +69,10 @@ const panelPlugin: JupyterFrontEndPlugin<void> = {
       ? (code: string, path: string, el: HTMLElement) =>
           languages.highlight(code, languages.findByFileName(path), el)
       : null;
-    const panel = new AgentToolsPanel(model, trans, highlighter);
-    panel.title.label = trans.__('Agent Tools');
+    const openCell: CellOpener = (path, cellId, cellNumber) => openNotebookCell(app, path, cellId, cellNumber);
+    const panel = new AgentToolsPanel(model, trans, highlighter, openCell);
+    // An icon tab among the sidebar's icon tabs; the name is its caption (hover).
+    panel.title.icon = agentToolsIcon;
     app.shell.add(panel, 'right', { rank: 600 });
     restorer?.add(panel, PANEL_ID);
 
@@ -86,6 +89,44 @@ const panelPlugin: JupyterFrontEndPlugin<void> = {
     mainMenu?.viewMenu.addGroup([{ command: CommandIds.openPanel }], 100);
   }
 };
+
+/**
+ * Open a notebook and make one of its cells active, scrolled into view: the cell with id
+ * `cellId` (found in the notebook's model, so a cell moved since is still found), else the
+ * cell numbered `cellNumber` (from 1).
+ */
+async function openNotebookCell(
+  app: JupyterFrontEnd,
+  path: string,
+  cellId: string | null,
+  cellNumber: number | null
+): Promise<void> {
+  const widget: unknown = await app.commands.execute('docmanager:open', { path, factory: 'Notebook' });
+  if (!(widget instanceof NotebookPanel)) {
+    return;
+  }
+  await widget.context.ready;
+  const notebook = widget.content;
+  const cells = notebook.model?.cells;
+  let index = -1;
+  if (cellId && cells) {
+    for (let i = 0; i < cells.length; i++) {
+      if (cells.get(i).id === cellId) {
+        index = i;
+        break;
+      }
+    }
+  }
+  if (index < 0 && cellNumber !== null) {
+    index = cellNumber - 1;
+  }
+  const cell = notebook.widgets[index];
+  if (!cell) {
+    return;
+  }
+  notebook.activeCellIndex = index;
+  await notebook.scrollToCell(cell, 'center');
+}
 
 /** A status-bar item with the number of pending cards; a click opens the panel. */
 const statusBarPlugin: JupyterFrontEndPlugin<void> = {

@@ -161,6 +161,10 @@ export class AgentToolsModel implements IAgentTools {
     if (event.type === 'run_closed') {
       void this.refresh();
     }
+    if (event.type === 'call_finished' && event.tool === 'notebook') {
+      // The event carries no result: the transcript has the cells changed and the change id.
+      void this.loadTranscript(runId);
+    }
     if (changed) {
       this.changed_.emit();
     }
@@ -229,6 +233,16 @@ export class AgentToolsModel implements IAgentTools {
       if (!answer.ok) {
         throw new Error(answer.text ?? String(answer.error?.code ?? 'resolve failed'));
       }
+    });
+    return result;
+  }
+
+  async revertNotebookChange(runId: string, path: string, changeId: string): Promise<ToolResult | null> {
+    let result: ToolResult | null = null;
+    await this.guard(async () => {
+      // Through the run, as the agent's own call would go: its approvals and transcript apply.
+      result = await this.client.call(runId, 'notebook', { action: 'revert', path, change_id: changeId });
+      await this.loadTranscript(runId);
     });
     return result;
   }

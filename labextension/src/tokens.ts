@@ -34,6 +34,11 @@ export interface IAgentTools {
   refresh(): Promise<void>;
   answer(card: Card, body: AnswerBody): Promise<void>;
   resolveEdit(runId: string, editId: string, action: 'accept' | 'discard'): Promise<ToolResult | null>;
+  /**
+   * Undo one notebook change of the agent's (`notebook {action: "revert"}` through the run):
+   * its result says why not when the cell changed since (`stale_edit`).
+   */
+  revertNotebookChange(runId: string, path: string, changeId: string): Promise<ToolResult | null>;
   /** The transcript with arguments and result texts (the live events carry neither). */
   loadTranscript(runId: string): Promise<void>;
 }

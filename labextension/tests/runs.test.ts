@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 
-import type { AgentEvent, RunDescriptor, Worker } from '../src/api/types';
-import { describeRun, MAX_TRANSCRIPT_ENTRIES, RunBook } from '../src/state/runs';
+import type { AgentEvent, RunDescriptor, TranscriptRow, Worker } from '../src/api/types';
+import {
+  MAX_TRANSCRIPT_ENTRIES,
+  notebookChange,
+  originLabel,
+  revertedChanges,
+  RunBook,
+  runFolder,
+  runningCalls,
+  toolCounts
+} from '../src/state/runs';
 
 const run = (id: string, created_at: number): RunDescriptor => ({
   id,
@@ -134,7 +143,65 @@ describe('RunBook', () => {
     expect(book.workers('r')).toEqual([]);
   });
 
-  it('describes a run by origin, surface and approvals', () => {
-    expect(describeRun(run('a', 1))).toBe('http · full · approvals ask');
+});
+
+describe('a run as a person reads it', () => {
+  it('is named by its folder: the cwd, or the server root for the root itself', () => {
+    expect(runFolder({ cwd: '.' }, '/home/ana/projects/sales')).toBe('sales');
+    expect(runFolder({ cwd: 'reports/q3' }, '/home/ana/projects/sales')).toBe('q3');
+    expect(runFolder({ cwd: '.' }, null)).toBe('/');
+  });
+
+  it('says how it was started', () => {
+    expect(originLabel('mcp')).toBe('MCP client');
+    expect(originLabel('api')).toBe('Python API');
+    expect(originLabel('something-new')).toBe('something-new');
+  });
+
+  it("counts its tools against the server's and names those it lacks", () => {
+    expect(toolCounts({ tools: ['read', 'write'] }, ['ask_user', 'read', 'write', 'debug'])).toEqual({
+      has: 2,
+      of: 4,
+      missing: ['ask_user', 'debug']
+    });
+    expect(toolCounts({ tools: ['read'] }, null)).toEqual({ has: 1, of: null, missing: [] });
+  });
+});
+
+const row = (call_id: string, fields: Partial<TranscriptRow>): TranscriptRow => ({
+  call_id, tool: 'notebook', label: 'notebook', origin: 'mcp', ok: true, error_code: null, duration_ms: 5, ...fields
+});
+
+describe('notebook changes in the transcript', () => {
+  it("reads the action, the notebook and the cells from the call's kept data", () => {
+    const inserted = row('c1', {
+      args: { action: 'insert', path: 'analysis.ipynb', source: 'x = 1' },
+      data: { path: 'analysis.ipynb', cells: [{ cell: 3, id: 'a1b2' }], cell_count: 3, change_id: 'chg-1' }
+    });
+    expect(notebookChange(inserted)).toEqual({
+      action: 'insert', path: 'analysis.ipynb', cells: [{ cell: 3, id: 'a1b2' }], deleted: null, changeId: 'chg-1'
+    });
+    const deleted = row('c2', {
+      args: { action: 'delete', path: 'analysis.ipynb', cell: 2 },
+      data: { path: 'analysis.ipynb', cells: [], deleted: { cell: 2, id: 'zz' }, change_id: 'chg-2' }
+    });
+    expect(notebookChange(deleted)).toMatchObject({ cells: [], deleted: { cell: 2, id: 'zz' }, changeId: 'chg-2' });
+  });
+
+  it('is none for another tool, a failed call, or a call whose data was not kept', () => {
+    expect(notebookChange(row('c1', { tool: 'read', data: { path: 'a.ipynb' } }))).toBeNull();
+    expect(notebookChange(row('c2', { ok: false, data: { path: 'a.ipynb' } }))).toBeNull();
+    expect(notebookChange(row('c3', { data: null }))).toBeNull();
+  });
+
+  it('knows which changes a later revert undid, and which calls still run', () => {
+    const transcript = [
+      row('c1', { args: { action: 'insert', path: 'a.ipynb' }, data: { path: 'a.ipynb', cells: [], change_id: 'chg-1' } }),
+      row('c2', { args: { action: 'revert', path: 'a.ipynb', change_id: 'chg-1' } }),
+      row('c3', { args: { action: 'revert', path: 'a.ipynb', change_id: 'chg-9' }, ok: false, error_code: 'stale_edit' }),
+      row('c4', { tool: 'eval', ok: null, duration_ms: null })
+    ];
+    expect([...revertedChanges(transcript)]).toEqual(['chg-1']);
+    expect(runningCalls(transcript).map(entry => entry.call_id)).toEqual(['c4']);
   });
 });

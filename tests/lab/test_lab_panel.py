@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import nbformat
 import pytest
 
@@ -156,18 +158,27 @@ def test_a_card_arriving_while_the_panel_is_closed_is_notified_with_open(lab) ->
 
 
 def test_the_status_says_what_can_serve_and_why_not(lab, artifacts: Path) -> None:
+    lab.page.set_viewport_size({"width": 1400, "height": 2000})
     lab.execute("agent-tools:open-panel")
     lab.panel.locator(".jp-AgentTools-status summary").click()
 
-    python_kernel = lab.panel.locator("[data-resource='kernels'] .jp-AgentTools-statusRow",
-                                      has_text="python")
-    expect(python_kernel.first).to_have_attribute("data-available", "true")
-    servers = lab.panel.locator("[data-resource='lsp'] .jp-AgentTools-statusRow")
-    expect(servers.filter(has_text="basedpyright")).to_have_count(1)
-    # What cannot serve says why (the runtime's own words).
+    ready = lab.panel.locator(".jp-AgentTools-statusGroup[data-readiness='ready']")
+    expect(ready.locator(".jp-AgentTools-statusRow[data-resource='kernels']",
+                        has_text="python").first).to_have_attribute("data-available", "true")
+    expect(ready.locator(".jp-AgentTools-statusRow[data-resource='lsp']",
+                         has_text="basedpyright")).to_have_count(1)
+    # Not installed is grey and optional, and says what installs it when the server names it;
+    # broken (red) is only what was found or configured and fails.
+    absent = lab.panel.locator(".jp-AgentTools-statusRow[data-readiness='absent']")
+    expect(absent.filter(has_text="gopls")).to_have_count(1)
+    expect(lab.panel.locator(".jp-AgentTools-statusRow[data-readiness='broken']",
+                             has_text="gopls")).to_have_count(0)
     for row in lab.panel.locator(".jp-AgentTools-statusRow[data-available='false']").all():
-        assert row.locator(".jp-AgentTools-reason").inner_text().strip()
-    lab.panel.screenshot(path=artifacts / "panel-status-light.png")
+        assert row.locator(".jp-AgentTools-reason, .jp-AgentTools-install").inner_text().strip()
+    # The run tool counts and the status's agree: the status says how many the server has.
+    tools = len(lab.server.client().status()["tools"])
+    expect(lab.panel.locator(".jp-AgentTools-serverTools")).to_contain_text(f"{tools} tools")
+    lab.panel.locator(".jp-AgentTools-status").screenshot(path=artifacts / "panel-status.png")
 
 
 def test_a_card_answered_elsewhere_leaves_the_panel(lab) -> None:
@@ -225,3 +236,124 @@ def test_a_transcript_past_its_bound_says_what_it_no_longer_holds(
         "Arguments not kept: about 40,")
     expect(row.locator(".jp-AgentTools-cardArgs")).to_have_count(0)
     lab.panel.screenshot(path=artifacts / "panel-transcript-bound.png")
+
+
+def test_the_first_run_says_how_to_connect_an_agent_under_the_base_url(
+        start_lab: Any, tmp_path: Path, artifacts: Path) -> None:
+    lab = start_lab(tmp_path, "--ServerApp.base_url=/user/ana/")
+    assert lab.server.url.endswith("/user/ana/")
+    lab.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    lab.execute("agent-tools:open-panel")
+
+    # The sidebar tab is an icon (themed SVG), its name a caption.
+    tab = lab.page.locator(".jp-SideBar .lm-TabBar-tab[data-id='agent-tools-panel']")
+    expect(tab.locator("svg")).to_have_count(1)
+    expect(tab).to_have_attribute("title", "Agent Tools")
+    connect = lab.panel.locator(".jp-AgentTools-connect")
+    url = f"{lab.server.url}agent-tools/mcp"
+    expect(connect.locator(".jp-AgentTools-snippet-mcpUrl pre")).to_have_text(url)
+    settings = json.loads(connect.locator(".jp-AgentTools-snippet-mcpSettings pre").inner_text())
+    assert settings["mcp_servers"][0]["url"] == f"{url}?cwd=.&surface=full&approvals=auto&space=lab"
+    expect(connect.locator(".jp-AgentTools-snippet-python pre")).to_contain_text("open_panel()")
+    connect.locator(".jp-AgentTools-snippet-mcpUrl").get_by_role("button").click()
+    expect(connect.locator(".jp-AgentTools-snippet-mcpUrl button")).to_contain_text("Copied")
+    assert lab.page.evaluate("() => navigator.clipboard.readText()") == url
+    # No jargon without its meaning on hover.
+    listening = lab.panel.locator(".jp-AgentTools-listening")
+    expect(listening).to_have_text("for this lab")
+    assert "space" in listening.get_attribute("title")
+    for theme, name in (("JupyterLab Light", "light"), ("JupyterLab Dark", "dark")):
+        lab.execute("apputils:change-theme", {"theme": theme})
+        lab.page.wait_for_selector(f"body[data-jp-theme-light='{str(name == 'light').lower()}']",
+                                   state="attached")
+        lab.page.wait_for_timeout(500)
+        lab.panel.screenshot(path=artifacts / f"panel-first-run-{name}.png")
+    lab.page.screenshot(path=artifacts / "lab-first-run-dark.png")
+
+    # An agent connects to the URL shown: its MCP session is a run, named by its folder and
+    # how it was started; the tool count says it against the server's.
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "panel-test", "version": "0"}}}
+    answer = httpx.post(f"{url}?space=lab", json=initialize, timeout=60, headers={
+        "Authorization": f"token {lab.server.token}",
+        "Accept": "application/json, text/event-stream"})
+    assert answer.status_code == 200, answer.text
+    client = lab.server.client()
+    (run,) = client.request("GET", "runs")
+    row = lab.panel.locator(f".jp-AgentTools-run[data-run-id='{run['id']}']")
+    expect(row.locator(".jp-AgentTools-runFolder")).to_have_text(tmp_path.name)
+    expect(row.locator(".jp-AgentTools-runOrigin")).to_have_text("via MCP client")
+    server_tools = len(client.status()["tools"])
+    expect(row.locator(".jp-AgentTools-runTools")).to_have_text(
+        f"{len(run['tools'])} of {server_tools} tools")
+    assert "Not in this run" in row.locator(".jp-AgentTools-runTools").get_attribute("title")
+    expect(lab.panel.locator(".jp-AgentTools-connect")).to_be_hidden()  # folded away
+    lab.panel.screenshot(path=artifacts / "panel-first-run-connected-dark.png")
+
+
+def test_long_work_shows_it_is_running_until_it_ends(lab, artifacts: Path) -> None:
+    run = lab.server.client().create_run(space="lab")
+    lab.execute("agent-tools:open-panel")
+    lab.panel.locator(f".jp-AgentTools-run[data-run-id='{run.id}']").click()
+    call = lab.call_in_background(run.id, "eval", {
+        "code": "import time\nfor _ in range(80):\n    time.sleep(0.1)\n'slept'",
+        "description": "wait eight seconds as long work would"})
+
+    running = lab.panel.locator(".jp-AgentTools-running .jp-AgentTools-runningCall", has_text="eval")
+    running.wait_for()
+    expect(running.locator(".jp-AgentTools-spinner")).to_be_visible()
+    expect(lab.panel.locator(f".jp-AgentTools-run[data-run-id='{run.id}'] .jp-AgentTools-spinner")
+           ).to_be_visible()
+    lab.panel.screenshot(path=artifacts / "panel-running.png")
+    assert call.result(timeout=120)["ok"]
+    expect(lab.panel.locator(".jp-AgentTools-running")).to_have_count(0)
+    expect(lab.panel.locator(".jp-AgentTools-call", has_text="eval").locator(
+        ".jp-AgentTools-badge")).to_have_text("ok")
+
+
+def test_a_notebook_change_opens_at_its_cell_and_reverts_unless_the_human_changed_it(
+        lab, artifacts: Path) -> None:
+    cells = [nbformat.v4.new_code_cell("rows = 3", id="load-data"),
+             nbformat.v4.new_markdown_cell("## Totals", id="totals")]
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    Path(lab.server.root_dir, "tally.ipynb").write_text(nbformat.writes(
+        nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": kernelspec})))
+    run = lab.server.client().create_run(space="lab")
+    # The notebook is closed: the agent changes the file.
+    inserted = run.call("notebook", {"action": "insert", "path": "tally.ipynb",
+                                     "source": "total = 41 + 1", "index": 2})
+    assert inserted.ok, inserted.text
+    new_id = inserted.data["cells"][0]["id"]
+    rewritten = run.call("notebook", {"action": "set_source", "path": "tally.ipynb",
+                                      "cell": "load-data", "source": "rows = 10"})
+    assert rewritten.ok, rewritten.text
+
+    lab.execute("agent-tools:open-panel")
+    lab.panel.locator(f".jp-AgentTools-run[data-run-id='{run.id}']").click()
+    insert_row = lab.panel.locator(".jp-AgentTools-call", has_text="insert")
+    expect(insert_row.locator("summary")).to_contain_text("notebook insert tally.ipynb")
+    insert_row.locator(f".jp-AgentTools-cellLink[data-cell-id='{new_id}']").click()
+    notebook = lab.page.locator(".jp-NotebookPanel:visible")
+    expect(notebook.locator(".jp-Cell.jp-mod-active")).to_contain_text("total = 41 + 1")
+
+    # The human adds to the cell the agent rewrote: its revert is refused, saying what changed.
+    editor = notebook.locator(".jp-Cell", has_text="rows = 10").locator(".cm-content")
+    editor.click()
+    lab.page.keyboard.press("End")
+    lab.page.keyboard.type("  # checked")
+    expect(editor).to_contain_text("rows = 10  # checked")
+    lab.page.wait_for_timeout(1000)  # the typing reaches the shared document
+    set_row = lab.panel.locator(".jp-AgentTools-call", has_text="set_source")
+    set_row.get_by_role("button", name="Revert").click()
+    expect(set_row.locator(".jp-AgentTools-revertRefused")).to_contain_text("changed since change")
+    expect(editor).to_contain_text("rows = 10  # checked")
+
+    # The inserted cell still holds what the agent left: Revert removes it, in place.
+    insert_row.get_by_role("button", name="Revert").click()
+    expect(insert_row.locator(".jp-AgentTools-reverted")).to_have_text("reverted")
+    expect(notebook.locator(".jp-Cell", has_text="total = 41 + 1")).to_have_count(0)
+    expect(notebook.locator(".jp-Cell")).to_have_count(2)
+    assert [entry["args"].get("action") for entry in run.transcript()] == [
+        "insert", "set_source", "revert", "revert"]
+    lab.panel.screenshot(path=artifacts / "panel-notebook-changes.png")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import nbformat
 import pytest
 
 from jupyter_agent_tools.testing.replay import UnreplayableTranscript, replay
@@ -113,3 +114,16 @@ async def test_replay_refuses_a_call_recorded_without_its_arguments(runtime_fact
     assert "cannot be replayed" in message and "[2] write 'write huge.txt'" in message
     assert "c.Runtime.max_transcript_bytes" in message
     assert fresh.transcript.to_json() == []  # refused before any call was re-issued
+
+
+async def test_a_notebook_change_keeps_its_data_for_front_ends_and_other_tools_none(runtime, root):
+    (root / "nb.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook()))
+    run = await runtime.create_run()
+    inserted = await run.call("notebook", {"action": "insert", "path": "nb.ipynb",
+                                           "source": "x = 1"})
+    assert inserted.ok, inserted.text
+    assert (await run.call("read", {"path": "nb.ipynb"})).ok
+    notebook_entry, read_entry = run.transcript.to_json()
+    assert notebook_entry["data"] == inserted.data
+    assert notebook_entry["data"]["change_id"] and notebook_entry["data"]["cells"][0]["cell"] == 1
+    assert read_entry["data"] is None  # read's data is not the transcript's to keep

@@ -39,6 +39,7 @@ class NotebookTool(Tool):
     tier = Tier.EXEC
     requires = frozenset({Resource.WORKDIR, Resource.KERNELS})
     parallel_safe = False
+    transcript_keeps_data = True  # the panel shows the cells changed, opens and reverts them
     description = (
         "Work in a Jupyter notebook where the user sees it: insert, delete, move, retype or "
         "rewrite cells, clear outputs, and run cells in the notebook's own kernel (the one "

@@ -2011,6 +2011,14 @@ export interface components {
             args_omitted_bytes: number | null;
             /** Call Id */
             call_id: string;
+            /**
+             * Data
+             * @description The result's data, kept for tools whose data front ends act on (notebook: path, cells, change_id) when it is small; else null.
+             * @default null
+             */
+            data: {
+                [key: string]: unknown;
+            } | null;
             /** Duration Ms */
             duration_ms: number | null;
             /** Error Code */

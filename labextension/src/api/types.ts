@@ -30,7 +30,7 @@ export type TranscriptRow = Pick<
   TranscriptEntry,
   'call_id' | 'tool' | 'label' | 'origin' | 'ok' | 'error_code' | 'duration_ms'
 > &
-  Partial<Pick<TranscriptEntry, 'args' | 'args_omitted_bytes' | 'text' | 'started_at'>>;
+  Partial<Pick<TranscriptEntry, 'args' | 'args_omitted_bytes' | 'text' | 'started_at' | 'data'>>;
 
 /** A staged edit with its diff (`GET runs/{id}/edits[/{edit_id}]`). */
 export type StagedEdit = Schemas['StagedEdit'];

@@ -1,3 +1,5 @@
+import { PathExt } from '@jupyterlab/coreutils';
+
 import type {
   AgentEvent,
   EditRow,
@@ -163,8 +165,114 @@ export class RunBook {
   }
 }
 
-/** How a run is described in one line: where it came from, what it may do. */
-export function describeRun(run: RunDescriptor): string {
-  const parts = [run.origin ?? 'run', run.surface ?? 'full', `approvals ${run.approvals ?? 'auto'}`];
-  return parts.join(' · ');
+/** How each origin of a run is told to a person. */
+const ORIGINS: Record<string, string> = {
+  mcp: 'MCP client',
+  http: 'HTTP API',
+  api: 'Python API',
+  notebook: 'notebook',
+  cell: 'eval cell',
+  worker: 'worker',
+  cli: 'command line'
+};
+
+export function originLabel(origin: string | null | undefined): string {
+  return (origin && ORIGINS[origin]) || origin || 'unknown';
+}
+
+/**
+ * The folder a run works in, by name: its cwd's last part, or the server root's name for the
+ * root itself (`.`).
+ */
+export function runFolder(run: Pick<RunDescriptor, 'cwd'>, rootDir: string | null): string {
+  const parts = (cwd: string) => cwd.split(/[\\/]/).filter(part => part && part !== '.');
+  const own = parts(run.cwd ?? '.');
+  if (own.length > 0) {
+    return own[own.length - 1];
+  }
+  const root = parts(rootDir ?? '');
+  return root.length > 0 ? root[root.length - 1] : '/';
+}
+
+/**
+ * A run's tools against the server's: a run sees the tools its options give it (ask_user
+ * needs a space, debug a conversation, vibe_* vibe mode; plan and readonly surfaces no
+ * write or exec tool), so it has fewer than `GET status` lists.
+ */
+export function toolCounts(run: Pick<RunDescriptor, 'tools'>, serverTools: string[] | null): {
+  has: number;
+  of: number | null;
+  missing: string[];
+} {
+  const tools = run.tools ?? [];
+  if (!serverTools) {
+    return { has: tools.length, of: null, missing: [] };
+  }
+  const own = new Set(tools);
+  return { has: tools.length, of: serverTools.length, missing: serverTools.filter(t => !own.has(t)) };
+}
+
+/** The calls still running, oldest first. */
+export function runningCalls(transcript: TranscriptRow[]): TranscriptRow[] {
+  return transcript.filter(entry => entry.ok === null);
+}
+
+/** A change the notebook tool made, as its kept result data tells it. */
+export interface NotebookChange {
+  action: string;
+  /** The notebook, relative to the run's cwd (the result's `data.path`). */
+  path: string;
+  /** The cells the call touched, with their numbers after it. */
+  cells: { cell: number; id: string | null }[];
+  /** A deleted cell, as it was addressed. */
+  deleted: { cell: number; id: string | null } | null;
+  /** Set when the change can be reverted (a cell change of the agent's). */
+  changeId: string | null;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function cellRef(value: unknown): { cell: number; id: string | null } | null {
+  if (!isRecord(value) || typeof value.cell !== 'number') {
+    return null;
+  }
+  return { cell: value.cell, id: typeof value.id === 'string' && value.id ? value.id : null };
+}
+
+/** The notebook change of a finished `notebook` call, or null (another tool, a failure, a read). */
+export function notebookChange(entry: TranscriptRow): NotebookChange | null {
+  const data = entry.data;
+  if (entry.tool !== 'notebook' || !entry.ok || !isRecord(data) || typeof data.path !== 'string') {
+    return null;
+  }
+  const action = isRecord(entry.args) && typeof entry.args.action === 'string' ? entry.args.action : 'notebook';
+  const cells = Array.isArray(data.cells)
+    ? data.cells.map(cellRef).filter((ref): ref is { cell: number; id: string | null } => ref !== null)
+    : [];
+  return {
+    action,
+    path: data.path,
+    cells,
+    deleted: cellRef(data.deleted),
+    changeId: typeof data.change_id === 'string' ? data.change_id : null
+  };
+}
+
+/** The change ids a later, successful `notebook revert` of the transcript undid. */
+export function revertedChanges(transcript: TranscriptRow[]): Set<string> {
+  const reverted = new Set<string>();
+  for (const entry of transcript) {
+    const args = entry.args;
+    if (entry.tool === 'notebook' && entry.ok && isRecord(args) && args.action === 'revert' &&
+        typeof args.change_id === 'string') {
+      reverted.add(args.change_id);
+    }
+  }
+  return reverted;
+}
+
+/** The notebook a change names, as a path from the server root (the data says it from the cwd). */
+export function notebookPathFromRoot(run: Pick<RunDescriptor, 'cwd'>, path: string): string {
+  return PathExt.normalize(PathExt.join(run.cwd ?? '.', path));
 }

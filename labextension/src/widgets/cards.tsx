@@ -45,10 +45,24 @@ export function CardView({ card, trans, onAnswer }: ICardViewProps): JSX.Element
     >
       <div className="jp-AgentTools-cardHeader">
         <span className="jp-AgentTools-cardNumber">#{card.number}</span>
-        <span className="jp-AgentTools-cardSpace" title={trans.__('Space')}>
+        <span
+          className="jp-AgentTools-cardSpace"
+          title={
+            card.space === 'lab'
+              ? trans.__('Asked in this lab (space "lab")')
+              : trans.__('Asked for the notebook %1 (its space)', card.space)
+          }
+        >
           {card.space}
         </span>
-        {permission && card.tier && <span className="jp-AgentTools-badge">{card.tier}</span>}
+        {permission && card.tier && (
+          <span
+            className="jp-AgentTools-badge"
+            title={trans.__('Tier "%1": read looks, write changes files or cells, exec runs code or commands', card.tier)}
+          >
+            {card.tier}
+          </span>
+        )}
       </div>
       <div className="jp-AgentTools-cardQuestion">{card.question}</div>
       {card.context && <div className="jp-AgentTools-cardContext">{card.context}</div>}

@@ -1,16 +1,31 @@
+import { Clipboard } from '@jupyterlab/apputils';
 import type { TranslationBundle } from '@jupyterlab/translation';
-import { ReactWidget } from '@jupyterlab/ui-components';
+import { copyIcon, ReactWidget, refreshIcon } from '@jupyterlab/ui-components';
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 import { flushSync } from 'react-dom';
 
-import type { RunDescriptor, TranscriptRow, Worker } from '../api/types';
-import { describeRun, MAX_TRANSCRIPT_ENTRIES } from '../state/runs';
-import { statusRows } from '../state/status';
+import type { RunDescriptor, ToolResult, TranscriptRow, Worker } from '../api/types';
+import {
+  MAX_TRANSCRIPT_ENTRIES,
+  NotebookChange,
+  notebookChange,
+  notebookPathFromRoot,
+  originLabel,
+  revertedChanges,
+  runFolder,
+  runningCalls,
+  toolCounts
+} from '../state/runs';
+import { mcpSettings, mcpUrl, PYTHON_ONE_LINER } from '../state/connect';
+import { groupByReadiness, Readiness, StatusRow, statusRows } from '../state/status';
 import { IAgentTools, PANEL_ID } from '../tokens';
 import { CardView } from './cards';
 import { EditView, Highlighter } from './diff';
+
+/** Opens a notebook (a path from the server root) at a cell: by id, else by number. */
+export type CellOpener = (path: string, cellId: string | null, cellNumber: number | null) => Promise<void>;
 
 /** How often the run list and status are refreshed while the panel is visible. */
 const REFRESH_MS = 5000;
@@ -22,7 +37,8 @@ export class AgentToolsPanel extends ReactWidget {
   constructor(
     readonly model: IAgentTools,
     readonly trans: TranslationBundle,
-    readonly highlighter: Highlighter | null = null
+    readonly highlighter: Highlighter | null = null,
+    readonly openCell: CellOpener | null = null
   ) {
     super();
     this.id = PANEL_ID;
@@ -56,7 +72,9 @@ export class AgentToolsPanel extends ReactWidget {
   }
 
   render(): JSX.Element {
-    return <PanelBody model={this.model} trans={this.trans} highlighter={this.highlighter} />;
+    return (
+      <PanelBody model={this.model} trans={this.trans} highlighter={this.highlighter} openCell={this.openCell} />
+    );
   }
 }
 
@@ -64,10 +82,13 @@ interface IBodyProps {
   model: IAgentTools;
   trans: TranslationBundle;
   highlighter?: Highlighter | null;
+  openCell?: CellOpener | null;
 }
 
 function Section(props: {
   title: string;
+  /** What the title means, on hover. */
+  tooltip?: string;
   count?: number;
   name: string;
   open?: boolean;
@@ -75,7 +96,7 @@ function Section(props: {
 }): JSX.Element {
   return (
     <details className={`jp-AgentTools-section jp-AgentTools-${props.name}`} open={props.open ?? true}>
-      <summary className="jp-AgentTools-sectionTitle">
+      <summary className="jp-AgentTools-sectionTitle" title={props.tooltip}>
         {props.title}
         {props.count !== undefined && <span className="jp-AgentTools-count">{props.count}</span>}
       </summary>
@@ -84,23 +105,51 @@ function Section(props: {
   );
 }
 
-function PanelBody({ model, trans, highlighter = null }: IBodyProps): JSX.Element {
+
+/** Re-render every second while `active` (elapsed times of running calls). */
+function useTicking(active: boolean): void {
+  const [, setTick] = React.useState(0);
+  React.useEffect(() => {
+    if (!active) {
+      return;
+    }
+    const timer = setInterval(() => setTick(tick => tick + 1), 1000);
+    return () => clearInterval(timer);
+  }, [active]);
+}
+
+/** Seconds since `startedAt` (server time, in seconds), never negative. */
+function elapsedSeconds(startedAt: number | undefined): number | null {
+  return typeof startedAt === 'number' ? Math.max(0, Math.round(Date.now() / 1000 - startedAt)) : null;
+}
+
+function PanelBody({ model, trans, highlighter = null, openCell = null }: IBodyProps): JSX.Element {
   const cards = model.cards.pending();
   const runs = model.runs.runs();
   const selected = model.selectedRunId ? model.runs.run(model.selectedRunId) : undefined;
+  const notebooks = model.spaces.filter(space => space !== 'lab');
   return (
     <div className="jp-AgentTools-body">
       <div className="jp-AgentTools-toolbar">
         <span className="jp-AgentTools-title">{trans.__('Agent Tools')}</span>
-        <span className="jp-AgentTools-muted" title={model.spaces.join('\n')}>
-          {trans._n('%1 space', '%1 spaces', model.spaces.length)}
+        <span
+          className="jp-AgentTools-muted jp-AgentTools-listening"
+          title={trans.__(
+            'Questions and permission prompts of agents show here when their run is aimed at this lab (space "lab") or at a notebook open in it (its path): %1',
+            model.spaces.join(', ')
+          )}
+        >
+          {notebooks.length === 0
+            ? trans.__('for this lab')
+            : trans._n('lab + %1 notebook', 'lab + %1 notebooks', notebooks.length)}
         </span>
         <button
           className="jp-Button jp-mod-minimal jp-AgentTools-refresh"
           title={trans.__('Refresh runs and status')}
+          aria-label={trans.__('Refresh runs and status')}
           onClick={() => void model.refresh()}
         >
-          ⟳
+          <refreshIcon.react tag="span" elementSize="normal" />
         </button>
       </div>
       {model.error && (
@@ -108,51 +157,224 @@ function PanelBody({ model, trans, highlighter = null }: IBodyProps): JSX.Elemen
           {model.error}
         </div>
       )}
-      <Section title={trans.__('Questions')} count={cards.length} name="cards">
-        {cards.length === 0 ? (
-          <div className="jp-AgentTools-empty">{trans.__('No question is waiting for you.')}</div>
-        ) : (
-          cards.map(card => (
-            <CardView key={card.id} card={card} trans={trans} onAnswer={(c, b) => model.answer(c, b)} />
-          ))
-        )}
-      </Section>
-      <Section title={trans.__('Runs')} count={runs.length} name="runs">
-        {runs.length === 0 ? (
-          <div className="jp-AgentTools-empty">{trans.__('No run yet.')}</div>
-        ) : (
+      {runs.length === 0 && cards.length === 0 ? (
+        <Section title={trans.__('Connect an agent')} name="connectSection">
+          <ConnectGuide model={model} trans={trans} first />
+        </Section>
+      ) : (
+        <Section
+          title={trans.__('Questions')}
+          tooltip={trans.__('What agents ask you: questions, and permission to write or run something')}
+          count={cards.length}
+          name="cards"
+        >
+          {cards.length === 0 ? (
+            <div className="jp-AgentTools-empty">{trans.__('No question is waiting for you.')}</div>
+          ) : (
+            cards.map(card => (
+              <CardView key={card.id} card={card} trans={trans} onAnswer={(c, b) => model.answer(c, b)} />
+            ))
+          )}
+        </Section>
+      )}
+      {runs.length > 0 && (
+        <Section
+          title={trans.__('Runs')}
+          tooltip={trans.__('A run is one agent session: its folder, its tools and what it did')}
+          count={runs.length}
+          name="runs"
+        >
           <ul className="jp-AgentTools-runList">
             {runs.map(run => (
-              <RunRow key={run.id} run={run} model={model} selected={run.id === model.selectedRunId} />
+              <RunRow key={run.id} run={run} model={model} trans={trans} selected={run.id === model.selectedRunId} />
             ))}
           </ul>
-        )}
-      </Section>
-      {selected && <RunDetails run={selected} model={model} trans={trans} highlighter={highlighter} />}
-      <Section title={trans.__('Status')} name="status" open={false}>
-        <StatusView model={model} trans={trans} />
-      </Section>
+        </Section>
+      )}
+      {selected && (
+        <RunDetails run={selected} model={model} trans={trans} highlighter={highlighter} openCell={openCell} />
+      )}
+      {runs.length > 0 && (
+        <Section title={trans.__('Connect an agent')} name="connectSection" open={false}>
+          <ConnectGuide model={model} trans={trans} />
+        </Section>
+      )}
+      <StatusSection model={model} trans={trans} />
     </div>
   );
 }
 
-function RunRow(props: { run: RunDescriptor; model: IAgentTools; selected: boolean }): JSX.Element {
-  const { run, model, selected } = props;
+/** Text with a button that copies it, saying so for a moment. */
+function CopyButton({ text, trans, what }: { text: string; trans: TranslationBundle; what: string }): JSX.Element {
+  const [copied, setCopied] = React.useState(false);
+  React.useEffect(() => {
+    if (!copied) {
+      return;
+    }
+    const timer = setTimeout(() => setCopied(false), 2000);
+    return () => clearTimeout(timer);
+  }, [copied]);
+  return (
+    <button
+      className="jp-Button jp-mod-minimal jp-AgentTools-copy"
+      title={trans.__('Copy %1', what)}
+      aria-label={trans.__('Copy %1', what)}
+      onClick={() => {
+        Clipboard.copyToSystem(text);
+        setCopied(true);
+      }}
+    >
+      <copyIcon.react tag="span" elementSize="normal" />
+      <span>{copied ? trans.__('Copied') : trans.__('Copy')}</span>
+    </button>
+  );
+}
+
+/** A text to copy, with what it is for and its copy button above it. */
+function Snippet(props: {
+  caption: string;
+  text: string;
+  what: string;
+  name: string;
+  /** Long lines scroll (JSON) instead of wrapping (a URL, a line of Python). */
+  scroll?: boolean;
+  trans: TranslationBundle;
+}): JSX.Element {
+  return (
+    <div className={`jp-AgentTools-snippet jp-AgentTools-snippet-${props.name}`}>
+      <div className="jp-AgentTools-snippetBar">
+        <span className="jp-AgentTools-muted">{props.caption}</span>
+        <CopyButton text={props.text} what={props.what} trans={props.trans} />
+      </div>
+      <pre className={`jp-AgentTools-snippetText${props.scroll ? ' jp-mod-scroll' : ''}`}>{props.text}</pre>
+    </div>
+  );
+}
+
+/** How to connect an agent: the panel's first run, and later a closed section. */
+function ConnectGuide({ model, trans, first = false }: IBodyProps & { first?: boolean }): JSX.Element {
+  const url = mcpUrl(model.client.settings.baseUrl);
+  return (
+    <div className="jp-AgentTools-connect">
+      <p>
+        {first
+          ? trans.__(
+              'No agent has used this server yet. Connect one: its questions, permission prompts, edits and calls show here.'
+            )
+          : trans.__('Each agent session is a run listed above; its questions and permission prompts show here.')}
+      </p>
+      <div className="jp-AgentTools-connectStep">
+        <div className="jp-AgentTools-connectTitle">{trans.__('MCP (any MCP client)')}</div>
+        <Snippet
+          caption={trans.__('Streamable HTTP, with the header "Authorization: token <your Jupyter token>":')}
+          text={url}
+          what={trans.__('the MCP URL')}
+          name="mcpUrl"
+          trans={trans}
+        />
+      </div>
+      <div className="jp-AgentTools-connectStep">
+        <div className="jp-AgentTools-connectTitle">{trans.__('jupyter-ai (Claude Code, Codex, Gemini CLI…)')}</div>
+        <Snippet
+          caption={trans.__("In .jupyter/mcp_settings.json of the chat's workspace:")}
+          text={mcpSettings(url)}
+          what={trans.__('the mcp_settings.json entry')}
+          name="mcpSettings"
+          scroll
+          trans={trans}
+        />
+      </div>
+      <div className="jp-AgentTools-connectStep">
+        <div className="jp-AgentTools-connectTitle">{trans.__('Python, in a notebook of this lab')}</div>
+        <Snippet
+          caption={trans.__('A run for your own agent loop; then session.call(tool, args):')}
+          text={PYTHON_ONE_LINER}
+          what={trans.__('the Python line')}
+          name="python"
+          trans={trans}
+        />
+      </div>
+    </div>
+  );
+}
+
+function surfaceWords(run: RunDescriptor, trans: TranslationBundle): { text: string; tooltip: string } {
+  switch (run.surface) {
+    case 'plan':
+      return { text: trans.__('plan only'), tooltip: trans.__('Surface "plan": the agent sees read tools only; it cannot write or run anything') };
+    case 'readonly':
+      return { text: trans.__('read only'), tooltip: trans.__('Surface "readonly": the agent sees read tools only; it cannot write or run anything') };
+    default:
+      return { text: trans.__('full access'), tooltip: trans.__('Surface "full": the agent sees every tool, writing and running included') };
+  }
+}
+
+function approvalWords(run: RunDescriptor, trans: TranslationBundle): { text: string; tooltip: string } {
+  switch (run.approvals) {
+    case 'ask':
+      return { text: trans.__('asks first'), tooltip: trans.__('Approvals "ask": every write or command waits for your Allow or Deny here') };
+    case 'deny':
+      return { text: trans.__('denies changes'), tooltip: trans.__('Approvals "deny": every write or command is refused') };
+    default:
+      return { text: trans.__('no approval asked'), tooltip: trans.__('Approvals "auto": writes and commands run without asking you') };
+  }
+}
+
+function RunRow(props: {
+  run: RunDescriptor;
+  model: IAgentTools;
+  trans: TranslationBundle;
+  selected: boolean;
+}): JSX.Element {
+  const { run, model, trans, selected } = props;
+  const folder = runFolder(run, model.status?.root_dir ?? null);
+  const counts = toolCounts(run, model.status?.tools ?? null);
+  const surface = surfaceWords(run, trans);
+  const approvals = approvalWords(run, trans);
+  const running = selected ? runningCalls(model.runs.transcript(run.id)) : [];
+  const toolsTooltip =
+    counts.of === null
+      ? (run.tools ?? []).join(', ')
+      : trans.__(
+          'This run has %1 of the server\'s %2 tools: %3.\nNot in this run: %4.\nA run has the tools its options give it: ask_user needs a space, debug a conversation, vibe_* vibe mode; plan and read-only runs have no write or run tools.',
+          counts.has,
+          counts.of,
+          (run.tools ?? []).join(', '),
+          counts.missing.join(', ') || trans.__('none')
+        );
   return (
     <li
       className={`jp-AgentTools-run${selected ? ' jp-mod-selected' : ''}`}
       data-run-id={run.id}
       onClick={() => void model.selectRun(run.id)}
-      title={(run.tools ?? []).join(', ')}
+      title={trans.__('Run %1 in %2', run.id, run.cwd)}
     >
-      <div>
-        <span className="jp-AgentTools-mono">{run.id.slice(0, 8)}</span>{' '}
-        <span className="jp-AgentTools-mono">{run.cwd}</span>
-        {run.space && <span className="jp-AgentTools-badge">{run.space}</span>}
+      <div className="jp-AgentTools-runHead">
+        <span className="jp-AgentTools-runFolder">{folder}</span>
+        <span className="jp-AgentTools-runOrigin" title={trans.__('How the run was started (origin "%1")', run.origin)}>
+          {trans.__('via %1', originLabel(run.origin))}
+        </span>
+        {run.space && (
+          <span
+            className="jp-AgentTools-badge jp-AgentTools-runSpace"
+            title={trans.__('Its questions go to: %1', run.space === 'lab' ? trans.__('this lab') : run.space)}
+          >
+            {run.space === 'lab' ? trans.__('lab') : run.space}
+          </span>
+        )}
+        {running.length > 0 && <span className="jp-AgentTools-spinner" title={trans.__('Running')} />}
       </div>
-      <div className="jp-AgentTools-muted">
-        {describeRun(run)} · {(run.tools ?? []).length} tools
-        {run.parent_id && ` · worker of ${run.parent_id.slice(0, 8)}`}
+      <div className="jp-AgentTools-muted jp-AgentTools-runMeta">
+        <span title={surface.tooltip}>{surface.text}</span>
+        {' · '}
+        <span title={approvals.tooltip}>{approvals.text}</span>
+        {' · '}
+        <span className="jp-AgentTools-runTools" title={toolsTooltip}>
+          {counts.of === null
+            ? trans._n('%1 tool', '%1 tools', counts.has)
+            : trans.__('%1 of %2 tools', counts.has, counts.of)}
+        </span>
+        {run.parent_id && ` · ${trans.__('worker of %1', run.parent_id.slice(0, 8))}`}
       </div>
     </li>
   );
@@ -163,19 +385,38 @@ function RunDetails(props: {
   model: IAgentTools;
   trans: TranslationBundle;
   highlighter: Highlighter | null;
+  openCell: CellOpener | null;
 }): JSX.Element {
-  const { run, model, trans, highlighter } = props;
+  const { run, model, trans, highlighter, openCell } = props;
   const edits = model.runs.edits(run.id);
   const transcript = model.runs.transcript(run.id);
   const earlierCalls = model.runs.earlierCalls(run.id);
   const workers = model.runs.workers(run.id);
+  const running = runningCalls(transcript);
+  const reverted = revertedChanges(transcript);
+  useTicking(running.length > 0 || workers.some(worker => worker.status === 'running'));
   return (
     <>
-      <Section title={trans.__('Staged edits')} count={edits.filter(e => e.status === 'staged').length} name="edits">
-        {edits.length === 0 ? (
-          <div className="jp-AgentTools-empty">{trans.__('No staged edit in this run.')}</div>
-        ) : (
-          edits.map(edit => (
+      {running.length > 0 && (
+        <div className="jp-AgentTools-running" role="status">
+          {running.map(entry => (
+            <div key={entry.call_id} className="jp-AgentTools-runningCall" data-call-id={entry.call_id}>
+              <span className="jp-AgentTools-spinner" />
+              <span>{trans.__('Running')}</span> <span className="jp-AgentTools-callTool">{entry.tool}</span>{' '}
+              <span className="jp-AgentTools-callLabel">{callDetail(entry)}</span>
+              <Elapsed entry={entry} />
+            </div>
+          ))}
+        </div>
+      )}
+      {edits.length > 0 && (
+        <Section
+          title={trans.__('Staged edits')}
+          tooltip={trans.__('Changes the agent proposed (ast_edit) that wait for your Accept or Discard')}
+          count={edits.filter(e => e.status === 'staged').length}
+          name="edits"
+        >
+          {edits.map(edit => (
             <EditView
               key={edit.edit_id}
               runId={run.id}
@@ -184,10 +425,15 @@ function RunDetails(props: {
               onResolve={(r, e, a) => model.resolveEdit(r, e, a)}
               highlighter={highlighter}
             />
-          ))
-        )}
-      </Section>
-      <Section title={trans.__('Transcript')} count={transcript.length} name="transcript">
+          ))}
+        </Section>
+      )}
+      <Section
+        title={trans.__('Transcript')}
+        tooltip={trans.__('Every call of this run, newest last; open one for its arguments and result')}
+        count={transcript.length}
+        name="transcript"
+      >
         {earlierCalls > 0 && (
           <div className="jp-AgentTools-muted jp-AgentTools-earlierCalls">
             {trans._n(
@@ -203,13 +449,26 @@ function RunDetails(props: {
         ) : (
           <ol className="jp-AgentTools-transcript">
             {transcript.map(entry => (
-              <TranscriptRow key={entry.call_id} entry={entry} runId={run.id} model={model} trans={trans} />
+              <TranscriptRowView
+                key={entry.call_id}
+                entry={entry}
+                run={run}
+                model={model}
+                trans={trans}
+                openCell={openCell}
+                reverted={reverted}
+              />
             ))}
           </ol>
         )}
       </Section>
       {workers.length > 0 && (
-        <Section title={trans.__('Workers')} count={workers.length} name="workers">
+        <Section
+          title={trans.__('Workers')}
+          tooltip={trans.__('Background agents this run started (vibe mode), each with a run of its own')}
+          count={workers.length}
+          name="workers"
+        >
           {workers.map(worker => (
             <WorkerRow key={worker.worker_id} worker={worker} />
           ))}
@@ -219,31 +478,52 @@ function RunDetails(props: {
   );
 }
 
-function TranscriptRow(props: {
+function Elapsed({ entry }: { entry: TranscriptRow }): JSX.Element | null {
+  const seconds = elapsedSeconds(entry.started_at);
+  return seconds === null ? null : <span className="jp-AgentTools-muted jp-AgentTools-elapsed"> {seconds} s</span>;
+}
+
+function TranscriptRowView(props: {
   entry: TranscriptRow;
-  runId: string;
+  run: RunDescriptor;
   model: IAgentTools;
   trans: TranslationBundle;
+  openCell: CellOpener | null;
+  reverted: Set<string>;
 }): JSX.Element {
-  const { entry, runId, model, trans } = props;
+  const { entry, run, model, trans, openCell, reverted } = props;
   const state = entry.ok === null ? 'running' : entry.ok ? 'ok' : 'error';
+  const change = notebookChange(entry);
   return (
     <li className={`jp-AgentTools-call jp-AgentTools-call-${state}`} data-call-id={entry.call_id}>
       <details
         onToggle={event => {
           if ((event.target as HTMLDetailsElement).open && entry.args === undefined) {
-            void model.loadTranscript(runId);
+            void model.loadTranscript(run.id);
           }
         }}
       >
         <summary>
           <span className="jp-AgentTools-callTool">{entry.tool}</span>{' '}
-          <span className="jp-AgentTools-callLabel">{callDetail(entry)}</span>{' '}
-          <span className={`jp-AgentTools-badge jp-AgentTools-status-${state}`}>
-            {state === 'error' ? entry.error_code ?? 'error' : state}
-          </span>
+          {change ? (
+            <span className="jp-AgentTools-callLabel">
+              {change.action} <span className="jp-AgentTools-mono">{change.path}</span>
+            </span>
+          ) : (
+            <span className="jp-AgentTools-callLabel">{callDetail(entry)}</span>
+          )}{' '}
+          {state === 'running' ? (
+            <>
+              <span className="jp-AgentTools-spinner" title={trans.__('Running')} />
+              <Elapsed entry={entry} />
+            </>
+          ) : (
+            <span className={`jp-AgentTools-badge jp-AgentTools-status-${state}`}>
+              {state === 'error' ? entry.error_code ?? 'error' : state}
+            </span>
+          )}
           {entry.duration_ms !== null && (
-            <span className="jp-AgentTools-muted"> {Math.round(entry.duration_ms)} ms</span>
+            <span className="jp-AgentTools-muted"> {formatDuration(entry.duration_ms)}</span>
           )}
         </summary>
         {typeof entry.args_omitted_bytes === 'number' ? (
@@ -260,8 +540,93 @@ function TranscriptRow(props: {
         )}
         {entry.text && <pre className="jp-AgentTools-result">{entry.text}</pre>}
       </details>
+      {change && (
+        <NotebookChangeView
+          change={change}
+          run={run}
+          model={model}
+          trans={trans}
+          openCell={openCell}
+          reverted={change.changeId !== null && reverted.has(change.changeId)}
+        />
+      )}
     </li>
   );
+}
+
+function NotebookChangeView(props: {
+  change: NotebookChange;
+  run: RunDescriptor;
+  model: IAgentTools;
+  trans: TranslationBundle;
+  openCell: CellOpener | null;
+  reverted: boolean;
+}): JSX.Element {
+  const { change, run, model, trans, openCell, reverted } = props;
+  const [refusal, setRefusal] = React.useState<string | null>(null);
+  const [busy, setBusy] = React.useState(false);
+  const path = notebookPathFromRoot(run, change.path);
+  const open = (cellId: string | null, cellNumber: number | null) => {
+    if (openCell) {
+      void openCell(path, cellId, cellNumber);
+    }
+  };
+  const revert = async () => {
+    if (!change.changeId) {
+      return;
+    }
+    setBusy(true);
+    const result: ToolResult | null = await model.revertNotebookChange(run.id, change.path, change.changeId);
+    setBusy(false);
+    setRefusal(result && !result.ok ? result.text ?? result.error?.message ?? null : null);
+  };
+  return (
+    <div className="jp-AgentTools-notebookChange" data-change-id={change.changeId ?? undefined}>
+      {/* A reverted insert's cell is gone: nothing to open there. */}
+      {!(reverted && change.action === 'insert') &&
+        change.cells.map(ref => (
+        <button
+          key={`${ref.cell}-${ref.id}`}
+          className="jp-AgentTools-cellLink"
+          data-cell-id={ref.id ?? undefined}
+          title={trans.__('Open %1 at this cell (id %2)', path, ref.id ?? '?')}
+          onClick={() => open(ref.id, ref.cell)}
+        >
+          {trans.__('cell %1', ref.cell)}
+        </button>
+        ))}
+      {change.deleted && (
+        <span className="jp-AgentTools-muted">{trans.__('deleted cell %1', change.deleted.cell)}</span>
+      )}
+      {change.cells.length === 0 && (
+        <button className="jp-AgentTools-cellLink" title={trans.__('Open %1', path)} onClick={() => open(null, null)}>
+          {trans.__('open')}
+        </button>
+      )}
+      {change.changeId &&
+        (reverted ? (
+          <span className="jp-AgentTools-badge jp-AgentTools-reverted">{trans.__('reverted')}</span>
+        ) : (
+          <button
+            className="jp-AgentTools-revert"
+            title={trans.__('Undo this change of the agent\'s, if the cell still holds what the agent left')}
+            disabled={busy}
+            onClick={() => void revert()}
+          >
+            {trans.__('Revert')}
+          </button>
+        ))}
+      {refusal && (
+        <div className="jp-AgentTools-revertRefused" role="alert">
+          {refusal}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function formatDuration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 }
 
 /** The label without the tool's name, which the row already shows. */
@@ -274,6 +639,7 @@ function WorkerRow({ worker }: { worker: Worker }): JSX.Element {
     <div className="jp-AgentTools-worker" data-worker-id={worker.worker_id}>
       <div>
         <span className="jp-AgentTools-mono">{worker.worker_id}</span> {worker.label}{' '}
+        {worker.status === 'running' && <span className="jp-AgentTools-spinner" />}
         <span className={`jp-AgentTools-badge jp-AgentTools-status-${worker.status}`}>{worker.status}</span>
       </div>
       {worker.result && <pre className="jp-AgentTools-result">{worker.result}</pre>}
@@ -281,32 +647,103 @@ function WorkerRow({ worker }: { worker: Worker }): JSX.Element {
   );
 }
 
-function StatusView({ model, trans }: IBodyProps): JSX.Element {
-  if (!model.status) {
-    return <div className="jp-AgentTools-empty">{trans.__('Not loaded yet.')}</div>;
+function readinessTitle(readiness: Readiness, trans: TranslationBundle): { title: string; tooltip: string } {
+  switch (readiness) {
+    case 'broken':
+      return {
+        title: trans.__('Broken'),
+        tooltip: trans.__('Installed or configured, and failing: these need fixing')
+      };
+    case 'absent':
+      return {
+        title: trans.__('Not installed (optional)'),
+        tooltip: trans.__('Languages and features this server could serve once installed; nothing is wrong without them')
+      };
+    default:
+      return { title: trans.__('Ready'), tooltip: trans.__('What agents can use now') };
   }
+}
+
+function StatusSection({ model, trans }: IBodyProps): JSX.Element {
   const rows = statusRows(model.status);
-  const resources = [...new Set(rows.map(row => row.resource))];
+  const broken = rows.filter(row => row.readiness === 'broken').length;
   return (
-    <div className="jp-AgentTools-statusList">
-      {resources.map(resource => (
-        <div key={resource} className="jp-AgentTools-statusGroup" data-resource={resource}>
-          <div className="jp-AgentTools-statusResource">{resource}</div>
-          {rows
-            .filter(row => row.resource === resource)
-            .map(row => {
-              const state = row.available === false ? 'unavailable' : 'ok';
-              return (
-                <div key={row.name} className="jp-AgentTools-statusRow" data-available={String(row.available)}>
-                  <span className={`jp-AgentTools-dot jp-AgentTools-status-${state}`}>●</span>{' '}
-                  <span>{row.name}</span>
-                  {row.detail && <span className="jp-AgentTools-muted"> ({row.detail})</span>}
-                  {row.reason && <div className="jp-AgentTools-muted jp-AgentTools-reason">{row.reason}</div>}
+    <Section
+      title={broken > 0 ? trans._n('Status: %1 broken', 'Status: %1 broken', broken) : trans.__('Status')}
+      tooltip={trans.__('What the server can serve: language servers, debuggers, kernels, workers')}
+      name="status"
+      open={false}
+    >
+      {!model.status ? (
+        <div className="jp-AgentTools-empty">{trans.__('Not loaded yet.')}</div>
+      ) : (
+        <div className="jp-AgentTools-statusList">
+          <div className="jp-AgentTools-muted jp-AgentTools-serverTools" title={model.status.tools.join(', ')}>
+            {trans.__('%1 tools on this server; each run has those its options give it.', model.status.tools.length)}
+          </div>
+          {groupByReadiness(rows).map(group => {
+            const heading = readinessTitle(group.readiness, trans);
+            return (
+              <div
+                key={group.readiness}
+                className={`jp-AgentTools-statusGroup jp-AgentTools-readiness-${group.readiness}`}
+                data-readiness={group.readiness}
+              >
+                <div className="jp-AgentTools-statusHeading" title={heading.tooltip}>
+                  {heading.title} <span className="jp-AgentTools-count">{group.rows.length}</span>
                 </div>
-              );
-            })}
+                {group.rows.map(row => (
+                  <StatusRowView key={`${row.resource}/${row.name}`} row={row} trans={trans} />
+                ))}
+              </div>
+            );
+          })}
         </div>
-      ))}
+      )}
+    </Section>
+  );
+}
+
+const RESOURCE_NAMES: Record<string, string> = {
+  lsp: 'language server',
+  debug: 'debugger',
+  kernels: 'eval kernel',
+  workers: 'worker tier',
+  parser: 'structural search',
+  questions: 'questions',
+  resources: 'resource',
+  tools: 'tool'
+};
+
+function StatusRowView({ row, trans }: { row: StatusRow; trans: TranslationBundle }): JSX.Element {
+  const kind = RESOURCE_NAMES[row.resource] ?? row.resource;
+  const label = row.name === row.resource ? kind : row.name;
+  // A long list of languages would take lines: it is on hover then.
+  const detail = row.detail && row.detail.length <= 24 ? row.detail : null;
+  return (
+    <div
+      className="jp-AgentTools-statusRow"
+      data-resource={row.resource}
+      data-available={String(row.available)}
+      data-readiness={row.readiness}
+      title={row.detail ? `${label}: ${row.detail}` : undefined}
+    >
+      <span className="jp-AgentTools-dot">●</span> <span className="jp-AgentTools-statusName">{label}</span>
+      <span className="jp-AgentTools-muted">
+        {row.name === row.resource ? '' : ` ${kind}`}
+        {detail ? ` (${detail})` : ''}
+      </span>
+      {row.readiness !== 'ready' && row.install ? (
+        <div className="jp-AgentTools-install">
+          <span className="jp-AgentTools-muted">{trans.__('Install:')}</span>{' '}
+          <code className="jp-AgentTools-mono" title={row.reason ?? undefined}>
+            {row.install}
+          </code>
+          <CopyButton text={row.install} what={trans.__('the install command')} trans={trans} />
+        </div>
+      ) : (
+        row.reason && <div className="jp-AgentTools-muted jp-AgentTools-reason">{row.reason}</div>
+      )}
     </div>
   );
 }
