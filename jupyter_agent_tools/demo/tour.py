@@ -88,11 +88,17 @@ STEPS: list[Step] = [
     Step("Eval: state that persists", "eval",
          {"code": "from inventory.cli import build\nstock = build()\nstock.stock_value()",
           "description": "build the sample stock and value it"}),
-    Step("Eval: a DataFrame", "eval",
-         {"code": "import pandas as pd\n"
-                  "pd.DataFrame([(i.name, i.quantity, i.value()) for i in stock.items.values()],"
-                  " columns=['name', 'quantity', 'value'])",
-          "description": "tabulate the stock as a pandas table"}),
+    Step("Eval: a table (a DataFrame when pandas is installed)", "eval",
+         {"code": "rows = [(i.name, i.quantity, i.value()) for i in stock.items.values()]\n"
+                  "try:\n"
+                  "    import pandas as pd\n"
+                  "    table = pd.DataFrame(rows, columns=['name', 'quantity', 'value'])\n"
+                  "except ImportError:  # not in a default install: a plain table\n"
+                  "    for row in [('name', 'quantity', 'value'), *rows]:\n"
+                  "        print(*(f'{cell:>8}' for cell in row))\n"
+                  "    table = None\n"
+                  "table",
+          "description": "tabulate the stock, with pandas when it is installed"}),
     Step("Eval: tool() from inside a cell", "eval",
          {"code": "found = tool('grep', {'pattern': 'flush=True'})\nlen(found.data['matches'])",
           "description": "count the rewritten prints via the bridge"}),

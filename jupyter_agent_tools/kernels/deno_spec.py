@@ -1,7 +1,8 @@
 """The Deno kernelspec: JavaScript eval runs in Deno's built-in Jupyter kernel.
 
-The PyPI `deno` package ships the binary; this module writes a kernelspec for it into the
-environment (`sys.prefix`), so the kernel manager of that environment finds it::
+The PyPI `deno` package (the `[js]` extra) ships the binary; this module writes a kernelspec
+for it into the environment (`sys.prefix`), so the kernel manager of that environment finds
+it. The kernel factory does so at first use (`register_at_first_use`); by hand::
 
     python -m jupyter_agent_tools.kernels.deno_spec --install
 """
@@ -18,6 +19,7 @@ from typing import Any
 from jupyter_client.kernelspec import KernelSpecManager
 
 KERNEL_NAME = "deno"
+INSTALL = "pip install 'jupyter-agent-tools[js]'"
 
 
 def deno_binary() -> str | None:
@@ -50,13 +52,34 @@ def install(prefix: str = sys.prefix, name: str = KERNEL_NAME) -> str:
     binary = deno_binary()
     if binary is None:
         raise RuntimeError(
-            "The `deno` package is not installed; `pip install deno` and run this again."
+            f"The `deno` package is not installed; {INSTALL} and run this again."
         )
     with tempfile.TemporaryDirectory() as staging:
         (Path(staging) / "kernel.json").write_text(json.dumps(kernel_json(binary), indent=2))
         return KernelSpecManager().install_kernel_spec(
             staging, kernel_name=name, prefix=prefix
         )
+
+
+def register_at_first_use(name: str = KERNEL_NAME) -> bool:
+    """Write the kernelspec when Deno is installed: into this environment, else (a read-only
+    one) the user's Jupyter data folder. False when Deno is not installed or nothing is
+    writable. Blocking (disk): call it from a thread."""
+    if deno_binary() is None:
+        return False
+    try:
+        install(sys.prefix, name)
+    except OSError:
+        try:
+            with tempfile.TemporaryDirectory() as staging:
+                binary = deno_binary()
+                if binary is None:
+                    return False
+                (Path(staging) / "kernel.json").write_text(json.dumps(kernel_json(binary)))
+                KernelSpecManager().install_kernel_spec(staging, kernel_name=name, user=True)
+        except OSError:
+            return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,7 +49,7 @@ class ServerSpec(Spec):
         "another server.")
     project_check: tuple[str, ...] = Field(
         (), description="argv of the whole-project check behind `lsp diagnostics file=\"*\"`.")
-    project_check_format: Literal["", "pyright", "ruff", "tsc"] = ""
+    project_check_format: Literal["", "pyright", "ruff", "tsc", "gitlab"] = ""
     # "server": pulled when the server offers it, else awaited as published; "pull": always
     # asked (answers reflect every file synced before, where a publication may be half-way);
     # "tsserver": asked through typescript-language-server's tsserverRequest (it publishes
@@ -59,6 +59,9 @@ class ServerSpec(Spec):
     # index): a rename first opens every source under its root, and `diagnostics "*"` checks
     # them through it; both bounded by the supervisor's `project_sources_max`.
     open_project_sources: bool = False
+    yields_to: tuple[str, ...] = Field(
+        (), description="Servers that serve the same files in this one's place when they can "
+        "(ty yields to basedpyright, installed by the [basedpyright] extra).")
     enabled: bool = True
 
     @property
@@ -88,6 +91,8 @@ _TS_EXTENSIONS = {".ts": "typescript", ".tsx": "typescriptreact", ".mts": "types
 _C_EXTENSIONS = {".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp",
                  ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp"}
 
+_EXTRA = "pip install 'jupyter-agent-tools[{}]'"
+
 BUILTIN_SPECS: tuple[ServerSpec, ...] = (
     ServerSpec(
         name="basedpyright",
@@ -103,6 +108,21 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         },
         project_check=("basedpyright", "--outputjson", "--level", "error"),
         project_check_format="pyright",
+        install=_EXTRA.format("basedpyright"),
+    ),
+    # The Python server of a default install (a 40 MB binary, no Node.js); basedpyright (above,
+    # the [basedpyright] extra) serves instead when installed. scripts/
+    # compare_python_language_servers.py compares them.
+    ServerSpec(
+        name="ty",
+        extensions={".py": "python", ".pyi": "python"},
+        root_markers=_PY_MARKERS,
+        command=("ty", "server"),
+        version_args=("--version",),
+        project_check=("ty", "check", "--output-format", "gitlab", "--exit-zero"),
+        project_check_format="gitlab",
+        yields_to=("basedpyright",),
+        install="pip install ty",
     ),
     ServerSpec(
         name="ruff",
@@ -113,6 +133,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         navigation=False,
         project_check=("ruff", "check", "--output-format", "json", "--exit-zero", "."),
         project_check_format="ruff",
+        install=_EXTRA.format("lsp"),
     ),
     ServerSpec(
         name="typescript-language-server",
@@ -123,6 +144,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         diagnostics_source="tsserver",
         project_check=("tsc", "--noEmit", "--pretty", "false"),
         project_check_format="tsc",
+        install="npm install -g typescript-language-server typescript",
     ),
     ServerSpec(
         name="clangd",
@@ -132,6 +154,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         version_args=("--version",),
         executables=("clangd", "clangd-*"),
         open_project_sources=True,
+        install="apt-get install clangd (or your system's clangd package)",
     ),
     ServerSpec(
         name="rust-analyzer",
@@ -139,6 +162,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         root_markers=("Cargo.toml",),
         command=("rust-analyzer",),
         version_args=("--version",),
+        install="rustup component add rust-analyzer",
     ),
     ServerSpec(
         name="gopls",
@@ -146,6 +170,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         root_markers=("go.mod", "go.work"),
         command=("gopls",),
         version_args=("version",),
+        install="go install golang.org/x/tools/gopls@latest",
     ),
     ServerSpec(
         name="dart",
@@ -153,6 +178,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         root_markers=("pubspec.yaml",),
         command=("dart", "language-server", "--protocol=lsp"),
         version_args=("--version",),
+        install="the Dart SDK (https://dart.dev/get-dart)",
     ),
 )
 
