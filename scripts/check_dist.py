@@ -143,12 +143,18 @@ def build_wheel_from_sdist(sdist: Path, out: Path, build_bin: Path) -> Path:
     version = re.search(r'__version__ = "([^"]+)"',
                         (ROOT / "jupyter_agent_tools/_version.py").read_text())
     assert version is not None
-    names = set(zipfile.ZipFile(wheel).namelist())
+    archive = zipfile.ZipFile(wheel)
+    names = set(archive.namelist())
     stem = f"jupyter_agent_tools-{version[1]}"
     for needed in WHEEL_MUST_HOLD:
         path = needed.format(data=f"{stem}.data", dist_info=f"{stem}.dist-info")
         if path not in names:
             raise CheckFailed(f"the wheel lacks {path}")
+    # npm's version of the panel is its own field: it must say the package's version too.
+    panel = json.loads(archive.read(WHEEL_MUST_HOLD[0].format(data=f"{stem}.data")))
+    if panel["version"] != version[1]:
+        raise CheckFailed(f"labextension/package.json says version {panel['version']}, "
+                          f"_version.py says {version[1]}")
     return wheel
 
 

@@ -125,7 +125,7 @@ BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
             program_suffixes=[".dart"],
             attach_arguments={"vmServiceUri": "http://127.0.0.1:{port}/"},
             evaluate_context="repl",
-            install="the Dart SDK (https://dart.dev/get-dart)",
+            install="install the Dart SDK (https://dart.dev/get-dart)",
         ),
     )
 }

@@ -11,6 +11,7 @@ import asyncio
 import shutil
 import tempfile
 import textwrap
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,11 +144,17 @@ async def _answer_cards(human: Any) -> None:
         await human.close()
 
 
-async def run_demo(out: Callable[[str], None] = print, workdir: Path | None = None) -> int:
+def _print_now(line: str) -> None:
+    """Each step shows as it ends, also through a pipe (`make demo | tee`)."""
+    print(line, flush=True)
+
+
+async def run_demo(out: Callable[[str], None] = _print_now, workdir: Path | None = None) -> int:
     """Run the tour; return the number of steps that failed (skipped steps are not failures)."""
     with tempfile.TemporaryDirectory(prefix="agent-tools-demo-") as scratch:
         root = Path(workdir or scratch)
         project = root / "sample_project"
+        out(f"jupyter-agent-tools demo — {len(STEPS)} steps, sample project at {project}")
         shutil.copytree(SAMPLE_PROJECT, project, ignore=shutil.ignore_patterns("__pycache__"))
         runtime = Runtime(root_dir=str(root), config=_demo_config())
         human_task = None
@@ -157,7 +164,6 @@ async def run_demo(out: Callable[[str], None] = print, workdir: Path | None = No
             if "ask_user" in run.tool_names():
                 human = await runtime.connect_human(SPACE)
                 human_task = asyncio.ensure_future(_answer_cards(human))
-            out(f"jupyter-agent-tools demo — sample project at {project}")
             out(f"tools visible to this run: {', '.join(run.tool_names())}\n")
             return await _tour(run, out)
         finally:
@@ -182,10 +188,12 @@ async def _tour(run: Run, out: Callable[[str], None]) -> int:
             failures += 1  # the tour broke earlier; calling with a made-up id would hide it
             out(f"{header}  [not run]\n    ({missing}: see the steps above)\n")
             continue
+        began = time.monotonic()
         result = await run.call(step.tool, args)
+        seconds = time.monotonic() - began
         if step.key:
             results[step.key] = result
-        mark = "ok" if result.ok else f"error {result.code}"
+        mark = f"ok in {seconds:.1f}s" if result.ok else f"error {result.code} in {seconds:.1f}s"
         failures += 0 if result.ok else 1
         out(f"{header}  [{mark}]\n{_indent(result.text)}\n")
     out("Transcript:")

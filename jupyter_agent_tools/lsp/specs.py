@@ -178,7 +178,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         root_markers=("pubspec.yaml",),
         command=("dart", "language-server", "--protocol=lsp"),
         version_args=("--version",),
-        install="the Dart SDK (https://dart.dev/get-dart)",
+        install="install the Dart SDK (https://dart.dev/get-dart)",
     ),
 )
 
