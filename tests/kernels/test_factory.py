@@ -63,6 +63,17 @@ async def test_the_deno_kernelspec_is_registered_at_first_use(runtime_factory, t
     assert result.ok and result.text == "3", result.text
 
 
+async def test_python_kernels_start_under_a_long_runtime_path(make_runtime, tmp_path,
+                                                               monkeypatch):
+    # IPC sockets beside connection files under ~/.local/share/jupyter/runtime once failed
+    # with "File name too long" (a socket path is limited to about 107 bytes).
+    long_runtime = tmp_path / ("a-long-home-folder-" * 6) / "runtime"
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(long_runtime))
+    run = await make_runtime(embedded_python_transport="ipc").create_run()
+    result = await run.call("eval", cell("6 * 7"))
+    assert result.ok and result.text == "42", result.text
+
+
 async def test_kernels_are_bounded(make_runtime):
     run = await make_runtime(max_kernels=1, warm_pool={"python": 1}).create_run()
     assert (await run.call("eval", cell("1"))).ok
