@@ -233,15 +233,22 @@ def open_panel(url: str, token: str, screenshot: Path) -> None:
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.set_default_timeout(120_000)
+            # The panel asks for the status when the lab starts or when it opens.
+            statuses: list[int] = []
+            page.on("response", lambda response: statuses.append(response.status)
+                    if "agent-tools/api/status" in response.url else None)
             page.goto(f"{url}lab?token={token}")
             page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands"
                                    ".hasCommand('agent-tools:open-panel')")
-            with page.expect_response(lambda r: "agent-tools/api/status" in r.url
-                                      and r.status == 200):
-                page.evaluate("() => window.jupyterapp.commands.execute("
-                              "'agent-tools:open-panel')")
-                page.locator("#agent-tools-panel").wait_for(state="visible")
+            page.evaluate("() => window.jupyterapp.commands.execute('agent-tools:open-panel')")
+            page.locator("#agent-tools-panel").wait_for(state="visible")
+            deadline = time.monotonic() + 60
+            while 200 not in statuses and time.monotonic() < deadline:
+                page.wait_for_timeout(200)
             page.screenshot(path=str(screenshot))
+            if 200 not in statuses:
+                raise CheckFailed(f"the panel got no status from the server (answers: "
+                                  f"{statuses}); see {screenshot}")
         finally:
             browser.close()
 
