@@ -240,6 +240,9 @@ def open_panel(url: str, token: str, screenshot: Path) -> None:
             page.goto(f"{url}lab?token={token}")
             page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands"
                                    ".hasCommand('agent-tools:open-panel')")
+            # Opened once the lab has restored its layout, as a person would click it. (Opened
+            # during the restore, the panel once showed but never asked for the status.)
+            page.evaluate("() => window.jupyterapp.restored")
             page.evaluate("() => window.jupyterapp.commands.execute('agent-tools:open-panel')")
             page.locator("#agent-tools-panel").wait_for(state="visible")
             deadline = time.monotonic() + 60
