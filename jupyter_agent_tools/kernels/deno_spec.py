@@ -47,8 +47,9 @@ def kernel_json(binary: str) -> dict[str, Any]:
     }
 
 
-def install(prefix: str = sys.prefix, name: str = KERNEL_NAME) -> str:
-    """Write the kernelspec under `prefix`/share/jupyter/kernels and return its directory."""
+def install(prefix: str = sys.prefix, name: str = KERNEL_NAME, user: bool = False) -> str:
+    """Write the kernelspec under `prefix`/share/jupyter/kernels (or, `user`, the user's Jupyter
+    data folder) and return its directory."""
     binary = deno_binary()
     if binary is None:
         raise RuntimeError(
@@ -57,7 +58,7 @@ def install(prefix: str = sys.prefix, name: str = KERNEL_NAME) -> str:
     with tempfile.TemporaryDirectory() as staging:
         (Path(staging) / "kernel.json").write_text(json.dumps(kernel_json(binary), indent=2))
         return KernelSpecManager().install_kernel_spec(
-            staging, kernel_name=name, prefix=prefix
+            staging, kernel_name=name, prefix=None if user else prefix, user=user
         )
 
 
@@ -67,19 +68,13 @@ def register_at_first_use(name: str = KERNEL_NAME) -> bool:
     writable. Blocking (disk): call it from a thread."""
     if deno_binary() is None:
         return False
-    try:
-        install(sys.prefix, name)
-    except OSError:
+    for user in (False, True):
         try:
-            with tempfile.TemporaryDirectory() as staging:
-                binary = deno_binary()
-                if binary is None:
-                    return False
-                (Path(staging) / "kernel.json").write_text(json.dumps(kernel_json(binary)))
-                KernelSpecManager().install_kernel_spec(staging, kernel_name=name, user=True)
+            install(sys.prefix, name, user=user)
         except OSError:
-            return False
-    return True
+            continue
+        return True
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
