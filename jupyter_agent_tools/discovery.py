@@ -22,7 +22,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .processes import DEVNULL, ManagedProcess
 
@@ -35,6 +35,9 @@ class Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
+    install: str = Field(
+        "", description="What installs the binary (e.g. pip install 'jupyter-agent-tools[lsp]'), "
+        "said whenever it is missing.")
 
 
 SpecT = TypeVar("SpecT", bound=Spec)
@@ -95,9 +98,10 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", text))
 
 
-def missing_binary(names: Sequence[str]) -> str:
+def missing_binary(names: Sequence[str], install: str = "") -> str:
+    """Why a binary is missing, and what installs it when that is known."""
     return (f"no binary ({', '.join(names)}) found on PATH or in the Python environment's "
-            "bin folder")
+            "bin folder" + (f"; to add it: {install}" if install else ""))
 
 
 @dataclass(frozen=True)
@@ -142,13 +146,15 @@ class BinaryFinder:
         self._found: dict[tuple[tuple[str, ...], str], str | None] = {}
         self._probes: dict[tuple[str, int, int, tuple[str, ...]], str | None] = {}
 
-    async def check(self, names: Sequence[str], version_args: Sequence[str] = ()) -> BinaryCheck:
+    async def check(self, names: Sequence[str], version_args: Sequence[str] = (),
+                    install: str = "") -> BinaryCheck:
+        """`install` (what adds the binary) is said when it is missing."""
         key = (tuple(names), os.environ.get("PATH", ""))
         known = self._found.get(key)
         if not (known and os.access(known, os.X_OK)):
             known = self._found[key] = await asyncio.to_thread(find_executable, names)
         if known is None:
-            return BinaryCheck(None, missing_binary(names))
+            return BinaryCheck(None, missing_binary(names, install))
         problem = await self._probe(known, tuple(version_args)) if version_args else None
         return BinaryCheck(None if problem else known, problem)
 

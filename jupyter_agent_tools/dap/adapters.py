@@ -83,6 +83,7 @@ BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
             attach_arguments={"justMyCode": True},
             exception_filters=["uncaught"],
             evaluate_context="repl",
+            install="pip install 'jupyter-agent-tools[debug]'",
         ),
         AdapterSpec(
             name="lldb",
@@ -95,6 +96,7 @@ BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
             attach_arguments={"gdb-remote-port": "{port}"},
             # lldb-dap's `repl` context runs lldb commands; `watch` gives clean values.
             evaluate_context="watch",
+            install="apt-get install lldb-19 (or your system's lldb with lldb-dap)",
         ),
         AdapterSpec(
             name="delve",
@@ -111,6 +113,7 @@ BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
             attach_transport="tcp",
             attach_arguments={"mode": "remote"},
             evaluate_context="repl",
+            install="go install github.com/go-delve/delve/cmd/dlv@latest",
         ),
         AdapterSpec(
             name="dart",
@@ -122,6 +125,7 @@ BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
             program_suffixes=[".dart"],
             attach_arguments={"vmServiceUri": "http://127.0.0.1:{port}/"},
             evaluate_context="repl",
+            install="install the Dart SDK (https://dart.dev/get-dart)",
         ),
     )
 }
@@ -179,7 +183,7 @@ async def availability(spec: AdapterSpec, cwd: Path, root: Path,
     if venv_python is not None:
         binary, problem = str(venv_python), None
     else:
-        check = await binaries.check(spec.binaries, spec.version_args)
+        check = await binaries.check(spec.binaries, spec.version_args, spec.install)
         binary, problem = check.path, check.problem
     reasons = []
     if project is None:

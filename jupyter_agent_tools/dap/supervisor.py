@@ -127,7 +127,8 @@ class DebugSupervisor(ResourceProvider):
     async def status(self) -> dict[str, Any]:
         """Which adapters' binaries are found (markers depend on each run's directory)."""
         specs = list(self.specs.values())
-        checks = await asyncio.gather(*(self.binaries.check(spec.binaries, spec.version_args)
+        checks = await asyncio.gather(*(self.binaries.check(spec.binaries, spec.version_args,
+                                                             spec.install)
                                         for spec in specs))
         adapters = {
             # A python adapter may still find the project's own virtualenv at launch.

@@ -11,6 +11,7 @@ import asyncio
 import shutil
 import tempfile
 import textwrap
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,11 +89,17 @@ STEPS: list[Step] = [
     Step("Eval: state that persists", "eval",
          {"code": "from inventory.cli import build\nstock = build()\nstock.stock_value()",
           "description": "build the sample stock and value it"}),
-    Step("Eval: a DataFrame", "eval",
-         {"code": "import pandas as pd\n"
-                  "pd.DataFrame([(i.name, i.quantity, i.value()) for i in stock.items.values()],"
-                  " columns=['name', 'quantity', 'value'])",
-          "description": "tabulate the stock as a pandas table"}),
+    Step("Eval: a table (a DataFrame when pandas is installed)", "eval",
+         {"code": "rows = [(i.name, i.quantity, i.value()) for i in stock.items.values()]\n"
+                  "try:\n"
+                  "    import pandas as pd\n"
+                  "    table = pd.DataFrame(rows, columns=['name', 'quantity', 'value'])\n"
+                  "except ImportError:  # not in a default install: a plain table\n"
+                  "    for row in [('name', 'quantity', 'value'), *rows]:\n"
+                  "        print(*(f'{cell:>8}' for cell in row))\n"
+                  "    table = None\n"
+                  "table",
+          "description": "tabulate the stock, with pandas when it is installed"}),
     Step("Eval: tool() from inside a cell", "eval",
          {"code": "found = tool('grep', {'pattern': 'flush=True'})\nlen(found.data['matches'])",
           "description": "count the rewritten prints via the bridge"}),
@@ -149,11 +156,17 @@ async def _answer_cards(human: Any) -> None:
         await human.close()
 
 
-async def run_demo(out: Callable[[str], None] = print, workdir: Path | None = None) -> int:
+def _print_now(line: str) -> None:
+    """Each step shows as it ends, also through a pipe (`make demo | tee`)."""
+    print(line, flush=True)
+
+
+async def run_demo(out: Callable[[str], None] = _print_now, workdir: Path | None = None) -> int:
     """Run the tour; return the number of steps that failed (skipped steps are not failures)."""
     with tempfile.TemporaryDirectory(prefix="agent-tools-demo-") as scratch:
         root = Path(workdir or scratch)
         project = root / "sample_project"
+        out(f"jupyter-agent-tools demo — {len(STEPS)} steps, sample project at {project}")
         shutil.copytree(SAMPLE_PROJECT, project, ignore=shutil.ignore_patterns("__pycache__"))
         runtime = Runtime(root_dir=str(root), config=_demo_config())
         human_task = None
@@ -163,7 +176,6 @@ async def run_demo(out: Callable[[str], None] = print, workdir: Path | None = No
             if "ask_user" in run.tool_names():
                 human = await runtime.connect_human(SPACE)
                 human_task = asyncio.ensure_future(_answer_cards(human))
-            out(f"jupyter-agent-tools demo — sample project at {project}")
             out(f"tools visible to this run: {', '.join(run.tool_names())}\n")
             return await _tour(run, out)
         finally:
@@ -188,10 +200,12 @@ async def _tour(run: Run, out: Callable[[str], None]) -> int:
             failures += 1  # the tour broke earlier; calling with a made-up id would hide it
             out(f"{header}  [not run]\n    ({missing}: see the steps above)\n")
             continue
+        began = time.monotonic()
         result = await run.call(step.tool, args)
+        seconds = time.monotonic() - began
         if step.key:
             results[step.key] = result
-        mark = "ok" if result.ok else f"error {result.code}"
+        mark = f"ok in {seconds:.1f}s" if result.ok else f"error {result.code} in {seconds:.1f}s"
         failures += 0 if result.ok else 1
         out(f"{header}  [{mark}]\n{_indent(result.text)}\n")
     out("Transcript:")

@@ -1,7 +1,8 @@
 """The Deno kernelspec: JavaScript eval runs in Deno's built-in Jupyter kernel.
 
-The PyPI `deno` package ships the binary; this module writes a kernelspec for it into the
-environment (`sys.prefix`), so the kernel manager of that environment finds it::
+The PyPI `deno` package (the `[js]` extra) ships the binary; this module writes a kernelspec
+for it into the environment (`sys.prefix`), so the kernel manager of that environment finds
+it. The kernel factory does so at first use (`register_at_first_use`); by hand::
 
     python -m jupyter_agent_tools.kernels.deno_spec --install
 """
@@ -18,6 +19,7 @@ from typing import Any
 from jupyter_client.kernelspec import KernelSpecManager
 
 KERNEL_NAME = "deno"
+INSTALL = "pip install 'jupyter-agent-tools[js]'"
 
 
 def deno_binary() -> str | None:
@@ -45,18 +47,34 @@ def kernel_json(binary: str) -> dict[str, Any]:
     }
 
 
-def install(prefix: str = sys.prefix, name: str = KERNEL_NAME) -> str:
-    """Write the kernelspec under `prefix`/share/jupyter/kernels and return its directory."""
+def install(prefix: str = sys.prefix, name: str = KERNEL_NAME, user: bool = False) -> str:
+    """Write the kernelspec under `prefix`/share/jupyter/kernels (or, `user`, the user's Jupyter
+    data folder) and return its directory."""
     binary = deno_binary()
     if binary is None:
         raise RuntimeError(
-            "The `deno` package is not installed; `pip install deno` and run this again."
+            f"The `deno` package is not installed; {INSTALL} and run this again."
         )
     with tempfile.TemporaryDirectory() as staging:
         (Path(staging) / "kernel.json").write_text(json.dumps(kernel_json(binary), indent=2))
         return KernelSpecManager().install_kernel_spec(
-            staging, kernel_name=name, prefix=prefix
+            staging, kernel_name=name, prefix=None if user else prefix, user=user
         )
+
+
+def register_at_first_use(name: str = KERNEL_NAME) -> bool:
+    """Write the kernelspec when Deno is installed: into this environment, else (a read-only
+    one) the user's Jupyter data folder. False when Deno is not installed or nothing is
+    writable. Blocking (disk): call it from a thread."""
+    if deno_binary() is None:
+        return False
+    for user in (False, True):
+        try:
+            install(sys.prefix, name, user=user)
+        except OSError:
+            continue
+        return True
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:

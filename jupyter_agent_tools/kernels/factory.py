@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
+import tempfile
 from typing import TYPE_CHECKING, Any
 
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
@@ -26,8 +28,8 @@ from traitlets.config import Config
 
 from ..runtime.resources import ResourceProvider
 from ..runtime.tool import Resource
+from . import deno_spec
 from .channels import GatewayChannels, ZmqChannels
-from .deno_spec import KERNEL_NAME as DENO_KERNEL_NAME
 from .errors import (
     GatewayUnreachable,
     KernelBorrowed,
@@ -54,8 +56,8 @@ LANGUAGES = ("python", "javascript")
 _RESTART_POLL_SECONDS = 0.5
 _INSTALL_HINT = {
     "python": "Install ipykernel (`pip install ipykernel`) in the server's environment.",
-    "javascript": "Install the Deno kernelspec: `python -m jupyter_agent_tools.kernels.deno_spec "
-                  "--install` (needs `pip install deno`).",
+    "javascript": f"Install Deno's kernel: {deno_spec.INSTALL} (its kernelspec is registered "
+                  "at first use).",
 }
 
 
@@ -65,7 +67,7 @@ class KernelFactory(ResourceProvider):
     resource = Resource.KERNELS
 
     kernel_names = Dict(
-        default_value={"python": "python3", "javascript": DENO_KERNEL_NAME},
+        default_value={"python": "python3", "javascript": deno_spec.KERNEL_NAME},
         help="Kernelspec used for each eval language on the host.",
     ).tag(config=True)
     sandbox_kernel_names = Dict(
@@ -102,14 +104,17 @@ class KernelFactory(ResourceProvider):
         32, help="Most kernels alive at once (warm ones included); starting one more is refused.",
     ).tag(config=True)
     embedded_python_transport = Enum(
-        ["ipc", "tcp"], "ipc", help="ZeroMQ transport of Python kernels started embedded: 'ipc' (no ports) or "
-        "'tcp'. Deno's kernel supports only tcp.",
+        ["ipc", "tcp"], "ipc", help="ZeroMQ transport of Python kernels started embedded: "
+        "'ipc' (no ports, no plain-text traffic other users could read; the sockets go in a "
+        "private folder under /tmp, short enough for a socket path) or 'tcp' on loopback. "
+        "Deno's kernel supports only tcp.",
     ).tag(config=True)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._embedded: dict[str, AsyncMultiKernelManager] = {}
         self._embedded_specs = KernelSpecManager(parent=self)
+        self._ipc_dir: str | None = None
         self._sessions: set[KernelSession] = set()
         # Users' kernels borrowed by runs (never started or stopped here): kernel id -> run.
         self._borrowed: dict[str, Run] = {}
@@ -153,6 +158,8 @@ class KernelFactory(ResourceProvider):
         for manager in self._embedded.values():
             with contextlib.suppress(Exception):
                 await manager.shutdown_all(now=True)
+        if self._ipc_dir is not None:
+            await asyncio.to_thread(shutil.rmtree, self._ipc_dir, True)
 
     async def status(self) -> dict[str, Any]:
         languages = {}
@@ -395,7 +402,10 @@ class KernelFactory(ResourceProvider):
         if sandbox and await _has_spec(specs, sandbox):
             return sandbox, "gateway" if remote else "sandbox"
         name = self.kernel_names.get(language, "")
-        if not name or not await _has_spec(specs, name):
+        if not name or not (await _has_spec(specs, name) or (
+                name == deno_spec.KERNEL_NAME and not remote
+                and await asyncio.to_thread(deno_spec.register_at_first_use, name)
+                and await _has_spec(specs, name))):
             raise KernelNotInstalled(language, name,
                                      self._hint(language, self.runtime.kernel_manager))
         return name, "gateway" if remote else "host"
@@ -407,10 +417,16 @@ class KernelFactory(ResourceProvider):
         if transport not in self._embedded:
             config = Config(self.config)
             config.KernelManager.transport = transport
-            # Connection files (and IPC sockets beside them) in Jupyter's runtime directory,
-            # not in the current directory.
-            connection_dir = jupyter_runtime_dir()
-            os.makedirs(connection_dir, exist_ok=True)
+            # Connection files in Jupyter's runtime directory, not the current one. IPC
+            # sockets go beside their connection file, and a socket path past 104-108 bytes
+            # fails ("File name too long") under a long home or TMPDIR (macOS's): those go in
+            # a short private folder (mkdtemp: mode 0700) under /tmp instead.
+            if transport == "ipc":
+                connection_dir = self._ipc_dir = tempfile.mkdtemp(
+                    prefix="agent-tools-", dir="/tmp" if os.path.isdir("/tmp") else None)
+            else:
+                connection_dir = jupyter_runtime_dir()
+                os.makedirs(connection_dir, exist_ok=True)
             self._embedded[transport] = AsyncMultiKernelManager(
                 config=config, log=self.log, connection_dir=connection_dir,
                 kernel_spec_manager=self._embedded_specs,

@@ -1,5 +1,6 @@
 """The whole-project check behind `lsp diagnostics file="*"`: each language's own checker
-(basedpyright --outputjson, ruff check --output-format json, tsc --noEmit), summarized."""
+(basedpyright --outputjson, ty check --output-format gitlab, ruff check --output-format json,
+tsc --noEmit), summarized."""
 
 from __future__ import annotations
 
@@ -36,6 +37,27 @@ def _pyright(output: str, relpath: Callable[[Path], str]) -> list[FileDiagnostic
     ]
 
 
+_GITLAB_SEVERITY = {"blocker": "error", "critical": "error", "major": "error",
+                    "minor": "warning", "info": "info"}
+
+
+def _gitlab(output: str, relpath: Callable[[Path], str], cwd: Path,
+            source: str) -> list[FileDiagnostic]:
+    """GitLab Code Quality JSON (ty check --output-format gitlab): paths relative to `cwd`."""
+    found = []
+    for item in json.loads(output or "[]"):
+        begin = item.get("location", {}).get("positions", {}).get("begin", {})
+        code = item.get("check_name", "")
+        message = item.get("description", "")
+        found.append(FileDiagnostic(
+            path=relpath(cwd / item["location"]["path"]), line=begin.get("line", 1),
+            column=begin.get("column", 1),
+            severity=_GITLAB_SEVERITY.get(item.get("severity", "major"), "error"), code=code,
+            message=message.removeprefix(f"{code}: "), source=source,
+        ))
+    return found
+
+
 def _ruff(output: str, relpath: Callable[[Path], str]) -> list[FileDiagnostic]:
     return [
         FileDiagnostic(
@@ -70,7 +92,7 @@ async def run_project_check(spec: ServerSpec, root: Path, relpath: Callable[[Pat
     """Run `spec`'s project checker in `root`; ProjectCheckError when it cannot."""
     binary = find_executable(spec.project_check[:1])
     if binary is None:
-        raise ProjectCheckError(missing_binary(spec.project_check[:1]))
+        raise ProjectCheckError(missing_binary(spec.project_check[:1], spec.install))
     process = await ManagedProcess.start([binary, *spec.project_check[1:]], cwd=root,
                                          limit=2**20)
     done = await process.collect(timeout, max_output_bytes)
@@ -92,6 +114,8 @@ def _parse(spec: ServerSpec, stdout: bytes, stderr: bytes, root: Path,
             return _ruff(output, relpath)
         if spec.project_check_format == "tsc":
             return _tsc(output, relpath, root)
+        if spec.project_check_format == "gitlab":
+            return _gitlab(output, relpath, root, spec.name)
     except (ValueError, KeyError, TypeError) as exc:
         detail = stderr.decode("utf-8", errors="replace").strip().splitlines()[-1:] or [str(exc)]
         raise ProjectCheckError(f"{spec.project_check[0]} output was not readable "

@@ -106,18 +106,23 @@ class Availability:
     binary_problem: str | None = None
     # The root has none of the spec's build configuration (clangd: no compile database).
     guesses_build: bool = False
+    # The server that serves the file in this one's place (`ServerSpec.yields_to`).
+    yielded_to: str | None = None
 
     @property
     def ok(self) -> bool:
-        return self.root is not None and self.binary is not None
+        return self.root is not None and self.binary is not None and self.yielded_to is None
 
     def reason(self) -> str:
+        if self.yielded_to is not None and self.root is not None and self.binary is not None:
+            return f"{self.spec.name}: {self.yielded_to} serves these files in its place"
         missing = []
         if self.root is None:
             missing.append(missing_marker(self.spec.root_markers,
                                           "between the file and the run's cwd"))
         if self.binary is None:
-            missing.append(self.binary_problem or missing_binary(self.spec.binary_names))
+            missing.append(self.binary_problem
+                           or missing_binary(self.spec.binary_names, self.spec.install))
         return f"{self.spec.name}: {' and '.join(missing)}"
 
 
@@ -240,6 +245,10 @@ class LspSession:
             binary = await self.pool.binary_check(spec)
             found.append(Availability(spec, root[0] if root else None, root[1] if root else None,
                                       binary.path, binary.problem, guesses))
+        serving = [option.spec.name for option in found if option.ok]
+        for option in found:
+            option.yielded_to = next((name for name in option.spec.yields_to
+                                      if name in serving), None)
         return found
 
     async def servers_for(self, path: Path) -> tuple[list[LanguageServer], str]:
@@ -253,8 +262,9 @@ class LspSession:
             suffix = path.suffix or "extension-less"
             return [], f"no language server handles {suffix} files"
         servers = [self.server_at(a.spec, a.root, a.binary) for a in options
-                   if a.root is not None and a.binary is not None]
-        return servers, "; ".join(a.reason() for a in options if not a.ok)
+                   if a.ok and a.root is not None and a.binary is not None]
+        return servers, "; ".join(a.reason() for a in options
+                                  if not a.ok and a.yielded_to is None)
 
     def server_at(self, spec: ServerSpec, root: Path, binary: str) -> LanguageServer:
         """The shared server for (root, spec), now counted as used by this run."""

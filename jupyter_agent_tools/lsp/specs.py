@@ -50,7 +50,7 @@ class ServerSpec(Spec):
         "another server.")
     project_check: tuple[str, ...] = Field(
         (), description="argv of the whole-project check behind `lsp diagnostics file=\"*\"`.")
-    project_check_format: Literal["", "pyright", "ruff", "tsc"] = ""
+    project_check_format: Literal["", "pyright", "ruff", "tsc", "gitlab"] = ""
     # "server": pulled when the server offers it, else awaited as published; "pull": always
     # asked (answers reflect every file synced before, where a publication may be half-way);
     # "tsserver": asked through typescript-language-server's tsserverRequest (it publishes
@@ -65,6 +65,9 @@ class ServerSpec(Spec):
     # says what to add.
     build_config: tuple[str, ...] = ()
     build_config_hint: str = ""
+    yields_to: tuple[str, ...] = Field(
+        (), description="Servers that serve the same files in this one's place when they can "
+        "(ty yields to basedpyright, installed by the [basedpyright] extra).")
     enabled: bool = True
 
     @property
@@ -100,6 +103,8 @@ _TS_EXTENSIONS = {".ts": "typescript", ".tsx": "typescriptreact", ".mts": "types
 _C_EXTENSIONS = {".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp",
                  ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp"}
 
+_EXTRA = "pip install 'jupyter-agent-tools[{}]'"
+
 BUILTIN_SPECS: tuple[ServerSpec, ...] = (
     ServerSpec(
         name="basedpyright",
@@ -119,6 +124,21 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         },
         project_check=("basedpyright", "--outputjson", "--level", "error"),
         project_check_format="pyright",
+        install=_EXTRA.format("basedpyright"),
+    ),
+    # The Python server of a default install (a 40 MB binary, no Node.js); basedpyright (above,
+    # the [basedpyright] extra) serves instead when installed. scripts/
+    # compare_python_language_servers.py compares them.
+    ServerSpec(
+        name="ty",
+        extensions={".py": "python", ".pyi": "python"},
+        root_markers=_PY_MARKERS,
+        command=("ty", "server"),
+        version_args=("--version",),
+        project_check=("ty", "check", "--output-format", "gitlab", "--exit-zero"),
+        project_check_format="gitlab",
+        yields_to=("basedpyright",),
+        install="pip install ty",
     ),
     ServerSpec(
         name="ruff",
@@ -129,6 +149,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         navigation=False,
         project_check=("ruff", "check", "--output-format", "json", "--exit-zero", "."),
         project_check_format="ruff",
+        install=_EXTRA.format("lsp"),
     ),
     ServerSpec(
         name="typescript-language-server",
@@ -139,6 +160,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         diagnostics_source="tsserver",
         project_check=("tsc", "--noEmit", "--pretty", "false"),
         project_check_format="tsc",
+        install="npm install -g typescript-language-server typescript",
     ),
     ServerSpec(
         name="clangd",
@@ -155,6 +177,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
             "-B build -DCMAKE_EXPORT_COMPILE_COMMANDS=ON` (clangd reads "
             "build/compile_commands.json); with make, `bear -- make`; or write a "
             "compile_flags.txt in the root, one flag a line (e.g. `-Iinclude` and `-std=c17`)."),
+        install="apt-get install clangd (or your system's clangd package)",
     ),
     ServerSpec(
         name="rust-analyzer",
@@ -162,6 +185,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         root_markers=("Cargo.toml",),
         command=("rust-analyzer",),
         version_args=("--version",),
+        install="rustup component add rust-analyzer",
     ),
     ServerSpec(
         name="gopls",
@@ -169,6 +193,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         root_markers=("go.mod", "go.work"),
         command=("gopls",),
         version_args=("version",),
+        install="go install golang.org/x/tools/gopls@latest",
     ),
     ServerSpec(
         name="dart",
@@ -176,6 +201,7 @@ BUILTIN_SPECS: tuple[ServerSpec, ...] = (
         root_markers=("pubspec.yaml",),
         command=("dart", "language-server", "--protocol=lsp"),
         version_args=("--version",),
+        install="install the Dart SDK (https://dart.dev/get-dart)",
     ),
 )
 

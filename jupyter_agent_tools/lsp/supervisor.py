@@ -148,7 +148,7 @@ class LanguageServerSupervisor(RenamedConfig, ResourceProvider):
     async def binary_check(self, spec: ServerSpec) -> BinaryCheck:
         """Where the spec's binary is and whether it runs (its `version_args` probe), checked
         at call time so an install or removal shows; see `BinaryFinder` for the caching."""
-        return await self._binaries.check(spec.binary_names, spec.version_args)
+        return await self._binaries.check(spec.binary_names, spec.version_args, spec.install)
 
     def find_root(self, spec: ServerSpec, path: Path, stop: Path) -> tuple[Path, str] | None:
         """`spec.find_root`, remembering hits: a remembered marker is re-checked with one stat."""

@@ -42,9 +42,36 @@ async def test_a_missing_kernelspec_is_unavailable_with_the_fix(make_runtime):
     runtime = make_runtime(kernel_names={"python": "python3", "javascript": "no-such-spec"})
     run = await runtime.create_run()
     result = await run.call("eval", cell("1", language="javascript"))
-    assert result.code == "unavailable" and "deno_spec --install" in result.text
+    assert result.code == "unavailable" and "jupyter-agent-tools[js]" in result.text
     status = await runtime.provider("kernels").status()
     assert status["languages"]["javascript"]["available"] is False
+
+
+async def test_the_deno_kernelspec_is_registered_at_first_use(runtime_factory, tmp_path,
+                                                              monkeypatch):
+    # A fresh environment with the [js] extra: deno installed, no kernelspec yet.
+    monkeypatch.setattr("sys.prefix", str(tmp_path))
+    monkeypatch.setattr("jupyter_core.paths.ENV_JUPYTER_PATH", [str(tmp_path / "share/jupyter")])
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "user"))
+    kernels = tmp_path / "share" / "jupyter" / "kernels"
+    runtime = runtime_factory({"KernelFactory": {"warm_pool": {}}})
+    assert (await runtime.provider("kernels").status())["languages"]["javascript"][
+        "available"]  # status is a first use too
+    assert (kernels / "deno" / "kernel.json").is_file()
+    run = await runtime.create_run()
+    result = await run.call("eval", cell("1 + 2", language="javascript"))
+    assert result.ok and result.text == "3", result.text
+
+
+async def test_python_kernels_start_under_a_long_runtime_path(make_runtime, tmp_path,
+                                                               monkeypatch):
+    # IPC sockets beside connection files under ~/.local/share/jupyter/runtime once failed
+    # with "File name too long" (a socket path is limited to about 107 bytes).
+    long_runtime = tmp_path / ("a-long-home-folder-" * 6) / "runtime"
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(long_runtime))
+    run = await make_runtime(embedded_python_transport="ipc").create_run()
+    result = await run.call("eval", cell("6 * 7"))
+    assert result.ok and result.text == "42", result.text
 
 
 async def test_kernels_are_bounded(make_runtime):

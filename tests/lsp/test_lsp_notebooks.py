@@ -246,8 +246,9 @@ async def test_the_other_actions_answer_by_cell_too(lsp_runtime, root):
 
     status = await run.call("lsp", {"action": "status", "file": "analysis.ipynb"})
     assert status.ok and "Language servers for analysis.ipynb" in status.text
+    # ty stands aside: basedpyright serves Python here.
     assert {s["server"]: s["available"] for s in status.data["servers"]} == {
-        "basedpyright": True, "ruff": True}
+        "basedpyright": True, "ty": False, "ruff": True}
     reloaded = await run.call("lsp", {"action": "reload", "file": "analysis.ipynb"})
     assert reloaded.ok and "basedpyright: restarted" in reloaded.text, reloaded.text
     after = await run.call("lsp", {"action": "definition", "file": "analysis.ipynb", "cell": 4,

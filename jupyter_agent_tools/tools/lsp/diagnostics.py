@@ -95,6 +95,9 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
     run = session.run
     marked = [spec for spec in session.pool.specs.values()
               if spec.enabled and spec.find_root(run.cwd, run.cwd)]
+    # A server that yields to another one here (ty to basedpyright) leaves its check to it too.
+    marked = [option.spec for option in await session.availability(run.cwd / "_", marked)
+              if option.yielded_to is None]
     checks = [spec for spec in marked if spec.project_check or spec.open_project_sources]
     if not checks and marked:
         raise ToolError(ErrorCode.UNAVAILABLE,
