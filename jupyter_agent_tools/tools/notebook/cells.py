@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -235,31 +236,36 @@ async def move(ctx: CallContext, opened: OpenedNotebook, action: Move) -> ToolRe
                     f"{_describe(ref)}", [action.index], change, moved_from=number)
 
 
-async def set_type(ctx: CallContext, opened: OpenedNotebook, action: SetType) -> ToolResult:
-    number = opened.resolve(action.cell)
+async def _change_in_place(ctx: CallContext, opened: OpenedNotebook, cell: CellRef,
+                           kind: ChangeKind, apply: Callable[[int], None]
+                           ) -> tuple[int, dict[str, Any], CellChange]:
+    """Change the cell `cell` names with `apply(number)`, refused (stale_edit) when the human
+    changed it since the agent saw it; its number, what it was, and the journal's change."""
+    number = opened.resolve(cell)
     check_unchanged_since_read(ctx, opened, number)
     _prepare_file(opened)
     before = opened.editor.snapshot(number)
-    opened.editor.set_type(number, action.cell_type)
+    apply(number)
     await save(ctx, opened)
-    ref = opened.cell_refs(number)[0]
-    change = _record(ctx, opened, "set_type", number, before, number)
+    return number, before, _record(ctx, opened, kind, number, before, number)
+
+
+async def set_type(ctx: CallContext, opened: OpenedNotebook, action: SetType) -> ToolResult:
+    number, before, change = await _change_in_place(
+        ctx, opened, action.cell, "set_type",
+        lambda number: opened.editor.set_type(number, action.cell_type))
     was = before["cell_type"]
     dropped = " (its outputs are gone)" if was == "code" and action.cell_type != "code" else ""
-    return _changed(ctx, opened, f"Changed {_describe(ref)} from {was} to "
-                    f"{action.cell_type}{dropped}", [number], change)
+    return _changed(ctx, opened, f"Changed {_describe(opened.cell_refs(number)[0])} from {was} "
+                    f"to {action.cell_type}{dropped}", [number], change)
 
 
 async def set_source(ctx: CallContext, opened: OpenedNotebook, action: SetSource) -> ToolResult:
-    number = opened.resolve(action.cell)
-    check_unchanged_since_read(ctx, opened, number)
-    _prepare_file(opened)
-    before = opened.editor.snapshot(number)
-    opened.editor.set_source(number, action.source)
-    await save(ctx, opened)
-    ref = opened.cell_refs(number)[0]
-    change = _record(ctx, opened, "set_source", number, before, number)
-    return _changed(ctx, opened, f"Replaced the source of {_describe(ref)}", [number], change)
+    number, _, change = await _change_in_place(
+        ctx, opened, action.cell, "set_source",
+        lambda number: opened.editor.set_source(number, action.source))
+    return _changed(ctx, opened, f"Replaced the source of {_describe(opened.cell_refs(number)[0])}",
+                    [number], change)
 
 
 async def clear_outputs(ctx: CallContext, opened: OpenedNotebook,
