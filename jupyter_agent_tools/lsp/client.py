@@ -17,6 +17,7 @@ import collections
 import contextlib
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,10 @@ class ServerConnection(LanguageClient):
         child_env = dict(os.environ if env is None else env)
         # Servers we installed with pip live beside our interpreter, maybe not on PATH.
         child_env["PATH"] = search_path(child_env.get("PATH", ""))
+        # Imports resolve in the server's environment (where its Python kernel runs) even when
+        # it was started as `.venv/bin/jupyter lab`, unactivated: ty finds it by VIRTUAL_ENV.
+        if sys.prefix != sys.base_prefix:
+            child_env.setdefault("VIRTUAL_ENV", sys.prefix)
         await self.start_io(*argv, cwd=cwd, env=child_env, start_new_session=True, limit=2**20)
         assert self.process is not None and self.process.stderr is not None
         self.exited = asyncio.ensure_future(self.process.wait())

@@ -58,3 +58,24 @@ async def test_a_missing_optional_server_names_the_extra_that_adds_it(lsp_runtim
     status = await run.call("lsp", {"action": "status", "file": "main.py"})
     ruff = {e["server"]: e for e in status.data["servers"]}["ruff"]
     assert "to add it: pip install 'jupyter-agent-tools[lsp]'" in ruff["why_not"], ruff
+
+
+async def test_ty_resolves_a_notebooks_imports_in_the_servers_environment(
+        lsp_runtime, root, monkeypatch):
+    """A server started as `.venv/bin/jupyter lab`, not activated: pandas (installed beside the
+    server's Python, where its kernel runs) still resolves, in a folder of data."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    (root / "data").mkdir()
+    nbformat.write(new_notebook(cells=[
+        new_code_cell("import pandas as pd\nsales = pd.read_csv('sales.csv')"),
+        new_code_cell("sales.describe()")],
+        metadata={"kernelspec": {"name": "python3", "language": "python",
+                                 "display_name": "Python 3"}}), root / "data" / "explore.ipynb")
+    run = await lsp_runtime(**DEFAULT_INSTALL).create_run()
+    hover = await run.call("lsp", {"action": "hover", "file": "data/explore.ipynb", "cell": 2,
+                                   "line": 1, "symbol": "sales"})
+    assert hover.ok and "DataFrame" in hover.text, hover.text
