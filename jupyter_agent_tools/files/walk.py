@@ -10,8 +10,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pathspec
+import re2
 
 from .atomic import SCRATCH_GLOBS
 
@@ -25,7 +27,10 @@ _SNIFF_BYTES = 8192
 _SCRATCH_NAME = re.compile("|".join(fnmatch.translate(glob) for glob in SCRATCH_GLOBS))
 
 # The folder a .gitignore sits in, and its patterns in file order as (regex, ignores) pairs.
-IgnoreRules = tuple[Path, list[tuple[re.Pattern[str], bool]]]
+# The regexes are RE2's (linear time): a .gitignore is anyone's text (a cloned repository's,
+# an agent's write), and Python's backtracking `re` spends minutes, holding the interpreter
+# lock, on a line such as `*a*a*a*a*a*a*a*a*a*a*a*a*b`.
+IgnoreRules = tuple[Path, list[tuple[Any, bool]]]
 
 
 @dataclass
@@ -106,8 +111,15 @@ class FileWalker:
             patterns = pathspec.GitIgnoreSpec.from_lines(lines).patterns
         except ValueError:  # malformed (GitIgnorePatternError): ignore nothing, keep walking
             return None
-        return directory, [(p.regex, bool(p.include)) for p in patterns
-                           if p.include is not None and p.regex is not None]
+        rules = []
+        for pattern in patterns:
+            if pattern.include is None or pattern.regex is None:
+                continue
+            try:
+                rules.append((re2.compile(pattern.regex.pattern), bool(pattern.include)))
+            except re2.error:  # a construct RE2 lacks: that line ignores nothing
+                continue
+        return directory, rules
 
     def _inherited_rules(self, start: Path) -> list[IgnoreRules]:
         """.gitignore files of the directories between the root and `start` (excluded)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from jupyter_agent_tools.files import FileWalker
 
 
@@ -56,3 +58,16 @@ async def test_list_files_is_the_walk_awaited_off_the_loop(root):
     (root / "a.txt").write_text("")
     walker = FileWalker(root)
     assert _names(root, await walker.list_files(root)) == ["a.txt"]
+
+
+@pytest.mark.timeout(60)  # Python's `re` would take hours on this line: the test would hang
+def test_a_gitignore_line_made_to_backtrack_is_matched_in_linear_time(root):
+    """A .gitignore is anyone's text (a cloned repository's, an agent's write): its lines are
+    matched by RE2, so no line holds the interpreter lock (and the server) for long."""
+    (root / ".gitignore").write_text("*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b\n*.log\n")
+    (root / ("a" * 200 + ".py")).write_text("")
+    (root / ("a" * 20 + "b")).write_text("")
+    (root / "x.log").write_text("")
+    walker = FileWalker(root)
+    assert _names(root, walker.files(root)) == [".gitignore", "a" * 200 + ".py"]
+    assert walker.stats.ignored == 2  # aaa…ab by the long line, x.log by the short one
