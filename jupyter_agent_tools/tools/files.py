@@ -92,7 +92,7 @@ class Read(Tool):
         if shared is not None:
             notebook = Notebook.of_data(shared.content())
             return await asyncio.to_thread(
-                _notebook_listing, ctx, args, ctx.run.relpath(path), notebook, shared=True)
+                _notebook_listing, ctx, args, path, notebook, shared=True)
         return await asyncio.to_thread(self._read, ctx, args, path)
 
     def _read_plain_file(self, ctx: CallContext, args: ReadArgs) -> tuple[Path, ToolResult | None]:
@@ -110,7 +110,7 @@ class Read(Tool):
                                          shown=rel).notebook
             except InvalidNotebook as exc:  # shown as text, so that it can be repaired
                 return self._read_text(ctx, args, path, note=str(exc))
-            return _notebook_listing(ctx, args, rel, notebook)
+            return _notebook_listing(ctx, args, path, notebook)
         return self._read_text(ctx, args, path)
 
     @staticmethod
@@ -412,10 +412,11 @@ def _read_notebook(ctx: CallContext, path: Path) -> NotebookFile:
         raise notebook_error(exc) from None
 
 
-def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str, notebook: Notebook, *,
+def _notebook_listing(ctx: CallContext, args: ReadArgs, path: Path, notebook: Notebook, *,
                       shared: bool = False) -> ToolResult:
     """A notebook as read shows it: its cells, numbered, with line-numbered sources."""
     runtime = ctx.runtime
+    rel = ctx.run.relpath(path)
     cells = notebook.cells
     if args.cell is not None:
         try:
@@ -458,7 +459,7 @@ def _notebook_listing(ctx: CallContext, args: ReadArgs, rel: str, notebook: Note
                      "Jupyter opens it (its cells have no ids yet); a change saves it as "
                      f"nbformat {notebook.saved_format}, as JupyterLab does]")
     # A later change to a cell shown here is refused if the human changes it meanwhile.
-    ctx.run.notebooks.saw(ctx.run.resolve(rel).relative_to(runtime.root_path).as_posix(),
+    ctx.run.notebooks.saw(path.relative_to(runtime.root_path).as_posix(),
                           [(cell.id, cell.source) for cell in cells[start:end]])
     return ToolResult.success(
         "\n".join(parts),

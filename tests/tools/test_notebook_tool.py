@@ -336,3 +336,19 @@ async def test_a_change_is_reverted_while_the_cell_holds_what_the_agent_left(
     refused = await revert(rewritten)
     assert refused.code == "stale_edit" and "print(a, 'checked')" in refused.error["message"]
     assert nbformat.read(path, 4).cells[0].source == "a = 10\nprint(a, 'checked')"
+
+
+async def test_a_notebook_outside_the_runs_folder_is_checked_for_stale_cells_too(
+        notebook_runtime, root):
+    (root / "proj").mkdir()
+    path = root / "shared.ipynb"
+    write_notebook(path, new_code_cell("threshold = 10"))
+    run = await notebook_runtime.create_run(cwd="proj")
+    cell_id = (await run.call("read", {"path": "../shared.ipynb"})).data["cells"][0]["id"]
+    notebook = nbformat.read(path, 4)
+    notebook.cells[0].source = "threshold = 12"
+    nbformat.write(notebook, path)
+    refused = await run.call("notebook", {"action": "set_source", "path": "../shared.ipynb",
+                                          "cell": cell_id, "source": "threshold = 20"})
+    assert refused.code == "stale_edit", refused.error
+    assert nbformat.read(path, 4).cells[0].source == "threshold = 12"
