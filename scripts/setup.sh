@@ -45,6 +45,16 @@ install_npm_servers() {
   fi
 }
 
+# Jupyter Enterprise Gateway for tests/kernels/test_enterprise_gateway.py, in a virtualenv of its
+# own: it pins jupyter_server<2 and jupyter_client<7, which this project's venv cannot have.
+install_enterprise_gateway() {
+  local eg=.tools/enterprise-gateway
+  if [ ! -x "$eg/bin/jupyter-enterprisegateway" ]; then
+    "$PYTHON" -m venv "$eg"
+    "$eg/bin/python" -m pip install --quiet "jupyter_enterprise_gateway>=3.3,<4"
+  fi
+}
+
 # Debian packages for the C/C++ language server and debugger, and the browser of the JupyterLab
 # panel's tests (tests/lab drive Debian's chromium; no browser is ever downloaded). Skipped when
 # not root/apt.
@@ -71,6 +81,7 @@ if command -v npm >/dev/null 2>&1; then
 else
   echo "setup: no npm: the TypeScript language server is left out"
 fi
+step "Jupyter Enterprise Gateway in .tools/enterprise-gateway (its own venv)" install_enterprise_gateway
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

@@ -44,7 +44,7 @@ from .errors import (
 )
 from .interpreters import InterpreterLimits, RunInterpreters
 from .session import KernelHandle, KernelSession
-from .user_kernels import UserKernel, find_user_kernel
+from .user_kernels import UserKernel, find_user_kernel, kernel_spec_language
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -257,7 +257,7 @@ class KernelFactory(ResourceProvider):
         if not await self._running(manager, kernel_id):
             raise UserKernelNotRunning(kernel_id, self.start_timeout_seconds)
         kernel = manager.get_kernel(kernel_id)
-        language = await _kernel_language(manager, kernel.kernel_name)
+        language = await kernel_spec_language(manager.kernel_spec_manager, kernel.kernel_name)
         remote = self._remote(manager)
         handle = KernelHandle(manager, kernel_id, kernel.kernel_name, language,
                               "gateway" if remote else "host", owned=False, notebook=api_path)
@@ -449,15 +449,6 @@ class KernelFactory(ResourceProvider):
         if hosted is not None:
             return hosted.kernel_spec_manager
         return self._embedded_specs
-
-
-async def _kernel_language(manager: Any, kernel_name: str) -> str:
-    """The language of a kernelspec ("" when the spec is unknown)."""
-    try:
-        spec = await ensure_async(manager.kernel_spec_manager.get_kernel_spec(kernel_name))
-    except (NoSuchKernel, KeyError, HTTPError):
-        return ""
-    return str(getattr(spec, "language", "")).lower()
 
 
 async def _has_spec(specs: Any, name: str) -> bool:

@@ -122,7 +122,12 @@ class KernelSession:
     async def start(self, cwd: str, timeout: float, *, bridge: bool = True) -> None:
         """Open the channels once the kernel answers, and install the bridge in it (unless
         `bridge` is False: a notebook's cells run as the human's would, without tool())."""
-        await self.channels.open(self._deliver, timeout)
+        try:
+            await self.channels.open(self._deliver, timeout)
+        except BaseException:
+            # Never connected: shutdown must not try to talk to it (nothing would carry it).
+            self._mark_dead("it did not answer")
+            raise
         kernel = self.handle.manager.get_kernel(self.kernel_id)
         if hasattr(kernel, "add_restart_callback"):  # a restarted kernel is a new interpreter
             self._restart_callbacks = [

@@ -12,6 +12,7 @@ from typing import Any
 
 from jupyter_client.kernelspec import NoSuchKernel
 from jupyter_core.utils import ensure_async
+from tornado.web import HTTPError
 
 from .errors import KernelsNeedServer, NotAPythonKernel, NotebookHasNoKernel, UnknownKernel
 
@@ -38,7 +39,8 @@ async def find_user_kernel(runtime: Any, *, kernel_id: str | None,
     assert kernel_id is not None
     if kernel_id not in manager.list_kernel_ids():
         raise UnknownKernel(kernel_id)
-    language = await _language(manager, kernel_id)
+    kernel_name = getattr(manager.get_kernel(kernel_id), "kernel_name", "")
+    language = await kernel_spec_language(manager.kernel_spec_manager, kernel_name)
     if language != "python":
         raise NotAPythonKernel(kernel_id, language)
     return UserKernel(kernel_id, api_path)
@@ -56,10 +58,18 @@ async def _notebook_kernel(runtime: Any, api_path: str) -> str:
     return str(found[0]["kernel"]["id"])
 
 
-async def _language(manager: Any, kernel_id: str) -> str:
-    name = getattr(manager.get_kernel(kernel_id), "kernel_name", "")
+async def kernel_spec_language(specs: Any, kernel_name: str) -> str:
+    """The language of the kernelspec `kernel_name`, lower case ("" when it is unknown).
+
+    A local spec manager answers a KernelSpec; a gateway's answers the gateway's JSON model
+    (`{"name", "spec": {"language", ...}, "resources"}`), asynchronously, over HTTP."""
     try:
-        spec = await ensure_async(manager.kernel_spec_manager.get_kernel_spec(name))
-    except (NoSuchKernel, KeyError):
+        spec = await ensure_async(specs.get_kernel_spec(kernel_name))
+    except (NoSuchKernel, KeyError, HTTPError):
         return ""
+    if isinstance(spec, dict):
+        # With KERNEL_USERNAME set, jupyter_server (2.21) asks for `kernelspecs?user=U/NAME`,
+        # which a gateway answers with all its specs.
+        spec = (spec.get("kernelspecs") or {}).get(kernel_name, spec)
+        return str((spec.get("spec") or {}).get("language", "")).lower()
     return str(getattr(spec, "language", "")).lower()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_core.utils import ensure_async
+from tornado.web import HTTPError
 
 from ...kernels import errors as kernel_errors
 from ...kernels.interpreters import RunInterpreters
@@ -244,9 +245,16 @@ async def list_notebooks(ctx: CallContext) -> ToolResult:
         entry["kernel"] = {"id": kernel.get("id"), "name": kernel.get("name"),
                            "state": kernel.get("execution_state")}
     manager = getattr(server, "kernel_manager", None)
+    models: list[dict[str, Any]] = []
+    unlisted = ""
+    try:
+        models = await ensure_async(manager.list_kernels()) if manager else []
+    except HTTPError as exc:  # a kernel gateway's refusal (Enterprise Gateway's default)
+        unlisted = (f"The kernel gateway did not list its kernels ({exc.log_message or exc}). "
+                    "Enterprise Gateway lists them only with EG_LIST_KERNELS=True "
+                    "(c.EnterpriseGatewayApp.list_kernels); the notebooks' kernels are above.")
     kernels = [{"id": k.get("id"), "name": k.get("name"), "state": k.get("execution_state"),
-                "connections": k.get("connections")}
-               for k in (await ensure_async(manager.list_kernels()) if manager else [])]
+                "connections": k.get("connections")} for k in models]
     listed = sorted(notebooks.values(), key=lambda entry: entry["path"])
     lines = [f"{entry['path']}: " + ("open in JupyterLab" if entry["open"] else "not open")
              + (f", kernel {entry['kernel']['name']} {entry['kernel']['id']} "
@@ -255,8 +263,12 @@ async def list_notebooks(ctx: CallContext) -> ToolResult:
     if server is None:
         lines.append("(no Jupyter server: this runtime is embedded, so no notebook is open; "
                      "notebook run starts a kernel of the run's own)")
-    lines.append(f"{len(kernels)} kernel{'' if len(kernels) == 1 else 's'} running on the server"
-                 + "".join(f"\n  {k['id']} {k['name']} ({k['state']})" for k in kernels))
+    if unlisted:
+        lines.append(unlisted)
+    else:
+        lines.append(f"{len(kernels)} kernel{'' if len(kernels) == 1 else 's'} running on the "
+                     "server" + "".join(f"\n  {k['id']} {k['name']} ({k['state']})"
+                                        for k in kernels))
     return ToolResult.success("\n".join(lines), {"notebooks": listed, "kernels": kernels})
 
 
