@@ -9,6 +9,7 @@ environment: scripts/setup.sh installs it into a virtualenv of its own,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -87,6 +88,11 @@ def enterprise_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ent
             time.sleep(0.2)
         yield gateway
     finally:
+        # Asked first, the gateway shuts its kernels down: they run in sessions of their own,
+        # out of reach of its process group.
+        process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(30)
         signal_process_group(process.pid)
         process.wait()
 
