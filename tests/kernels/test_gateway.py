@@ -3,6 +3,7 @@ Gateway in a child process): eval runs there, and cells still call tools back.""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import subprocess
@@ -106,3 +107,20 @@ async def test_a_javascript_cell_on_the_gateway_calls_tools(api, jp_root_dir):
         "description": "run this cell on the gateway", "language": "javascript"}})
     assert code == 200 and result["ok"] and result["text"] == "true", result
     assert result["data"]["where"] == "gateway"
+
+
+async def test_a_run_borrows_a_notebooks_gateway_kernel(api, jp_fetch, jp_root_dir):
+    """The gateway's kernelspec is its JSON model: still known as a Python kernel."""
+    (jp_root_dir / "data.txt").write_text("read in the notebook's kernel\n")
+    (jp_root_dir / "sales.ipynb").write_text(json.dumps(
+        {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    response = await jp_fetch("api", "sessions", method="POST", body=json.dumps(
+        {"path": "sales.ipynb", "name": "sales.ipynb", "type": "notebook",
+         "kernel": {"name": "python3"}}))
+    kernel_id = json.loads(response.body)["kernel"]["id"]
+    code, run = await api("POST", "runs", {"notebook": "sales.ipynb"})
+    assert code == 201, run
+    _, result = await api("POST", f"runs/{run['id']}/calls",
+                          cell("tool('read', {'path': 'data.txt'}).text"))
+    assert result["ok"] and "read in the notebook's kernel" in result["text"], result
+    assert result["data"]["kernel_id"] == kernel_id and result["data"]["user_kernel"]
