@@ -194,7 +194,14 @@ def read_bytes_inside(root: Path, path: Path, max_bytes: int | None = None, *,
         if max_bytes is not None and size > max_bytes:
             raise TooLarge(shown, size, max_bytes)
         try:
-            data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+            if max_bytes is None:
+                data = handle.read()
+            else:
+                # read(n) allocates n bytes first: ask for the size fstat gave (plus one, to see
+                # growth), not the bound (megabytes, for a file of a few lines).
+                data = handle.read(size + 1)
+                if len(data) > size:  # grew since fstat: read on, up to the bound
+                    data += handle.read(max_bytes + 1 - len(data))
         except OSError as exc:
             raise OsRefused(shown, exc, "read") from None
     if max_bytes is not None and len(data) > max_bytes:  # grew since fstat
