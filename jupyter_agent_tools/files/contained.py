@@ -25,7 +25,7 @@ from .errors import (
     OutsideRoot,
     TooLarge,
 )
-from .paths import real_root
+from .paths import is_under, real_root
 from .text import DecodedText
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -50,7 +50,7 @@ def parts_under_root(root: Path, path: Path) -> tuple[str, ...]:
     the test is lexical; the descent then proves no name has become a link since.
     """
     top = real_root(root)
-    if path != top and top not in path.parents:
+    if not is_under(top, path):
         raise OutsideRoot(path.as_posix(), top)
     return path.relative_to(top).parts
 
