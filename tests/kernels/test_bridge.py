@@ -115,6 +115,30 @@ async def test_the_bridge_socket_refuses_a_connection_without_its_token(kernels_
     assert result.text.splitlines() == ["b''", "fine"], result.text
 
 
+async def test_a_forked_child_of_a_cell_calls_on_a_connection_of_its_own(kernels_runtime, root):
+    """A child forked after the cell's thread connected does not share (and garble) it."""
+    (root / "f.txt").write_text("forked\n")
+    run = await kernels_runtime.create_run()
+    code = (
+        "import os, agent_tools\n"
+        "tool('read', {'path': 'f.txt'})\n"
+        "lane = agent_tools._bridge.lane.local\n"
+        "r, w = os.pipe()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    try:\n"
+        "        text = tool('read', {'path': 'f.txt'}).text\n"
+        "        os.write(w, b'1' if 'forked' in text and lane.pid == os.getpid() else b'0')\n"
+        "    finally:\n"
+        "        os._exit(0)\n"
+        "os.close(w)\n"
+        "os.waitpid(pid, 0)\n"
+        "print(os.read(r, 1), 'forked' in tool('read', {'path': 'f.txt'}).text)"
+    )
+    result = await run.call("eval", cell(code))
+    assert result.text == "b'1' True", result.text
+
+
 async def test_input_in_a_python_cell_fails_at_once_and_the_bridge_still_works(kernels_runtime, root):
     (root / "after.txt").write_text("still here\n")
     run = await kernels_runtime.create_run()

@@ -196,6 +196,8 @@ class _SocketLane:
         if not self.reachable or len(request) > self.max_bytes:
             return None
         connection = getattr(self.local, "connection", None)
+        if getattr(self.local, "pid", None) != os.getpid():  # a forked child: its own connection
+            connection = None
         if connection is None:
             connection = self._connect()
             if connection is None:
@@ -222,7 +224,7 @@ class _SocketLane:
             connection.close()
             self.reachable = False
             return None
-        self.local.connection = connection
+        self.local.connection, self.local.pid = connection, os.getpid()
         return connection
 
     def _drop(self, connection: socket.socket) -> None:
