@@ -8,8 +8,10 @@ After the interleaved timing, each transport makes the same calls again on its o
 server's CPU time is read before and after (benchmarks/loop_probe.py): CPU per call is the figure
 that a shared machine's load moves least (the p50 ratio is a fixed MCP cost over an HTTP call
 that is faster or slower with the load). The client's own CPU per call is printed beside it: the
-SDK client (httpx, its session and validation) is part of every MCP call's time. With --profile FILE the server's loop thread runs under
-cProfile (in its CPU time) during the MCP block, whose CPU figure then includes the profiler's.
+SDK client (httpx, its session and validation) is part of every MCP call's time. Target: server
+CPU per call MCP <= 1.2x HTTP. Last, where the server's loop spends its CPU: each transport's
+calls again under cProfile (loop thread, its CPU time), summed per package, per call. With
+--profile FILE the MCP part of that profile is kept in FILE.
 Run: python -m benchmarks.bench_mcp [--calls N] [--profile FILE]
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import pstats
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -33,10 +36,31 @@ from .stats import line, summarize
 READ = {"path": "small.py"}
 
 
+# Where the loop's CPU goes, by where the code lives (the first match of a file's path).
+_PACKAGES = ("jupyter_agent_tools/runtime", "jupyter_agent_tools/tools", "jupyter_agent_tools/files",
+             "jupyter_agent_tools/mcp_endpoint", "jupyter_agent_tools/http", "jupyter_agent_tools",
+             "mcp/", "mcp_types", "anyio", "starlette", "pydantic", "tornado", "jupyter_server",
+             "asyncio", "json")
+
+
+def _cpu_by_package(profile_file: str, calls: int) -> dict[str, float]:
+    """Milliseconds of the loop thread's own CPU time per call, summed per package."""
+    totals: dict[str, float] = {}
+    stats = pstats.Stats(profile_file).stats  # type: ignore[attr-defined]
+    for (filename, _, function), (_, _, own, _, _) in stats.items():
+        where = next((name for name in _PACKAGES if name in filename), None)
+        if where is None:
+            where = "builtins" if filename == "~" else "other"
+            if filename == "~" and ("json" in function or "loads" in function or "dumps" in function):
+                where = "json"
+        totals[where] = totals.get(where, 0.0) + own / calls * 1000
+    return totals
+
+
 async def _cpu_per_call(http: httpx2.AsyncClient, call: Callable[[], Awaitable[None]],
                         calls: int, profile: bool) -> tuple[float, float]:
     """Milliseconds of CPU time per call of the server process and of this client process,
-    over `calls` calls in a row."""
+    over `calls` calls in a row (with `profile`, under the loop probe's cProfile)."""
     probe = str(http.base_url).removesuffix("agent-tools/api/") + "bench-loop-probe"
     before = (await http.get(probe)).json()["cpu_server_s"]
     if profile:
@@ -49,8 +73,8 @@ async def _cpu_per_call(http: httpx2.AsyncClient, call: Callable[[], Awaitable[N
     return (after - before) / calls * 1000, client / calls * 1000
 
 
-async def _compare(url: str, token: str, calls: int,
-                   profile: bool) -> tuple[list[float], list[float], dict[str, tuple[float, float]]]:
+async def _compare(url: str, token: str, calls: int, profile: str) -> tuple[
+        list[float], list[float], dict[str, tuple[float, float]], dict[str, dict[str, float]]]:
     headers = {"Authorization": f"token {token}"}
     async with httpx2.AsyncClient(base_url=url + "agent-tools/api/", headers=headers,
                                   timeout=60) as http:
@@ -79,8 +103,13 @@ async def _compare(url: str, token: str, calls: int,
                     await call()
                     samples[name].append(time.perf_counter() - start)
             cpu = {"http": await _cpu_per_call(http, over_http, calls, profile=False),
-                   "mcp": await _cpu_per_call(http, over_mcp, calls, profile=profile)}
-    return samples["http"], samples["mcp"], cpu
+                   "mcp": await _cpu_per_call(http, over_mcp, calls, profile=False)}
+            profiled = calls // 2
+            await _cpu_per_call(http, over_http, profiled, profile=True)
+            by_package = {"http": _cpu_by_package(profile, profiled)}
+            await _cpu_per_call(http, over_mcp, profiled, profile=True)
+            by_package["mcp"] = _cpu_by_package(profile, profiled)
+    return samples["http"], samples["mcp"], cpu, by_package
 
 
 def main() -> None:
@@ -91,7 +120,8 @@ def main() -> None:
     options = parser.parse_args()
     calls = options.calls
     # The probe extension reads the server's CPU time (and, asked to, profiles it).
-    os.environ["BENCH_PROFILE"] = str(Path(options.profile).resolve()) if options.profile else ""
+    profile = str(Path(options.profile or tempfile.mktemp(suffix=".prof")).resolve())
+    os.environ["BENCH_PROFILE"] = profile
     os.environ["PYTHONPATH"] = os.pathsep.join(
         filter(None, [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory() as scratch:
@@ -99,7 +129,9 @@ def main() -> None:
         (root / "small.py").write_text("".join(f"value_{i} = {i}\n" for i in range(40)))
         with jupyter_server(root, "--ServerApp.jpserver_extensions=benchmarks.loop_probe=True") \
                 as (url, token):
-            http, mcp, cpu = asyncio.run(_compare(url, token, calls, bool(options.profile)))
+            http, mcp, cpu, by_package = asyncio.run(_compare(url, token, calls, profile))
+    if not options.profile:
+        os.unlink(profile)
     rows = {"POST runs/{id}/calls (HTTP)": summarize(http),
             "tools/call over MCP (same run)": summarize(mcp)}
     print(f"`read` of a 40-line file, {calls} calls each, interleaved")
@@ -112,6 +144,16 @@ def main() -> None:
         http_ms, mcp_ms = cpu["http"][index], cpu["mcp"][index]
         print(f"{side} CPU per call ({calls} calls in a row each): HTTP {http_ms:.2f} ms, "
               f"MCP {mcp_ms:.2f} ms ({mcp_ms / http_ms:.2f}x)")
+    print("   target: server CPU MCP/HTTP <= 1.2x. The loop thread's CPU per call under cProfile, "
+          "by package (ms; the profiler inflates all alike):")
+    names = sorted(set(by_package["http"]) | set(by_package["mcp"]),
+                   key=lambda name: -by_package["mcp"].get(name, 0.0))
+    for name in names:
+        http_ms, mcp_ms = by_package["http"].get(name, 0.0), by_package["mcp"].get(name, 0.0)
+        print(f"   {name:<34} HTTP {http_ms:6.3f}   MCP {mcp_ms:6.3f}   MCP - HTTP {mcp_ms - http_ms:+7.3f}")
+    total_http, total_mcp = sum(by_package["http"].values()), sum(by_package["mcp"].values())
+    print(f"   {'total':<34} HTTP {total_http:6.3f}   MCP {total_mcp:6.3f}   "
+          f"MCP - HTTP {total_mcp - total_http:+7.3f}")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from .errors import (
     OutsideRoot,
     TooLarge,
 )
-from .paths import real_root
+from .paths import is_under, real_root
 from .text import DecodedText
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -50,7 +50,7 @@ def parts_under_root(root: Path, path: Path) -> tuple[str, ...]:
     the test is lexical; the descent then proves no name has become a link since.
     """
     top = real_root(root)
-    if path != top and top not in path.parents:
+    if not is_under(top, path):
         raise OutsideRoot(path.as_posix(), top)
     return path.relative_to(top).parts
 
@@ -194,7 +194,14 @@ def read_bytes_inside(root: Path, path: Path, max_bytes: int | None = None, *,
         if max_bytes is not None and size > max_bytes:
             raise TooLarge(shown, size, max_bytes)
         try:
-            data = handle.read() if max_bytes is None else handle.read(max_bytes + 1)
+            if max_bytes is None:
+                data = handle.read()
+            else:
+                # read(n) allocates n bytes first: ask for the size fstat gave (plus one, to see
+                # growth), not the bound (megabytes, for a file of a few lines).
+                data = handle.read(size + 1)
+                if len(data) > size:  # grew since fstat: read on, up to the bound
+                    data += handle.read(max_bytes + 1 - len(data))
         except OSError as exc:
             raise OsRefused(shown, exc, "read") from None
     if max_bytes is not None and len(data) > max_bytes:  # grew since fstat

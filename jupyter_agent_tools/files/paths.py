@@ -25,9 +25,17 @@ def resolve_inside(root: Path, base: Path, path: str | os.PathLike[str]) -> Path
     if not candidate.is_absolute():
         candidate = base / candidate
     resolved = Path(os.path.realpath(candidate))
-    if resolved != top and top not in resolved.parents:
+    if not is_under(top, resolved):
         raise OutsideRoot(raw, top)
     return resolved
+
+
+def is_under(top: Path, path: Path) -> bool:
+    """Whether the normalized absolute `path` is `top` or below it (sibling prefixes are not)."""
+    # A string prefix, not `top in path.parents`: pathlib builds every parent, and this runs
+    # twice for each file a call reads.
+    text, top_text = os.fspath(path), os.fspath(top)
+    return text == top_text or text.startswith(os.path.join(top_text, ""))
 
 
 def _check_length(raw: str) -> None:

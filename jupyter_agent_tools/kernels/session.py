@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from jupyter_core.utils import ensure_async
 
+from .bridge_socket import MAX_FRAME_BYTES, BridgeSocket
 from .channels import KernelChannels
 from .errors import KernelError, SetupFailed, UserKernelBusy
 from .inkernel import source
 from .outputs import CellOutput
-from .protocol import STDIN_PREFIX, BridgeRequest, ToolCaller, no_caller_reply
+from .protocol import STDIN_PREFIX, BridgeReply, BridgeRequest, ToolCaller, no_caller_reply
 
 if TYPE_CHECKING:
     from ..runtime.run import Run
@@ -104,6 +105,8 @@ class KernelSession:
         # The session id a user's kernel process signs its messages with: a new one means the
         # user restarted it (same kernel id, same ports, a fresh interpreter without the bridge).
         self._kernel_process: str | None = None
+        # The Python bridge's fast lane (bridge_socket.py), while the bridge is installed.
+        self._socket: BridgeSocket | None = None
 
     @property
     def language(self) -> str:
@@ -144,6 +147,10 @@ class KernelSession:
             await self._install_deno_bridge(cwd, timeout)
 
     async def _install_python_bridge(self, cwd: str, timeout: float) -> None:
+        if self._socket is None:
+            self._socket = BridgeSocket(self._answer_counted, self.log)
+            await self._socket.start()
+        lane = (self._socket.path, self._socket.token, MAX_FRAME_BYTES)
         boot = (
             "def _agent_tools_boot(src, *args):\n"
             "    import sys, types\n"
@@ -154,7 +161,7 @@ class KernelSession:
             "    exec(compile(src, '<agent-tools bridge>', 'exec'), module.__dict__)\n"
             "    module.install(*args)\n"
             f"_agent_tools_boot({source('python_bridge.py')!r}, {STDIN_PREFIX!r}, "
-            f"{self.bridge_timeout + 5!r}, {cwd!r})\n"
+            f"{self.bridge_timeout + 5!r}, {cwd!r}, {lane!r})\n"
             "del _agent_tools_boot\n"
         )
         await self.run_internal(boot, timeout)
@@ -186,6 +193,8 @@ class KernelSession:
         for task in self._calls:
             task.cancel()
         await asyncio.gather(*self._calls, return_exceptions=True)
+        if self._socket is not None:
+            await self._socket.close()
         try:
             await self.channels.close()
         except Exception:
@@ -444,6 +453,17 @@ class KernelSession:
     # -- the bridge -----------------------------------------------------------------------
 
     async def _call(self, request: BridgeRequest | dict[str, Any]) -> None:
+        reply = await self._answer(request)
+        reply["id"] = request.get("id")
+        if not self.dead:
+            self._answer_input(json.dumps(reply, default=str))
+
+    async def _answer_counted(self, request: dict[str, Any]) -> BridgeReply:
+        """A call of the fast lane (counted in flight as `_on_stdin` counts one of stdin)."""
+        self._calls_in_flight += 1
+        return await self._answer(request)
+
+    async def _answer(self, request: BridgeRequest | dict[str, Any]) -> BridgeReply:
         name = str(request.get("name"))
         caller = self.caller
         # The bridge's timeout cancels this task itself: wait_for would add a task and a
@@ -472,6 +492,4 @@ class KernelSession:
             timer.cancel()
             self._calls_in_flight -= 1
             self._calls_touched = time.monotonic()
-        reply["id"] = request.get("id")
-        if not self.dead:
-            self._answer_input(json.dumps(reply, default=str))
+        return reply

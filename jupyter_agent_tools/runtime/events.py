@@ -22,13 +22,14 @@ class EventBus:
         self._subscribers: set[asyncio.Queue[Event]] = set()
         self._max_queue = max_queue
 
-    def publish(self, type_: str, **payload: Any) -> Event:
+    def publish(self, type_: str, **payload: Any) -> None:
+        if not self._subscribers:  # every call publishes twice: no event when no one listens
+            return
         event = {"type": type_, "time": time.time(), **payload}
         for queue in list(self._subscribers):
             if queue.full():
                 queue.get_nowait()
             queue.put_nowait(event)
-        return event
 
     @asynccontextmanager
     async def subscribe(self) -> AsyncIterator[asyncio.Queue[Event]]:

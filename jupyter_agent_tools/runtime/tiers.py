@@ -20,12 +20,15 @@ class Surface(str, Enum):
 
     @property
     def tiers(self) -> frozenset[Tier]:
-        if self is Surface.FULL:
-            return frozenset(Tier)
-        return frozenset({Tier.READ})
+        return _SURFACE_TIERS[self]
 
     def allows(self, tier: Tier) -> bool:
-        return tier in self.tiers
+        return tier in _SURFACE_TIERS[self]
+
+
+# Looked up on every call (Run.call), so built once.
+_SURFACE_TIERS = {surface: frozenset(Tier) if surface is Surface.FULL else frozenset({Tier.READ})
+                  for surface in Surface}
 
 
 class Approvals(str, Enum):

@@ -75,6 +75,70 @@ async def test_fast_calls_from_threads_pass_a_slow_one_in_flight(kernels_runtime
     assert result.text == str(["quick"] * 6 + ["slow"]), result.text
 
 
+async def test_the_stdin_lane_serves_threads_when_the_socket_is_out_of_reach(kernels_runtime, root):
+    """A kernel that cannot reach the server's socket (a gateway's) calls over stdin, where
+    the thread waiting on a slow call reads the replies of the others."""
+    (root / "quick.txt").write_text("quick\n")
+    run = await kernels_runtime.create_run()
+    code = (
+        "import agent_tools, threading, time\n"
+        "agent_tools._bridge.lane.reachable = False\n"
+        "finished = []\n"
+        "slow = threading.Thread(target=lambda: finished.append(\n"
+        "    tool('bash', {'command': 'sleep 1; echo slow'}).text.strip()))\n"
+        "slow.start(); time.sleep(0.3)\n"
+        "quick = [threading.Thread(target=lambda: finished.append(\n"
+        "    'quick' if 'quick' in tool('read', {'path': 'quick.txt'}).text else 'wrong')) for _ in range(4)]\n"
+        "for t in quick: t.start()\n"
+        "for t in [*quick, slow]: t.join()\n"
+        "finished"
+    )
+    result = await run.call("eval", cell(code))
+    assert result.ok, result.text
+    assert result.text == str(["quick"] * 4 + ["slow"]), result.text
+
+
+async def test_the_bridge_socket_refuses_a_connection_without_its_token(kernels_runtime):
+    run = await kernels_runtime.create_run()
+    code = (
+        "import agent_tools, json, socket, struct\n"
+        "s = socket.socket(socket.AF_UNIX)\n"
+        "s.settimeout(30)\n"
+        "s.connect(agent_tools._bridge.lane.path)\n"
+        "frame = lambda b: struct.pack('>I', len(b)) + b\n"
+        "s.sendall(frame(b'0' * 32) + frame(json.dumps({'id': 1, 'name': 'read', "
+        "'args': {'path': 'x'}}).encode()))\n"
+        "print(repr(s.recv(100)))\n"
+        "print(tool('bash', {'command': 'echo fine'}).text.strip())"
+    )
+    result = await run.call("eval", cell(code))
+    assert result.text.splitlines() == ["b''", "fine"], result.text
+
+
+async def test_a_forked_child_of_a_cell_calls_on_a_connection_of_its_own(kernels_runtime, root):
+    """A child forked after the cell's thread connected does not share (and garble) it."""
+    (root / "f.txt").write_text("forked\n")
+    run = await kernels_runtime.create_run()
+    code = (
+        "import os, agent_tools\n"
+        "tool('read', {'path': 'f.txt'})\n"
+        "lane = agent_tools._bridge.lane.local\n"
+        "r, w = os.pipe()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    try:\n"
+        "        text = tool('read', {'path': 'f.txt'}).text\n"
+        "        os.write(w, b'1' if 'forked' in text and lane.pid == os.getpid() else b'0')\n"
+        "    finally:\n"
+        "        os._exit(0)\n"
+        "os.close(w)\n"
+        "os.waitpid(pid, 0)\n"
+        "print(os.read(r, 1), 'forked' in tool('read', {'path': 'f.txt'}).text)"
+    )
+    result = await run.call("eval", cell(code))
+    assert result.text == "b'1' True", result.text
+
+
 async def test_input_in_a_python_cell_fails_at_once_and_the_bridge_still_works(kernels_runtime, root):
     (root / "after.txt").write_text("still here\n")
     run = await kernels_runtime.create_run()

@@ -31,6 +31,14 @@ async def test_read_numbers_lines_and_pages(runtime, root):
                            "encoding": "utf-8", "line_endings": "lf"}
 
 
+async def test_read_cuts_a_line_past_the_bound_and_numbers_the_rest_aligned(runtime, root):
+    (root / "wide.txt").write_text("x" * 2_500 + "\n" + "".join(f"l{i}\n" for i in range(2, 11)))
+    run = await runtime.create_run()
+    lines = (await run.call("read", {"path": "wide.txt"})).text.splitlines()
+    assert lines[0] == " 1\t" + "x" * runtime.max_line_chars + " [line cut]"
+    assert lines[1] == " 2\tl2" and lines[9] == "10\tl10"
+
+
 async def test_read_refuses_binary_and_missing_files(runtime, root):
     (root / "blob.bin").write_bytes(b"\x00\x01\x02")
     run = await runtime.create_run()

@@ -8,6 +8,10 @@ stdin socket to the client that installed the bridge; the server answers with an
 call costs no hop through the kernel's IOPub or shell threads, and the cell (or any thread
 of it) can wait on a call while the shell is busy running that cell. The server runs cells
 with `allow_stdin` off, so IPython itself never reads this socket.
+
+A kernel on the server's own disk calls over a faster lane when it can: a Unix socket the
+server listens on for this kernel (`kernels/bridge_socket.py`), one connection per calling
+thread, proven once with a token, then one length-prefixed JSON frame each way per call.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import itertools
 import json
 import os
 import select
+import socket
+import struct
 import sys
 import threading
 import time
@@ -60,8 +66,10 @@ class _Bridge:
     its caller; the others wait on `turn` and one of them takes over when it leaves.
     """
 
-    def __init__(self, kernel: Any, prefix: str, timeout: float) -> None:
+    def __init__(self, kernel: Any, prefix: str, timeout: float,
+                 lane: _SocketLane | None = None) -> None:
         self.kernel = kernel
+        self.lane = lane
         self.session = kernel.session
         self.socket = kernel.stdin_socket
         # The client whose execute request is installing the bridge: the server's session.
@@ -87,6 +95,16 @@ class _Bridge:
                             "through its eval tool, not in cells run from a notebook.")
         call_id = next(self.ids)
         request = json.dumps({"id": call_id, "name": name, "args": args})  # fails here if not JSON
+        reply = self.lane.call(request.encode()) if self.lane is not None else None
+        if reply is None:
+            reply = self._call_over_stdin(name, call_id, request)
+        if not reply["ok"]:
+            error = reply.get("error") or {}
+            raise ToolError(error.get("code", "failed"), error.get("message", reply["text"]),
+                            reply.get("data"))
+        return ToolResult(reply["text"], reply["data"])
+
+    def _call_over_stdin(self, name: str, call_id: int, request: str) -> Any:
         deadline = time.monotonic() + self.timeout
         with self.lock:
             self.replies[call_id] = None
@@ -107,13 +125,11 @@ class _Bridge:
                 reply = self.replies[call_id]
             finally:
                 self.replies.pop(call_id, None)
-        if not reply["ok"]:
-            error = reply.get("error") or {}
-            raise ToolError(error.get("code", "failed"), error.get("message", reply["text"]),
-                            reply.get("data"))
-        return ToolResult(reply["text"], reply["data"])
+        return reply
 
     def close(self) -> None:
+        if self.lane is not None:
+            self.lane.close()
         os.close(self.wake_reader)
         os.close(self.wake)
 
@@ -156,6 +172,82 @@ class _Bridge:
             self.turn.notify_all()
             if self.reading:
                 os.write(self.wake, b"!")
+
+
+_FRAME_HEADER = struct.Struct(">I")  # as kernels/bridge_socket.py frames them
+
+
+class _SocketLane:
+    """Calls over the server's Unix socket for this kernel, each thread on its own connection.
+
+    `call` returns None when the lane cannot take a call (the socket is out of reach: a
+    gateway's kernel; or the request is over the frame bound): the stdin lane takes it then.
+    """
+
+    def __init__(self, path: str, token: str, max_bytes: int, timeout: float) -> None:
+        self.path = path
+        self.token = token.encode()
+        self.max_bytes = max_bytes
+        self.timeout = timeout
+        self.local = threading.local()
+        self.reachable = True
+
+    def call(self, request: bytes) -> Any | None:
+        if not self.reachable or len(request) > self.max_bytes:
+            return None
+        connection = getattr(self.local, "connection", None)
+        if getattr(self.local, "pid", None) != os.getpid():  # a forked child: its own connection
+            connection = None
+        if connection is None:
+            connection = self._connect()
+            if connection is None:
+                return None
+        try:
+            connection.sendall(_FRAME_HEADER.pack(len(request)) + request)
+            (size,) = _FRAME_HEADER.unpack(self._receive(connection, _FRAME_HEADER.size))
+            return json.loads(self._receive(connection, size))
+        except socket.timeout:  # noqa: UP041 - the kernel's Python may predate 3.10's alias
+            self._drop(connection)
+            raise ToolError("timeout", f"No answer within {self.timeout:.0f}s; call again, "
+                            "or with less work.") from None
+        except BaseException:  # an interrupt mid-call leaves the stream mid-frame: start over
+            self._drop(connection)
+            raise
+
+    def _connect(self) -> socket.socket | None:
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.settimeout(self.timeout)
+        try:
+            connection.connect(self.path)
+            connection.sendall(_FRAME_HEADER.pack(len(self.token)) + self.token)
+        except OSError:
+            connection.close()
+            self.reachable = False
+            return None
+        self.local.connection, self.local.pid = connection, os.getpid()
+        return connection
+
+    def _drop(self, connection: socket.socket) -> None:
+        connection.close()
+        self.local.connection = None
+
+    @staticmethod
+    def _receive(connection: socket.socket, size: int) -> bytes:
+        chunks = []
+        while size:
+            chunk = connection.recv(min(size, 1 << 20))
+            if not chunk:
+                raise ToolError("unavailable", "The server closed the tool bridge; the run "
+                                "may have ended.")
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        self.reachable = False
+        connection = getattr(self.local, "connection", None)
+        if connection is not None:
+            self._drop(connection)
 
 
 _bridge: _Bridge | None = None
@@ -240,13 +332,16 @@ def _install_pip_magic(shell: Any) -> None:
     shell.register_magic_function(pip, "line", "pip")
 
 
-def install(prefix: str, timeout: float, cwd: str) -> None:
-    """Wire the bridge into this kernel: `tool`/`ToolError` names, %pip (cwd "": stay put)."""
+def install(prefix: str, timeout: float, cwd: str,
+            lane: tuple[str, str, int] | None = None) -> None:
+    """Wire the bridge into this kernel: `tool`/`ToolError` names, %pip (cwd "": stay put);
+    `lane` is the server's socket for this kernel: (path, token, largest request)."""
     global _bridge
     from IPython import get_ipython
 
     shell = get_ipython()
-    _bridge = _Bridge(shell.kernel, prefix, timeout)
+    _bridge = _Bridge(shell.kernel, prefix, timeout,
+                      _SocketLane(*lane, timeout) if lane is not None else None)
 
     def names_back(*_: object) -> None:
         # `%reset` empties the namespace; the bridge's names come back for the next cell.
