@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import ResetRefused
+from .errors import CellPaused, ResetRefused
 from .javascript_syntax import SyntaxProblem, find_syntax_error
 from .outputs import CellOutput
 from .protocol import ToolCaller
@@ -89,6 +89,9 @@ class RunInterpreters:
         self.running: set[str] = set()
         # The kernels of notebooks whose cells this run ran, by API path.
         self.notebooks: dict[str, KernelSession] = {}
+        # The code of the run's Python cells, in order: eval cell N is `eval_cells[N - 1]`
+        # (a debugger names the cells by these numbers).
+        self.eval_cells: list[str] = []
 
     def borrows(self, language: str) -> bool:
         """Whether `language` runs in the user's kernel (which a run never resets)."""
@@ -104,11 +107,51 @@ class RunInterpreters:
         notebook = self.user_kernel.notebook
         return f"kernel {self.user_kernel.kernel_id}" + (f" of {notebook}" if notebook else "")
 
+    async def python_session(self) -> KernelSession:
+        """The run's Python interpreter (the user's kernel it borrows), started if needed."""
+        session, _ = await self._interpreter("python", reset=False)
+        return session
+
     async def execute(self, language: str, code: str, *, reset: bool = False,
                       caller: ToolCaller | None = None) -> CellRun:
         """Run a cell in the run's interpreter for `language`; `caller` answers its tool()
         calls. A cell that fails, times out or loses its kernel is a CellRun too; a
-        KernelError when no interpreter can run it."""
+        KernelError when no interpreter can run it.
+
+        With a debugger attached to the interpreter, a cell that stops at a breakpoint is
+        answered at once (PAUSED, `data.stopped`) and runs on as the kernel's `held_cell`."""
+        session = self.sessions.get(language)
+        if session is not None and session.debug_stop.is_set():
+            raise CellPaused(session.kernel_id, session.debug_stop_place)
+        if language != "python":
+            return await self._execute(language, code, reset=reset, caller=caller)
+        self.eval_cells.append(code)
+        number = len(self.eval_cells)
+        if session is None or session.debug_listener is None or reset:
+            cell = await self._execute(language, code, reset=reset, caller=caller)
+            cell.data["cell"] = number
+            return cell
+        return await self._execute_debugged(session, code, caller, number)
+
+    async def _execute_debugged(self, session: KernelSession, code: str,
+                                caller: ToolCaller | None, number: int) -> CellRun:
+        async def numbered() -> CellRun:
+            cell = await self._execute("python", code, reset=False, caller=caller)
+            cell.data["cell"] = number
+            return cell
+
+        cell = await session.watched(numbered())
+        if cell is not None:
+            return cell
+        data = {"status": CellEnd.PAUSED.value, "language": "python",
+                "kernel_id": session.kernel_id, "where": session.handle.where,
+                "user_kernel": not session.owned, "state_lost": False,
+                "stopped": session.debug_stop_place}
+        return CellRun("python", CellEnd.PAUSED, "", [], data, False, None,
+                       user_kernel=None if session.owned else self.user_kernel_name())
+
+    async def _execute(self, language: str, code: str, *, reset: bool,
+                       caller: ToolCaller | None) -> CellRun:
         if reset:
             self.refuse_reset(language)
         session, lost_reason = await self._interpreter(language, reset)
@@ -221,3 +264,4 @@ class RunInterpreters:
             await self.discard(language)
         for api_path in list(self.notebooks):
             await self.kernels.stop(self.notebooks.pop(api_path))
+
