@@ -288,11 +288,13 @@ async def attach(run: RunView, supervisor: DebugSupervisor, args: Attach) -> Too
 
 
 async def terminate(run: RunView, supervisor: DebugSupervisor) -> ToolResult:
+    live = supervisor.session(run)
+    held = live.kernel.held_cell if isinstance(live, KernelDebugSession) else None
     session = await supervisor.terminate(run)
     if isinstance(session, KernelDebugSession):
-        held = session.kernel.held_cell
-        runs_on = (" The cell that was stopped runs on; its output will not reach you (check "
-                   "its effects with eval)." if held is not None and not held.done() else "")
+        runs_on = "" if held is None else (
+            " The stopped cell " + ("ran on to its end" if held.done() else "runs on")
+            + "; its output will not reach you (check its effects with eval).")
         return ToolResult.success(f"Detached from {session.program}: its breakpoints are "
                                   f"cleared and it keeps running.{runs_on}", {"state": "ended"})
     output = session.output.take_new()

@@ -69,7 +69,7 @@ class Breakpoints(_Action):
     file: str | None = Field(None, description="the source file (or cell, in a kernel).")
     notebook: str | None = None
     cell: int | str | None = None
-    lines: list[int] = Field(description="its 1-based lines (an empty list clears them).")
+    lines: list[int] = Field(description="its 1-based lines (an empty list clears that file).")
 
     @model_validator(mode="after")
     def _file_or_cell(self) -> Breakpoints:
