@@ -98,6 +98,18 @@ async def test_a_notebook_run_stops_in_a_cell_and_steps(kernels_runtime, root):
     assert ended.data["cells"][0]["status"] == "ok" and "2" in ended.text
 
 
+async def test_closing_the_run_while_paused_detaches(kernels_runtime):
+    run = await kernels_runtime.create_run(conversation_id="c")
+    await ok(run, "eval", **cell(FUNCTION))
+    cells = await call(run, "debug", action="breakpoints", cell=1, lines=[2])
+    assert cells.code == "no_session" and "attach_kernel" in cells.error["message"]
+    await ok(run, "debug", action="attach_kernel")
+    await ok(run, "debug", action="breakpoints", cell=1, lines=[2])
+    await ok(run, "eval", **cell("double(1)"))
+    await kernels_runtime.close_run(run.id)
+    assert kernels_runtime.provider("debug").conversations == {}
+
+
 async def test_a_kernel_that_dies_while_paused_is_a_kernel_died_error(kernels_runtime):
     run = await kernels_runtime.create_run(conversation_id="c")
     await ok(run, "eval", **cell(FUNCTION))

@@ -111,7 +111,8 @@ async def perform(ctx: CallContext, args: DebugArgs) -> ToolResult:
         detail = f"The last session ended: {exc.ended_because}. " if exc.ended_because else ""
         raise ToolError(ErrorCode.NO_SESSION,
                         f"{detail}No debug session is live in this conversation; call "
-                        "debug with action=launch (or attach) first.") from None
+                        "debug with action=launch (or attach) first, or attach_kernel to "
+                        "debug a kernel.") from None
     except SessionExists as exc:
         raise ToolError(ErrorCode.SESSION_EXISTS,
                         f"A debug session ({exc.adapter}, {exc.state}) is already live in this "
