@@ -37,6 +37,8 @@ KERNEL_SPEC = AdapterSpec(name="ipykernel", adapter_id="python", binaries=[], co
                           markers=[], evaluate_context="repl")
 # How long a kernel may take to say what it supports (kernel_info on the control channel).
 KERNEL_INFO_SECONDS = 10.0
+# How many of the run's newest eval cells a stop in an unknown cell file is looked for in.
+MAX_CELLS_SEARCHED = 100
 
 
 class KernelHasNoDebugger(DebugError):
@@ -54,6 +56,15 @@ class DebuggerInUse(DebugError):
     def __init__(self, kernel_id: str) -> None:
         super().__init__(f"another client has started the debugger of kernel {kernel_id}")
         self.kernel_id = kernel_id
+
+
+class KernelAttachFailed(DebugError):
+    """The kernel's debugger refused or did not answer the start sequence."""
+
+    def __init__(self, kernel_id: str, reason: str) -> None:
+        super().__init__(f"attaching to the debugger of kernel {kernel_id} failed: {reason}")
+        self.kernel_id = kernel_id
+        self.reason = reason
 
 
 class KernelGone(DebugError):
@@ -189,6 +200,7 @@ class KernelDebugSession(DebugSession):
         self._tmp_prefix = ""
         self._locating: asyncio.Task[None] | None = None
         self._resumed_cell: asyncio.Future[Any] | None = None
+        self._not_cells: set[str] = set()  # cell files of no eval cell (a human's cells)
 
     async def attach_kernel(self) -> None:
         """Check the kernel has a free debugger, then initialize and attach."""
@@ -248,13 +260,18 @@ class KernelDebugSession(DebugSession):
         path = frame.source.path if frame.source is not None else None
         if not path:
             return None
-        if path not in self.places and self._tmp_prefix and path.startswith(self._tmp_prefix):
-            # A cell file: which eval cell has that code? (a breakpoint names its own)
-            for number, code in enumerate(self.eval_cells(), 1):
+        if path not in self.places and path not in self._not_cells \
+                and self._tmp_prefix and path.startswith(self._tmp_prefix):
+            # A cell file: which eval cell has that code? (a breakpoint names its own) The
+            # newest first, a bounded number: the kernel names the file, by a hash of the code.
+            cells = self.eval_cells()
+            for number in range(len(cells), max(0, len(cells) - MAX_CELLS_SEARCHED), -1):
                 with contextlib.suppress(DebugError):
-                    if await self.dump_cell(code) == path:
-                        self.places[path] = Place(code, cell=number)
+                    if await self.dump_cell(cells[number - 1]) == path:
+                        self.places[path] = Place(cells[number - 1], cell=number)
                         break
+            else:
+                self._not_cells.add(path)
         return self.places.get(path)
 
     async def _watch_adapter(self) -> None:

@@ -31,7 +31,7 @@ from .errors import (
     SessionFailed,
     StartFailed,
 )
-from .kernel import KernelDebugSession
+from .kernel import KernelAttachFailed, KernelDebugSession
 from .session import DebugSession, SessionLimits, State
 
 if TYPE_CHECKING:
@@ -235,10 +235,11 @@ class DebugSupervisor(ResourceProvider):
         conversation.session, conversation.owner_run = session, run.id
         try:
             await session.attach_kernel()
-        except (SessionFailed, DebugError) as exc:
+        except SessionFailed as exc:
             await self._end(conversation, None, expected=session)
-            if isinstance(exc, SessionFailed):
-                raise StartFailed("attach", f"kernel {kernel.kernel_id}", exc, "") from None
+            raise KernelAttachFailed(kernel.kernel_id, str(exc)) from None
+        except DebugError:
+            await self._end(conversation, None, expected=session)
             raise
         except BaseException:
             await asyncio.shield(self._end(conversation, None, expected=session))

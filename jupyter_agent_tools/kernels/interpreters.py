@@ -264,4 +264,3 @@ class RunInterpreters:
             await self.discard(language)
         for api_path in list(self.notebooks):
             await self.kernels.stop(self.notebooks.pop(api_path))
-

@@ -231,6 +231,7 @@ class KernelSession:
             self.death_reason = reason
             for cell in self._cells.values():
                 cell.idle.set()
+            self.debug_stop.clear()  # nothing is paused in a dead kernel
             if self.debug_listener is not None:
                 self.debug_listener.kernel_gone(reason)
 
@@ -335,7 +336,7 @@ class KernelSession:
                 if cell.deadline is not None and now > cell.deadline:
                     return CellEnd.TIMEOUT
                 if done or self._calls_in_flight or self.debug_stop.is_set():
-                    continue  # the clock stands still during tool()
+                    continue  # the clock stands still during tool() and at a breakpoint
                 quiet_since = max(cell.last_activity, self._calls_touched)
                 if time.monotonic() - quiet_since > idle_timeout:
                     return CellEnd.TIMEOUT

@@ -28,6 +28,7 @@ from ...dap.errors import (
 )
 from ...dap.kernel import (
     DebuggerInUse,
+    KernelAttachFailed,
     KernelDebugSession,
     KernelGone,
     KernelHasNoDebugger,
@@ -99,6 +100,12 @@ async def perform(ctx: CallContext, args: DebugArgs) -> ToolResult:
                         "client: a second would share and disturb its breakpoints and stops. "
                         "Ask the user to switch JupyterLab's debugger off for that notebook, "
                         "then attach_kernel again.") from None
+    except KernelAttachFailed as exc:
+        raise ToolError(ErrorCode.FAILED,
+                        f"Attaching to the debugger of kernel {exc.kernel_id} failed: "
+                        f"{exc.reason}. Check that the kernel is alive (eval) and that debugpy "
+                        "is installed in its environment, then call attach_kernel again.") \
+            from None
     except KernelGone as exc:
         await supervisor.fail(ctx.run, str(exc))
         raise ToolError(ErrorCode.KERNEL_DIED,
