@@ -157,3 +157,32 @@ async def test_deno_has_no_debugger_and_a_second_debug_client_is_refused(kernels
         assert "JupyterLab's debugger" in busy.error["message"]
     finally:
         lab.stop_channels()
+
+
+async def test_a_hosted_notebook_kernel_over_http(api, jp_root_dir):
+    """The server's own kernel of a notebook (borrowed, as JupyterLab's view shows it)."""
+    nbformat.write(new_notebook(cells=[
+        new_code_cell("def grow(a):\n    b = a + 1\n    return b\n", id="define"),
+        new_code_cell("print(grow(41))", id="use"),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                "language": "python"}}), jp_root_dir / "nb.ipynb")
+    code, run = await api("POST", "runs", {"cwd": ".", "conversation_id": "http"})
+    assert code == 201
+
+    async def tool(name: str, **args):
+        code, result = await api("POST", f"runs/{run['id']}/calls", {"tool": name, "args": args})
+        assert code == 200
+        assert result["ok"], result["error"]
+        return result
+
+    await tool("notebook", action="run", path="nb.ipynb", cell=1)
+    await tool("debug", action="attach_kernel", notebook="nb.ipynb")
+    await tool("debug", action="breakpoints", notebook="nb.ipynb", cell=1, lines=[2])
+    stopped = await tool("notebook", action="run", path="nb.ipynb", cell="use")
+    assert stopped["data"]["stopped"]["line"] == 2
+    local = await tool("debug", action="evaluate", expression="a")
+    assert local["data"]["result"] == "41"
+    ended = await tool("debug", action="continue")
+    assert "42" in ended["text"]
+    code, _ = await api("DELETE", f"runs/{run['id']}")
+    assert code == 204
