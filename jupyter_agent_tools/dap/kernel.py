@@ -26,6 +26,7 @@ from typing import Any
 
 from IPython.core.inputtransformer2 import TransformerManager
 
+from ..kernels.interpreters import EvalCells
 from ..kernels.session import KernelSession
 from .adapters import AdapterSpec
 from .client import DapClient
@@ -185,13 +186,13 @@ class KernelDapClient(DapClient):
 class KernelDebugSession(DebugSession):
     """A debug session on a kernel: attach, breakpoints in cells and files, detach.
 
-    `eval_cells` gives the code of the run's eval cells, so a stop in one of them can be named
+    `eval_cells` holds the code of the run's eval cells, so a stop in one of them can be named
     by its number even when no breakpoint was set there.
     """
 
     def __init__(self, kernel: KernelSession, label: str, limits: SessionLimits,
                  log: logging.Logger, on_gone: Callable[[DebugSession, str], None],
-                 eval_cells: Callable[[], list[str]]) -> None:
+                 eval_cells: EvalCells) -> None:
         super().__init__(KERNEL_SPEC, limits, log, on_gone)
         self.kernel = kernel
         self.program = label
@@ -264,11 +265,11 @@ class KernelDebugSession(DebugSession):
                 and self._tmp_prefix and path.startswith(self._tmp_prefix):
             # A cell file: which eval cell has that code? (a breakpoint names its own) The
             # newest first, a bounded number: the kernel names the file, by a hash of the code.
-            cells = self.eval_cells()
-            for number in range(len(cells), max(0, len(cells) - MAX_CELLS_SEARCHED), -1):
+            for _, (number, code) in zip(range(MAX_CELLS_SEARCHED), self.eval_cells.newest(),
+                                         strict=False):
                 with contextlib.suppress(DebugError):
-                    if await self.dump_cell(cells[number - 1]) == path:
-                        self.places[path] = Place(cells[number - 1], cell=number)
+                    if await self.dump_cell(code) == path:
+                        self.places[path] = Place(code, cell=number)
                         break
             else:
                 self._not_cells.add(path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +35,7 @@ from .kernel import KernelAttachFailed, KernelDebugSession
 from .session import DebugSession, SessionLimits, State
 
 if TYPE_CHECKING:
+    from ..kernels.interpreters import EvalCells
     from ..kernels.session import KernelSession
     from ..runtime.run import Run, RunOptions
 
@@ -220,7 +221,7 @@ class DebugSupervisor(ResourceProvider):
         )
 
     async def attach_kernel(self, run: RunView, kernel: KernelSession, label: str,
-                            eval_cells: Callable[[], list[str]]) -> KernelDebugSession:
+                            eval_cells: EvalCells) -> KernelDebugSession:
         """Attach to a kernel's own debugger (the Jupyter debug protocol); the session
         answers the conversation, as an adapter's would."""
         conversation = self.conversation(run)

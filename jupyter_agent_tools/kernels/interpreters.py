@@ -6,6 +6,8 @@ connects on first use and reconnects after the user restarts it, but never repla
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,6 +32,7 @@ class InterpreterLimits:
     max_images: int
     idle_timeout_seconds: float
     syntax_check_timeout_seconds: float
+    max_eval_cells_kept: int = 1000
 
 
 class KernelSource(Protocol):
@@ -73,6 +76,29 @@ class CellRun:
     syntax_error: SyntaxProblem | None = field(default=None)
 
 
+class EvalCells:
+    """The code of a run's Python eval cells, numbered from 1 (results' `data.cell`), as a
+    debugger names them; only the newest `keep` are kept (older numbers stay taken)."""
+
+    def __init__(self, keep: int) -> None:
+        self._kept: deque[str] = deque(maxlen=max(1, keep))
+        self.count = 0
+
+    def add(self, code: str) -> int:
+        self._kept.append(code)
+        self.count += 1
+        return self.count
+
+    def code(self, number: int) -> str | None:
+        """Cell `number`'s code; None when there is no such cell, or it is no longer kept."""
+        first = self.count - len(self._kept) + 1
+        return self._kept[number - first] if first <= number <= self.count else None
+
+    def newest(self) -> Iterator[tuple[int, str]]:
+        for age, code in enumerate(reversed(self._kept)):
+            yield self.count - age, code
+
+
 class RunInterpreters:
     """The per-run handle of the kernels resource (what `eval` finds in `run.resources`)."""
 
@@ -89,9 +115,7 @@ class RunInterpreters:
         self.running: set[str] = set()
         # The kernels of notebooks whose cells this run ran, by API path.
         self.notebooks: dict[str, KernelSession] = {}
-        # The code of the run's Python cells, in order: eval cell N is `eval_cells[N - 1]`
-        # (a debugger names the cells by these numbers).
-        self.eval_cells: list[str] = []
+        self.eval_cells = EvalCells(limits.max_eval_cells_kept)
 
     def borrows(self, language: str) -> bool:
         """Whether `language` runs in the user's kernel (which a run never resets)."""
@@ -125,8 +149,7 @@ class RunInterpreters:
             raise CellPaused(session.kernel_id, session.debug_stop_place)
         if language != "python":
             return await self._execute(language, code, reset=reset, caller=caller)
-        self.eval_cells.append(code)
-        number = len(self.eval_cells)
+        number = self.eval_cells.add(code)
         if session is None or session.debug_listener is None or reset:
             cell = await self._execute(language, code, reset=reset, caller=caller)
             cell.data["cell"] = number

@@ -555,7 +555,7 @@ async def attach_kernel(ctx: CallContext, supervisor: DebugSupervisor,
     interpreters = _interpreters(run)
     kernel, label = await _kernel_to_debug(ctx, interpreters, args)
     session = await supervisor.attach_kernel(run, kernel, label,
-                                             lambda: interpreters.eval_cells)
+                                             interpreters.eval_cells)
     text, data = await _stop_report(run, session)
     return ToolResult.success(f"Attached to the debugger of {label}. {text}.",
                               {**data, "kernel_id": kernel.kernel_id, "adapter": "ipykernel"})
@@ -637,12 +637,13 @@ async def _place(ctx: CallContext, args: Breakpoints) -> tuple[Place, str | None
         number = args.cell
         if isinstance(number, str) and number.isdecimal():
             number = int(number)
-        if not isinstance(number, int) or not 1 <= number <= len(cells):
+        code = cells.code(number) if isinstance(number, int) else None
+        if code is None:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"No eval cell {args.cell!r}: this run has run {len(cells)} Python "
-                            "cells (numbered from 1, as eval results' data.cell). Pass notebook "
-                            "for a notebook's cell.")
-        return Place(cells[number - 1], cell=number), None
+                            f"No eval cell {args.cell!r}: this run has run {cells.count} Python "
+                            "cells (numbered from 1, as eval results' data.cell; only the "
+                            "newest are kept). Pass notebook for a notebook's cell.")
+        return Place(code, cell=number), None
     opened = await open_notebook(ctx, args.notebook)
     number = opened.resolve(args.cell)
     cell_id, cell_type = opened.editor.cell_at(number)
