@@ -38,6 +38,8 @@ KERNEL_SPEC = AdapterSpec(name="ipykernel", adapter_id="python", binaries=[], co
                           markers=[], evaluate_context="repl")
 # How long a kernel may take to say what it supports (kernel_info on the control channel).
 KERNEL_INFO_SECONDS = 10.0
+# What a request answered while the kernel's debugger is stopped says (ipykernel answers {}).
+DEBUGGER_NOT_STARTED = "the kernel's debugger is not started"
 # How many of the run's newest eval cells a stop in an unknown cell file is looked for in.
 MAX_CELLS_SEARCHED = 100
 
@@ -167,7 +169,7 @@ class KernelDapClient(DapClient):
         if content.get("type") != "response":
             # ipykernel answers {} to a request it cannot serve (its debugger is not started).
             content = {"type": "response", "success": False, "command": request["command"],
-                       "message": "the kernel's debugger is not started"}
+                       "message": DEBUGGER_NOT_STARTED}
         # Matched by our own sequence number: ipykernel's own answers carry no seq of theirs.
         content.update(request_seq=request["seq"], seq=content.get("seq", 0))
         self._inbox.put_nowait(content)
@@ -235,7 +237,10 @@ class KernelDebugSession(DebugSession):
         super()._on_event(event)
         if event.event == "stopped" and self.state is State.STOPPED:
             self._locating = asyncio.ensure_future(self._tell_kernel())
-        elif event.event == "continued":
+        elif event.event == "continued" and self.state is State.STOPPED:
+            # Another client of the same debugger (JupyterLab's, joined later) resumed it.
+            self._invalidate()
+            self.state, self.stop = State.RUNNING, None
             self.kernel.debug_stop.clear()
 
     async def _tell_kernel(self) -> None:

@@ -132,8 +132,7 @@ async def test_deno_has_no_debugger_and_a_second_debug_client_is_refused(kernels
     assert refused.code == "unavailable"
     assert "has no debugger" in refused.error["message"]
 
-    # JupyterLab's debugger, as it starts: initialize, attach, configurationDone over the
-    # control channel, from a client of its own (its own session, as a browser's).
+    # JupyterLab's debugger, as it starts, from a client of its own (a browser's session).
     await ok(run, "eval", **cell("0"))
     python = run.resources[Resource.KERNELS].sessions["python"]
     lab = AsyncKernelClient()
@@ -141,23 +140,25 @@ async def test_deno_has_no_debugger_and_a_second_debug_client_is_refused(kernels
                              .get_connection_info())
     lab.start_channels()
     try:
-        for seq, (command, arguments) in enumerate(
-                [("initialize", {"clientID": "jupyterlab", "adapterID": "python",
-                                 "pathFormat": "path", "linesStartAt1": True}),
-                 ("attach", {}), ("configurationDone", {})], 1):
-            msg = lab.session.msg("debug_request", {"type": "request", "seq": seq,
-                                                    "command": command,
-                                                    "arguments": arguments})
-            lab.control_channel.send(msg)
-            while (await lab.get_control_msg(timeout=30))["parent_header"]["msg_id"] \
-                    != msg["header"]["msg_id"]:
-                pass
+        await lab_requests(lab, ("initialize", {"clientID": "jupyterlab", "adapterID": "python",
+                                                "pathFormat": "path", "linesStartAt1": True}),
+                           ("attach", {}), ("configurationDone", {}))
         busy = await call(run, "debug", action="attach_kernel")
         assert busy.code == "busy", busy.error
         assert "JupyterLab's debugger" in busy.error["message"]
     finally:
         lab.stop_channels()
 
+
+async def lab_requests(lab: AsyncKernelClient, *requests: tuple[str, dict]) -> None:
+    """Send DAP requests as JupyterLab's debugger does, each answered before the next."""
+    for seq, (command, arguments) in enumerate(requests, 1):
+        msg = lab.session.msg("debug_request", {"type": "request", "seq": seq,
+                                                "command": command, "arguments": arguments})
+        lab.control_channel.send(msg)
+        while (await lab.get_control_msg(timeout=30))["parent_header"]["msg_id"] \
+                != msg["header"]["msg_id"]:
+            pass
 
 async def test_a_hosted_notebook_kernel_over_http(api, jp_root_dir):
     """The server's own kernel of a notebook (borrowed, as JupyterLab's view shows it)."""

@@ -27,6 +27,7 @@ from ...dap.errors import (
     StartFailed,
 )
 from ...dap.kernel import (
+    DEBUGGER_NOT_STARTED,
     DebuggerInUse,
     KernelAttachFailed,
     KernelDebugSession,
@@ -154,6 +155,12 @@ async def perform(ctx: CallContext, args: DebugArgs) -> ToolResult:
                         f"The debug adapter gave {args.action} {exc}. It may be stuck: call "
                         "status, or terminate and launch again.") from None
     except DapError as exc:
+        if exc.message == DEBUGGER_NOT_STARTED:
+            await supervisor.fail(ctx.run, "another client stopped the kernel's debugger")
+            raise ToolError(ErrorCode.FAILED,
+                            "The kernel's debugger was stopped by another client (JupyterLab's "
+                            "debugger switched off for that kernel): this session has ended. "
+                            "Call attach_kernel again.") from None
         if exc.command == "evaluate":
             # Keep the whole message: lldb's last line is only a caret under the error.
             reason = bound_text(exc.message.strip() or "failed", STOP_OUTPUT_CHARS)[0]
