@@ -70,6 +70,14 @@ class KernelAttachFailed(DebugError):
         self.reason = reason
 
 
+class DebuggerStopped(DebugError):
+    """Another client of the kernel's debugger (JupyterLab's) stopped it."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__(f"another client stopped the kernel's debugger; {action} needs it")
+        self.action = action
+
+
 class KernelGone(DebugError):
     """The debugged kernel died or was restarted."""
 
@@ -204,6 +212,7 @@ class KernelDebugSession(DebugSession):
         self._locating: asyncio.Task[None] | None = None
         self._resumed_cell: asyncio.Future[Any] | None = None
         self._not_cells: set[str] = set()  # cell files of no eval cell (a human's cells)
+        self._joined = False
 
     async def attach_kernel(self) -> None:
         """Check the kernel has a free debugger, then initialize and attach."""
@@ -219,6 +228,7 @@ class KernelDebugSession(DebugSession):
         if debug_info.get("isStarted"):
             raise DebuggerInUse(kernel.kernel_id)
         self._tmp_prefix = str(debug_info.get("tmpFilePrefix") or "")
+        self._joined = True  # from `initialize` on, the kernel's debugger is ours to stop
         await self.begin("attach", {}, {})
         self.state = State.RUNNING
 
@@ -242,6 +252,10 @@ class KernelDebugSession(DebugSession):
             self._invalidate()
             self.state, self.stop = State.RUNNING, None
             self.kernel.debug_stop.clear()
+
+    def _require_live(self, what: str) -> None:
+        if self.state is State.EXITED:  # a kernel does not finish: its debugger was stopped
+            raise DebuggerStopped(what)
 
     async def _tell_kernel(self) -> None:
         """Locate the stop, then mark the kernel paused there (the cell's caller answers)."""
@@ -318,7 +332,8 @@ class KernelDebugSession(DebugSession):
     async def _end(self) -> None:
         """Detach: disconnect (debugpy lets every thread run on) and leave the kernel."""
         client = self.client
-        if client is not None and not client.closed:
+        # Refused (another client's debugger): disconnecting would stop theirs.
+        if client is not None and not client.closed and self._joined:
             with contextlib.suppress(DapError, AdapterGone, RequestTimeout, SessionFailed):
                 await client.request("disconnect", _Args.of({"restart": False,
                                                               "terminateDebuggee": False}),

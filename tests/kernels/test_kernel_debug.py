@@ -11,6 +11,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from jupyter_agent_tools.runtime.tool import Resource
 
+DISCONNECT = ("disconnect", {"restart": False, "terminateDebuggee": False})
 FUNCTION = "def double(x):\n    y = x * 2\n\n    return y\n"  # line 3 holds no code
 
 
@@ -146,14 +147,24 @@ async def test_deno_has_no_debugger_and_a_second_debug_client_is_refused(kernels
         busy = await call(run, "debug", action="attach_kernel")
         assert busy.code == "busy", busy.error
         assert "JupyterLab's debugger" in busy.error["message"]
+
+        # Switched off in JupyterLab (the refusal left its debugger alone), the agent attaches;
+        # switched on and off again in JupyterLab, it stops the agent's debugger too.
+        await lab_requests(lab, DISCONNECT)
+        await ok(run, "debug", action="attach_kernel")
+        await lab_requests(lab, ("debugInfo", {}), DISCONNECT)
+        stopped = await call(run, "debug", action="threads")
+        assert stopped.code == "failed" and "attach_kernel again" in stopped.error["message"]
+        await ok(run, "debug", action="attach_kernel")
     finally:
         lab.stop_channels()
 
 
 async def lab_requests(lab: AsyncKernelClient, *requests: tuple[str, dict]) -> None:
     """Send DAP requests as JupyterLab's debugger does, each answered before the next."""
-    for seq, (command, arguments) in enumerate(requests, 1):
-        msg = lab.session.msg("debug_request", {"type": "request", "seq": seq,
+    for command, arguments in requests:
+        lab_requests.seq += 1  # type: ignore[attr-defined]
+        msg = lab.session.msg("debug_request", {"type": "request", "seq": lab_requests.seq,
                                                 "command": command, "arguments": arguments})
         lab.control_channel.send(msg)
         while (await lab.get_control_msg(timeout=30))["parent_header"]["msg_id"] \
@@ -187,3 +198,6 @@ async def test_a_hosted_notebook_kernel_over_http(api, jp_root_dir):
     assert "42" in ended["text"]
     code, _ = await api("DELETE", f"runs/{run['id']}")
     assert code == 204
+
+
+lab_requests.seq = 0  # type: ignore[attr-defined]

@@ -29,6 +29,7 @@ from ...dap.errors import (
 from ...dap.kernel import (
     DEBUGGER_NOT_STARTED,
     DebuggerInUse,
+    DebuggerStopped,
     KernelAttachFailed,
     KernelDebugSession,
     KernelGone,
@@ -101,6 +102,8 @@ async def perform(ctx: CallContext, args: DebugArgs) -> ToolResult:
                         "client: a second would share and disturb its breakpoints and stops. "
                         "Ask the user to switch JupyterLab's debugger off for that notebook, "
                         "then attach_kernel again.") from None
+    except DebuggerStopped:
+        raise await _debugger_stopped(ctx.run, supervisor) from None
     except KernelAttachFailed as exc:
         raise ToolError(ErrorCode.FAILED,
                         f"Attaching to the debugger of kernel {exc.kernel_id} failed: "
@@ -156,11 +159,7 @@ async def perform(ctx: CallContext, args: DebugArgs) -> ToolResult:
                         "status, or terminate and launch again.") from None
     except DapError as exc:
         if exc.message == DEBUGGER_NOT_STARTED:
-            await supervisor.fail(ctx.run, "another client stopped the kernel's debugger")
-            raise ToolError(ErrorCode.FAILED,
-                            "The kernel's debugger was stopped by another client (JupyterLab's "
-                            "debugger switched off for that kernel): this session has ended. "
-                            "Call attach_kernel again.") from None
+            raise await _debugger_stopped(ctx.run, supervisor) from None
         if exc.command == "evaluate":
             # Keep the whole message: lldb's last line is only a caret under the error.
             reason = bound_text(exc.message.strip() or "failed", STOP_OUTPUT_CHARS)[0]
@@ -170,6 +169,14 @@ async def perform(ctx: CallContext, args: DebugArgs) -> ToolResult:
         raise ToolError(ErrorCode.FAILED,
                         f"The debug adapter refused {exc.command}: {exc.message}. Check the "
                         "arguments (ids come from threads, stack and scopes).") from None
+
+
+async def _debugger_stopped(run: RunView, supervisor: DebugSupervisor) -> ToolError:
+    await supervisor.fail(run, "another client stopped the kernel's debugger")
+    return ToolError(ErrorCode.FAILED,
+                     "The kernel's debugger was stopped by another client (JupyterLab's "
+                     "debugger switched off for that kernel): this session has ended. Call "
+                     "attach_kernel again.")
 
 
 def _failure(exc: Exception) -> str:
