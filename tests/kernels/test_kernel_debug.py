@@ -30,7 +30,7 @@ async def ok(run, tool: str, **args):
 
 
 async def test_an_eval_stops_at_a_breakpoint_answers_at_once_and_continue_gives_its_output(
-        kernels_runtime):
+        kernels_runtime, root):
     run = await kernels_runtime.create_run(conversation_id="c")
     defined = await ok(run, "eval", **cell(FUNCTION))
     assert defined.data["cell"] == 1
@@ -66,6 +66,14 @@ async def test_an_eval_stops_at_a_breakpoint_answers_at_once_and_continue_gives_
     ended = await ok(run, "debug", action="continue")
     assert ended.data["status"] == "ok" and ended.data["cell"] == 2
     assert "before\n42" in ended.text and ended.data["result"] == "42"
+
+    # A file the kernel runs (imported from the run's folder).
+    (root / "helper.py").write_text("def triple(v):\n    w = v * 3\n    return w\n")
+    assert (await ok(run, "debug", action="breakpoints", file="helper.py", lines=[2])
+            ).data["file"] == "helper.py"
+    in_file = await ok(run, "eval", **cell("import helper\nhelper.triple(2)"))
+    assert in_file.data["stopped"] == {"file": "helper.py", "line": 2, "source_line": "w = v * 3"}
+    assert "6" in (await ok(run, "debug", action="continue")).text
 
     # Detach while paused: the cell runs on, and the kernel is free again.
     assert (await ok(run, "eval", **cell("double(5)"))).data["status"] == "paused"
