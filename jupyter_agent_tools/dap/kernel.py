@@ -147,6 +147,8 @@ class KernelDapClient(DapClient):
         self._kernel = kernel
         self._inbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._kernel_stopped: str | None = None
+        # Replies still awaited: cancelled at close, so the kernel session forgets them.
+        self._unanswered: set[asyncio.Future[dict[str, Any]]] = set()
         kernel.debug_listener = self
         super().__init__(on_event, log)
         if kernel.dead:
@@ -168,6 +170,8 @@ class KernelDapClient(DapClient):
         if message.get("type") != "request":
             return  # ipykernel sends no reverse requests: nothing to answer
         reply = self._kernel.debug_request(message)
+        self._unanswered.add(reply)
+        reply.add_done_callback(self._unanswered.discard)
         reply.add_done_callback(lambda done: self._answered(message, done))
 
     def _answered(self, request: dict[str, Any], reply: asyncio.Future[dict[str, Any]]) -> None:
@@ -191,6 +195,8 @@ class KernelDapClient(DapClient):
     def _close_transport(self) -> None:
         if self._kernel.debug_listener is self:
             self._kernel.debug_listener = None
+        for reply in list(self._unanswered):
+            reply.cancel()
 
 
 class KernelDebugSession(DebugSession):
