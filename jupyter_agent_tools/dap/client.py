@@ -1,8 +1,10 @@
-"""A Debug Adapter Protocol client over a byte stream (an adapter's stdio or a unix socket).
+"""A Debug Adapter Protocol client: over a byte stream (an adapter's stdio or a unix socket)
+or, with the same request/response logic, over another transport (a kernel's control channel).
 
-The client frames messages (`Content-Length` headers), matches responses to requests, hands
-events to one callback, and declines the adapter's reverse requests (we never run anything in
-a terminal). When the stream ends every pending request fails with `AdapterGone`.
+The client matches responses to requests, hands events to one callback, and declines the
+adapter's reverse requests (we never run anything in a terminal). The stream client frames
+messages (`Content-Length` headers). When the transport ends every pending request fails with
+`AdapterGone`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from .errors import AdapterGone, DapError, RequestTimeout
 from .protocol import DapModel, Event, Request, Response
 
-__all__ = ["AdapterGone", "DapClient", "DapError", "RequestTimeout"]
+__all__ = ["AdapterGone", "DapClient", "DapError", "RequestTimeout", "StreamDapClient"]
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
 
@@ -27,17 +29,10 @@ MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 
 
 class DapClient:
-    """One connection to one debug adapter."""
+    """One connection to one debug adapter; a subclass is its transport (`_write`,
+    `_read_message`, `_close_transport`)."""
 
-    def __init__(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        on_event: Callable[[Event], None],
-        log: logging.Logger,
-    ) -> None:
-        self._reader = reader
-        self._writer = writer
+    def __init__(self, on_event: Callable[[Event], None], log: logging.Logger) -> None:
         self._on_event = on_event
         self._log = log
         self._seq = 0
@@ -95,20 +90,22 @@ class DapClient:
         """Stop reading and close our end of the stream."""
         self._fail_pending("the client closed the connection")
         self._reader_task.cancel()
-        try:
-            self._writer.close()
-        except (OSError, RuntimeError):
-            pass
+        self._close_transport()
         await asyncio.gather(self._reader_task, return_exceptions=True)
 
-    # -- wire ------------------------------------------------------------------------------
+    # -- transport -------------------------------------------------------------------------
 
     def _write(self, message: dict[str, Any]) -> None:
-        payload = json.dumps(message).encode()
-        try:
-            self._writer.write(b"Content-Length: %d\r\n\r\n" % len(payload) + payload)
-        except (OSError, RuntimeError) as exc:
-            self._fail_pending(f"writing to the adapter failed ({exc})")
+        raise NotImplementedError
+
+    async def _read_message(self) -> dict[str, Any] | None:
+        """The next message, or None when the transport ended."""
+        raise NotImplementedError
+
+    def _close_transport(self) -> None:
+        raise NotImplementedError
+
+    # -- messages --------------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
         reason = "the adapter closed its output"
@@ -123,24 +120,6 @@ class DapClient:
         except (OSError, ValueError) as exc:
             reason = f"the adapter's stream broke ({exc})"
         self._fail_pending(reason)
-
-    async def _read_message(self) -> dict[str, Any] | None:
-        length = None
-        while True:
-            line = await self._reader.readline()
-            if not line:
-                return None
-            line = line.strip()
-            if not line:
-                if length is None:
-                    continue
-                break
-            name, _, value = line.decode("ascii", errors="replace").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value.strip())
-        if length > MAX_MESSAGE_BYTES:
-            raise ValueError(f"a {length}-byte message is larger than {MAX_MESSAGE_BYTES}")
-        return json.loads(await self._reader.readexactly(length))
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         kind = message.get("type")
@@ -176,6 +155,52 @@ class DapClient:
                 future.set_exception(AdapterGone(reason))
                 # Mark it retrieved: a launch future nobody awaits must not warn at exit.
                 future.exception()
+
+
+class StreamDapClient(DapClient):
+    """DAP over a byte stream, framed with `Content-Length` headers."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        on_event: Callable[[Event], None],
+        log: logging.Logger,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        super().__init__(on_event, log)
+
+    def _write(self, message: dict[str, Any]) -> None:
+        payload = json.dumps(message).encode()
+        try:
+            self._writer.write(b"Content-Length: %d\r\n\r\n" % len(payload) + payload)
+        except (OSError, RuntimeError) as exc:
+            self._fail_pending(f"writing to the adapter failed ({exc})")
+
+    def _close_transport(self) -> None:
+        try:
+            self._writer.close()
+        except (OSError, RuntimeError):
+            pass
+
+    async def _read_message(self) -> dict[str, Any] | None:
+        length = None
+        while True:
+            line = await self._reader.readline()
+            if not line:
+                return None
+            line = line.strip()
+            if not line:
+                if length is None:
+                    continue
+                break
+            name, _, value = line.decode("ascii", errors="replace").partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value.strip())
+        if length > MAX_MESSAGE_BYTES:
+            raise ValueError(f"a {length}-byte message is larger than {MAX_MESSAGE_BYTES}")
+        return json.loads(await self._reader.readexactly(length))
 
 
 def parse_body(response: Response, body_type: type[BodyT]) -> BodyT:

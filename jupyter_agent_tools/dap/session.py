@@ -23,7 +23,7 @@ from typing import Any
 
 from ..processes import DEVNULL, PIPE, ManagedProcess
 from .adapters import AdapterSpec
-from .client import BodyT, DapClient
+from .client import BodyT, DapClient, StreamDapClient
 from .errors import (
     AdapterGone,
     DapError,
@@ -208,7 +208,7 @@ class DebugSession:
             reader, writer = process.stdout, process.stdin
         else:
             reader, writer = await self._connect_unix(socket_path)
-        self.client = DapClient(reader, writer, self._on_event, self.log)
+        self.client = StreamDapClient(reader, writer, self._on_event, self.log)
         self._watch = asyncio.create_task(self._watch_adapter())
 
     async def connect(self, host: str, port: int) -> None:
@@ -218,7 +218,7 @@ class DebugSession:
                                                     self.limits.start_timeout)
         except (OSError, asyncio.TimeoutError) as exc:
             raise NothingListening(host, port, str(exc)) from None
-        self.client = DapClient(reader, writer, self._on_event, self.log)
+        self.client = StreamDapClient(reader, writer, self._on_event, self.log)
         self._watch = asyncio.create_task(self._watch_adapter())
 
     async def _connect_unix(

@@ -23,10 +23,20 @@ from ..runtime.protocols import RunView
 from ..runtime.resources import ResourceProvider
 from ..runtime.tool import Resource
 from .adapters import AdapterSpec, Availability, adapter_python, availability, merge_specs
-from .errors import AdapterUnusable, NoSession, SessionExists, SessionFailed, StartFailed
+from .errors import (
+    AdapterUnusable,
+    DebugError,
+    NoSession,
+    SessionExists,
+    SessionFailed,
+    StartFailed,
+)
+from .kernel import KernelAttachFailed, KernelDebugSession
 from .session import DebugSession, SessionLimits, State
 
 if TYPE_CHECKING:
+    from ..kernels.interpreters import EvalCells
+    from ..kernels.session import KernelSession
     from ..runtime.run import Run, RunOptions
 
 
@@ -199,12 +209,43 @@ class DebugSupervisor(ResourceProvider):
         except BaseException:  # cancelled mid-start: nothing may outlive the call
             await asyncio.shield(self._end(conversation, None, expected=session))
             raise
+        self._expire(conversation, session)
+        return session
+
+    def _expire(self, conversation: Conversation, session: DebugSession) -> None:
         # Every step of the start is bounded; the hard TTL counts from a working session.
         ttl = self.session_ttl_seconds
         reason = f"it reached its {_minutes(ttl)} time limit (hard TTL)"
         conversation.expiry = asyncio.get_running_loop().call_later(
             ttl, lambda: self._spawn(self._end(conversation, reason, expected=session))
         )
+
+    async def attach_kernel(self, run: RunView, kernel: KernelSession, label: str,
+                            eval_cells: EvalCells) -> KernelDebugSession:
+        """Attach to a kernel's own debugger (the Jupyter debug protocol); the session
+        answers the conversation, as an adapter's would."""
+        conversation = self.conversation(run)
+        if conversation.session is not None and conversation.session.state is State.EXITED:
+            await self._end(conversation, None)
+        if conversation.session is not None:
+            raise SessionExists(conversation.session.spec.name,
+                                conversation.session.state.value)
+        session = KernelDebugSession(kernel, label, self._limits(), self.log,
+                                     self._adapter_gone, eval_cells)
+        conversation.ended_because = None
+        conversation.session, conversation.owner_run = session, run.id
+        try:
+            await session.attach_kernel()
+        except SessionFailed as exc:
+            await self._end(conversation, None, expected=session)
+            raise KernelAttachFailed(kernel.kernel_id, str(exc)) from None
+        except DebugError:
+            await self._end(conversation, None, expected=session)
+            raise
+        except BaseException:
+            await asyncio.shield(self._end(conversation, None, expected=session))
+            raise
+        self._expire(conversation, session)
         return session
 
     def expires_in(self, run: RunView) -> float | None:

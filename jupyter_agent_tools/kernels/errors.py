@@ -6,6 +6,8 @@ returns it as a `CellRun`, with what the cell produced.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..runtime.user_kernels import (
     KernelInUse,
     NoServerKernels,
@@ -80,6 +82,16 @@ class SetupFailed(KernelError):
         self.language = language
         self.ending = ending
         self.output = output
+
+
+class CellPaused(KernelError):
+    """A cell of the kernel is stopped at a debugger's breakpoint: the kernel runs nothing
+    else until the debugger resumes or detaches. `place`: where it stopped, if known."""
+
+    def __init__(self, kernel_id: str, place: dict[str, Any] | None) -> None:
+        super().__init__(f"a cell of kernel {kernel_id} is paused at a breakpoint")
+        self.kernel_id = kernel_id
+        self.place = place
 
 
 class TooManyKernels(KernelError):

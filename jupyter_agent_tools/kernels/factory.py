@@ -100,6 +100,10 @@ class KernelFactory(ResourceProvider):
         "its kernel rejected with only 'Execution failed'.",
     ).tag(config=True)
     max_images = Int(8, help="Most images one eval result carries.").tag(config=True)
+    max_eval_cells_kept = Int(
+        1000, help="Python eval cells whose code a run keeps (the newest), so a debugger "
+        "attached to its kernel can set breakpoints in them and name them where it stops.",
+    ).tag(config=True)
     max_kernels = Int(
         32, help="Most kernels alive at once (warm ones included); starting one more is refused.",
     ).tag(config=True)
@@ -136,6 +140,7 @@ class KernelFactory(ResourceProvider):
             max_output_chars=self.runtime.max_output_chars, max_images=self.max_images,
             idle_timeout_seconds=self.idle_timeout_seconds,
             syntax_check_timeout_seconds=self.syntax_check_timeout_seconds,
+            max_eval_cells_kept=self.max_eval_cells_kept,
         )
         return RunInterpreters(self, limits, run, user_kernel)
 

@@ -6,10 +6,12 @@ connects on first use and reconnects after the user restarts it, but never repla
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import ResetRefused
+from .errors import CellPaused, ResetRefused
 from .javascript_syntax import SyntaxProblem, find_syntax_error
 from .outputs import CellOutput
 from .protocol import ToolCaller
@@ -30,6 +32,7 @@ class InterpreterLimits:
     max_images: int
     idle_timeout_seconds: float
     syntax_check_timeout_seconds: float
+    max_eval_cells_kept: int = 1000
 
 
 class KernelSource(Protocol):
@@ -73,6 +76,29 @@ class CellRun:
     syntax_error: SyntaxProblem | None = field(default=None)
 
 
+class EvalCells:
+    """The code of a run's Python eval cells, numbered from 1 (results' `data.cell`), as a
+    debugger names them; only the newest `keep` are kept (older numbers stay taken)."""
+
+    def __init__(self, keep: int) -> None:
+        self._kept: deque[str] = deque(maxlen=max(1, keep))
+        self.count = 0
+
+    def add(self, code: str) -> int:
+        self._kept.append(code)
+        self.count += 1
+        return self.count
+
+    def code(self, number: int) -> str | None:
+        """Cell `number`'s code; None when there is no such cell, or it is no longer kept."""
+        first = self.count - len(self._kept) + 1
+        return self._kept[number - first] if first <= number <= self.count else None
+
+    def newest(self) -> Iterator[tuple[int, str]]:
+        for age, code in enumerate(reversed(self._kept)):
+            yield self.count - age, code
+
+
 class RunInterpreters:
     """The per-run handle of the kernels resource (what `eval` finds in `run.resources`)."""
 
@@ -89,6 +115,7 @@ class RunInterpreters:
         self.running: set[str] = set()
         # The kernels of notebooks whose cells this run ran, by API path.
         self.notebooks: dict[str, KernelSession] = {}
+        self.eval_cells = EvalCells(limits.max_eval_cells_kept)
 
     def borrows(self, language: str) -> bool:
         """Whether `language` runs in the user's kernel (which a run never resets)."""
@@ -104,11 +131,50 @@ class RunInterpreters:
         notebook = self.user_kernel.notebook
         return f"kernel {self.user_kernel.kernel_id}" + (f" of {notebook}" if notebook else "")
 
+    async def python_session(self) -> KernelSession:
+        """The run's Python interpreter (the user's kernel it borrows), started if needed."""
+        session, _ = await self._interpreter("python", reset=False)
+        return session
+
     async def execute(self, language: str, code: str, *, reset: bool = False,
                       caller: ToolCaller | None = None) -> CellRun:
         """Run a cell in the run's interpreter for `language`; `caller` answers its tool()
         calls. A cell that fails, times out or loses its kernel is a CellRun too; a
-        KernelError when no interpreter can run it."""
+        KernelError when no interpreter can run it.
+
+        With a debugger attached to the interpreter, a cell that stops at a breakpoint is
+        answered at once (PAUSED, `data.stopped`) and runs on as the kernel's `held_cell`."""
+        session = self.sessions.get(language)
+        if session is not None and session.debug_stop.is_set():
+            raise CellPaused(session.kernel_id, session.debug_stop_place)
+        if language != "python":
+            return await self._execute(language, code, reset=reset, caller=caller)
+        number = self.eval_cells.add(code)
+        if session is None or session.debug_listener is None or reset:
+            cell = await self._execute(language, code, reset=reset, caller=caller)
+            cell.data["cell"] = number
+            return cell
+        return await self._execute_debugged(session, code, caller, number)
+
+    async def _execute_debugged(self, session: KernelSession, code: str,
+                                caller: ToolCaller | None, number: int) -> CellRun:
+        async def numbered() -> CellRun:
+            cell = await self._execute("python", code, reset=False, caller=caller)
+            cell.data["cell"] = number
+            return cell
+
+        cell = await session.watched(numbered())
+        if cell is not None:
+            return cell
+        data = {"status": CellEnd.PAUSED.value, "language": "python",
+                "kernel_id": session.kernel_id, "where": session.handle.where,
+                "user_kernel": not session.owned, "state_lost": False,
+                "stopped": session.debug_stop_place}
+        return CellRun("python", CellEnd.PAUSED, "", [], data, False, None,
+                       user_kernel=None if session.owned else self.user_kernel_name())
+
+    async def _execute(self, language: str, code: str, *, reset: bool,
+                       caller: ToolCaller | None) -> CellRun:
         if reset:
             self.refuse_reset(language)
         session, lost_reason = await self._interpreter(language, reset)

@@ -61,3 +61,13 @@ def no_caller_reply() -> BridgeReply:
     which lets only the agent's cells call): refused with the protocol's `unavailable`."""
     return {"id": None, "ok": False, "text": "", "data": {},
             "error": {"code": "unavailable", "message": "This kernel is not serving a run."}}
+
+
+class DebugListener(Protocol):
+    """Hears a kernel's debugger (the Jupyter debug protocol): a debug client on the session."""
+
+    def debug_event(self, content: dict[str, Any]) -> None:
+        """A `debug_event` from IOPub: its content is one DAP event."""
+
+    def kernel_gone(self, reason: str) -> None:
+        """The kernel died or was restarted: no reply or event will come."""

@@ -13,10 +13,10 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_core.utils import ensure_async
 
@@ -25,7 +25,14 @@ from .channels import KernelChannels
 from .errors import KernelError, SetupFailed, UserKernelBusy
 from .inkernel import source
 from .outputs import CellOutput
-from .protocol import STDIN_PREFIX, BridgeReply, BridgeRequest, ToolCaller, no_caller_reply
+from .protocol import (
+    STDIN_PREFIX,
+    BridgeReply,
+    BridgeRequest,
+    DebugListener,
+    ToolCaller,
+    no_caller_reply,
+)
 
 if TYPE_CHECKING:
     from ..runtime.run import Run
@@ -37,6 +44,7 @@ _INTERRUPT_GRACE_SECONDS = 5.0
 # How long closing a run waits for a user's kernel to take the bridge out.
 _UNINSTALL_SECONDS = 5.0
 _RESTARTED = "it was restarted"
+T = TypeVar("T")
 
 
 class CellEnd(str, Enum):
@@ -51,6 +59,8 @@ class CellEnd(str, Enum):
     # Sent in the instant a cell of another client began, and still waiting behind it: it
     # runs when that cell ends, unobserved (not interrupted: that would stop the other cell).
     QUEUED = "queued"
+    # Stopped at a debugger's breakpoint: the cell runs on (held), its caller answers now.
+    PAUSED = "paused"
 
 
 @dataclass
@@ -107,6 +117,15 @@ class KernelSession:
         self._kernel_process: str | None = None
         # The Python bridge's fast lane (bridge_socket.py), while the bridge is installed.
         self._socket: BridgeSocket | None = None
+        # A debug client attached through the Jupyter debug protocol; set while it holds the
+        # kernel paused at a breakpoint (a paused cell is not a quiet one: no timeout), with
+        # where (`debug_stop_place`, the client's words).
+        self.debug_listener: DebugListener | None = None
+        self.debug_stop = asyncio.Event()
+        self.debug_stop_place: dict[str, Any] | None = None
+        # A cell that stopped at a breakpoint and runs on (a CellRun's task), its caller
+        # answered already: the debugger's continue waits for it.
+        self.held_cell: asyncio.Future[Any] | None = None
 
     @property
     def language(self) -> str:
@@ -186,6 +205,8 @@ class KernelSession:
         """Stop the readers and the kernel (a user's kernel: only leave it); bounded, and
         never raises."""
         polite = not self.dead  # a dead or stuck kernel would not answer a shutdown request
+        if self.debug_listener is not None:
+            self.debug_listener.kernel_gone("the run stopped using it")
         if not self.owned and polite:
             await self._uninstall_bridge()
         self.dead = True
@@ -231,6 +252,9 @@ class KernelSession:
             self.death_reason = reason
             for cell in self._cells.values():
                 cell.idle.set()
+            self.debug_stop.clear()  # nothing is paused in a dead kernel
+            if self.debug_listener is not None:
+                self.debug_listener.kernel_gone(reason)
 
     async def is_alive(self) -> bool:
         if self.dead:
@@ -316,6 +340,7 @@ class KernelSession:
 
     async def _wait(self, cell: _Cell, reply: asyncio.Future, idle_timeout: float) -> CellEnd:
         idle = asyncio.ensure_future(cell.idle.wait())
+        checked = time.monotonic()
         try:
             while not (idle.done() and reply.done()):
                 done, _ = await asyncio.wait([f for f in (idle, reply) if not f.done()],
@@ -323,10 +348,16 @@ class KernelSession:
                                              return_when=asyncio.FIRST_COMPLETED)
                 if self.dead or not (done or await self.is_alive()):
                     return CellEnd.DIED
-                if cell.deadline is not None and time.monotonic() > cell.deadline:
+                now = time.monotonic()
+                if self.debug_stop.is_set():  # both clocks stand still at a breakpoint
+                    self._calls_touched = now
+                    if cell.deadline is not None:
+                        cell.deadline += now - checked
+                checked = now
+                if cell.deadline is not None and now > cell.deadline:
                     return CellEnd.TIMEOUT
-                if done or self._calls_in_flight:  # the clock stands still during tool()
-                    continue
+                if done or self._calls_in_flight or self.debug_stop.is_set():
+                    continue  # the clock stands still during tool() and at a breakpoint
                 quiet_since = max(cell.last_activity, self._calls_touched)
                 if time.monotonic() - quiet_since > idle_timeout:
                     return CellEnd.TIMEOUT
@@ -351,6 +382,57 @@ class KernelSession:
             return True
         finally:
             self._replies.pop(msg_id, None)
+
+    async def kernel_info(self, timeout: float) -> dict[str, Any] | None:
+        """The kernel's kernel_info_reply content, asked on the control channel (answered
+        even while a cell runs or is paused); None when it does not answer in time."""
+        msg = self.channels.session.msg("kernel_info_request", {})
+        msg_id = msg["header"]["msg_id"]
+        reply = self._expect_reply(msg_id)
+        self.channels.send("control", msg)
+        try:
+            return dict((await asyncio.wait_for(reply, timeout))["content"])
+        except asyncio.TimeoutError:
+            return None
+        finally:
+            self._replies.pop(msg_id, None)
+
+    async def watched(self, work: Awaitable[T]) -> T | None:
+        """Run `work` (a cell's run), watching this kernel's debugger: its result when it
+        ends, or None at once when the debugger stops the kernel first; the work then runs on
+        as `held_cell`, for the debugger's continue to wait for."""
+        task = asyncio.ensure_future(work)
+        if self.debug_listener is None:
+            return await task
+        stopped = asyncio.ensure_future(self.debug_stop.wait())
+        try:
+            await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            stopped.cancel()
+        if task.done():
+            return task.result()
+        self.held_cell = task
+        task.add_done_callback(self._release_held)
+        return None
+
+    def _release_held(self, task: asyncio.Future[Any]) -> None:
+        if self.held_cell is task:
+            self.held_cell = None
+        if not task.cancelled():
+            task.exception()  # retrieved: a cell nobody waits for any more must not warn
+
+    def debug_request(self, content: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
+        """Send one DAP request as a `debug_request` on the control channel; the future
+        resolves with the `debug_reply`'s content (one DAP response)."""
+        msg = self.channels.session.msg("debug_request", content)
+        msg_id = msg["header"]["msg_id"]
+        reply = self._expect_reply(msg_id)
+        reply.add_done_callback(lambda _: self._replies.pop(msg_id, None))
+        self.channels.send("control", msg)
+        return reply
 
     async def _iopub_barrier(self) -> None:
         """Wait until IOPub output the kernel sent so far has arrived.
@@ -418,6 +500,10 @@ class KernelSession:
     def _on_iopub(self, msg: dict[str, Any]) -> None:
         msg_type = msg["msg_type"]
         content = msg["content"]
+        if msg_type == "debug_event":  # the kernel's debugger: to every client, ours included
+            if self.debug_listener is not None:
+                self.debug_listener.debug_event(content)
+            return
         cell = self._cells.get(msg["parent_header"].get("msg_id", ""))
         if cell is None:
             return

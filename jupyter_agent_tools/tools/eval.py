@@ -102,7 +102,7 @@ class Eval(Tool):
                                               caller=CellToolCalls(ctx.run))
         except errors.KernelError as exc:
             raise kernel_error(exc) from None
-        return _result(cell, interpreters.limits.idle_timeout_seconds)
+        return eval_result(cell, interpreters.limits.idle_timeout_seconds)
 
 
 class CellToolCalls:
@@ -156,8 +156,10 @@ def _bare_failure(cell: CellRun) -> str:
             f"({problem.message}); none of it ran. Fix it and run the cell again.")
 
 
-def _result(cell: CellRun, idle_timeout: float) -> ToolResult:
+def eval_result(cell: CellRun, idle_timeout: float) -> ToolResult:
     """The cell's output for the agent, or the ToolError saying how it ended and what next."""
+    if cell.end is CellEnd.PAUSED:
+        return paused_result(cell.data)
     notes = _notes(cell)
     text, blocks, data = cell.text, cell.blocks, cell.data
     if notes:
@@ -234,9 +236,37 @@ def _result(cell: CellRun, idle_timeout: float) -> ToolResult:
     )
 
 
+def stopped_at(place: dict[str, Any] | None) -> str:
+    """Where a debugger stopped a cell (`data.stopped`), as the agent reads it."""
+    if not place:
+        return "a breakpoint"
+    if place.get("notebook"):
+        return f"{place['notebook']} [cell {place['cell']}] line {place['line']}"
+    if place.get("cell") is not None:
+        return f"eval cell {place['cell']}, line {place['line']}"
+    return f"{place.get('file')}:{place.get('line')}"
+
+
+def paused_result(data: dict[str, Any]) -> ToolResult:
+    """A cell stopped at a debugger's breakpoint: where, and what to do next."""
+    place = data.get("stopped") or {}
+    code = f"\n  {place['line']} | {place['source_line']}" if place.get("source_line") else ""
+    return ToolResult.success(
+        f"Stopped at {stopped_at(place)}.{code}\nThe cell is paused (the kernel is busy for "
+        "every client). Inspect with debug stack/scopes/variables/evaluate; debug continue or "
+        "step_* resumes and answers at the next stop or with the cell's output; debug "
+        "terminate detaches and lets it run on.", data)
+
+
 def kernel_error(exc: errors.KernelError) -> ToolError:
     """What a kernels error means to the agent: its contract code and what to do next."""
     match exc:
+        case errors.CellPaused(place=place):
+            return ToolError(
+                ErrorCode.BUSY,
+                f"A cell of this kernel is paused at {stopped_at(place)}; the kernel runs "
+                "nothing else until it resumes. Call debug continue (or step_*), or debug "
+                "terminate to detach and let it run on, then eval again.")
         case errors.ResetRefused(kernel=kernel):
             return ToolError(
                 ErrorCode.INVALID_ARGUMENTS,

@@ -1,4 +1,5 @@
-"""debug: drive a debugger (debugpy, lldb-dap, delve, dart) over the Debug Adapter Protocol."""
+"""debug: drive a debugger (debugpy, lldb-dap, delve, dart) over the Debug Adapter Protocol, or
+a kernel's own debugger over the Jupyter debug protocol."""
 
 from __future__ import annotations
 
@@ -22,10 +23,14 @@ class Debug(Tool):
         "threads, stack (30 frames), scopes, variables (50 children) and evaluate in a frame; "
         "output shows the program's stdout/stderr. One session per conversation, ended by "
         "terminate or its time limit. Frame ids and references die when execution resumes. "
-        "adapters says which debuggers can serve this directory and why not."
+        "adapters says which debuggers can serve this directory and why not. A kernel: "
+        "attach_kernel (the run's Python eval kernel, or notebook=/kernel_id=), breakpoints "
+        "with cell (an eval cell's number, data.cell) or notebook+cell; an eval or notebook run "
+        "that stops answers at once with data.stopped; continue answers at the next stop or "
+        "with the cell's output; terminate detaches and the cell runs on."
     )
     Args = DebugArgs
-    path_fields = ("file", "program")
+    path_fields = ("file", "program", "notebook")
 
     @override
     def serial_scope(self, ctx: CallContext, args: DebugArgs) -> Hashable:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from ...runtime import ToolArgs
 
 Action = Literal[
-    "adapters", "status", "breakpoints", "launch", "attach", "continue", "pause", "step_over",
+    "adapters", "status", "breakpoints", "launch", "attach", "attach_kernel", "continue", "pause", "step_over",
     "step_in", "step_out", "threads", "stack", "scopes", "variables", "evaluate", "output",
     "terminate",
 ]
@@ -19,6 +19,15 @@ Action = Literal[
 class DebugArgs(ToolArgs):
     action: Action = Field(description="What to do; the other fields are that action's inputs.")
     file: str | None = Field(None, description="breakpoints: the source file.")
+    notebook: str | None = Field(
+        None, description="attach_kernel: debug this notebook's kernel; breakpoints: the "
+        "notebook whose cell `cell` is meant.")
+    kernel_id: str | None = Field(
+        None, description="attach_kernel: debug this kernel of the server (default: the run's "
+        "own Python eval kernel, started if needed).")
+    cell: int | str | None = Field(
+        None, description="breakpoints in a kernel: a cell of `notebook` (number from 1 or cell "
+        "id), or without notebook the run's eval cell of that number (results' data.cell).")
     lines: list[int] | None = Field(
         None, description="breakpoints: 1-based lines; an empty list clears the file."
     )
@@ -57,8 +66,31 @@ class Status(_Action):
 
 class Breakpoints(_Action):
     action: Literal["breakpoints"]
-    file: str = Field(description="the source file.")
+    file: str | None = Field(None, description="the source file (or cell, in a kernel).")
+    notebook: str | None = None
+    cell: int | str | None = None
     lines: list[int] = Field(description="its 1-based lines (an empty list clears that file).")
+
+    @model_validator(mode="after")
+    def _file_or_cell(self) -> Breakpoints:
+        if (self.file is None) == (self.cell is None):
+            raise ValueError("breakpoints takes `file`, or `cell` (with `notebook` for a "
+                             "notebook's cell, without for an eval cell of the run)")
+        if self.notebook is not None and self.cell is None:
+            raise ValueError("breakpoints in a notebook needs `cell` (its number or id)")
+        return self
+
+
+class AttachKernel(_Action):
+    action: Literal["attach_kernel"]
+    kernel_id: str | None = None
+    notebook: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kernel(self) -> AttachKernel:
+        if self.kernel_id is not None and self.notebook is not None:
+            raise ValueError("attach_kernel takes kernel_id or notebook, not both")
+        return self
 
 
 class Launch(_Action):
@@ -118,7 +150,7 @@ class Output(_Action):
 
 
 DebugAction = Annotated[
-    Adapters | Status | Breakpoints | Launch | Attach | Terminate | Resume | Pause | Threads
+    Adapters | Status | Breakpoints | Launch | Attach | AttachKernel | Terminate | Resume | Pause | Threads
     | Stack | Scopes | Variables | Evaluate | Output,
     Field(discriminator="action"),
 ]

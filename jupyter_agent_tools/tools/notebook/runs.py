@@ -31,7 +31,7 @@ from ...notebooks import (
     write_run_state,
 )
 from ...runtime import CallContext, ErrorCode, Resource, ToolError, ToolResult
-from ..eval import kernel_error
+from ..eval import kernel_error, paused_result
 from ..notebook_errors import notebook_error
 from .cells import OpenedNotebook, save
 
@@ -84,6 +84,21 @@ async def run_cells(ctx: CallContext, opened: OpenedNotebook, numbers: list[int]
         await save(ctx, opened, code_changed=False)
     interpreters: RunInterpreters = ctx.run.resources[Resource.KERNELS]
     session = await _session(ctx, opened)
+    if session.debug_stop.is_set():
+        raise kernel_error(kernel_errors.CellPaused(session.kernel_id,
+                                                    session.debug_stop_place))
+    # With a debugger attached, a stop at a breakpoint answers now; the cells run on.
+    result = await session.watched(_run_targets(ctx, opened, interpreters, session, numbers,
+                                                timeout, named))
+    if result is None:
+        return paused_result({"path": opened.shown, "kernel_id": session.kernel_id,
+                              "stopped": session.debug_stop_place})
+    return result
+
+
+async def _run_targets(ctx: CallContext, opened: OpenedNotebook, interpreters: RunInterpreters,
+                       session: KernelSession, numbers: list[int], timeout: float,
+                       named: bool) -> ToolResult:
     targets = [(number, *opened.editor.cell_at(number)) for number in numbers]
     deadline = time.monotonic() + timeout
     runs = _Runs()
