@@ -311,7 +311,8 @@ class AstEdit(Tool):
 
 
 class ResolveArgs(ToolArgs):
-    edit_id: str = Field(min_length=1, description='The id ast_edit returned, e.g. "edit_1".')
+    edit_id: str = Field(min_length=1, description='The id ast_edit (or lsp code_actions with apply) '
+                         'returned, e.g. "edit_1".')
     action: Literal["accept", "discard"] = Field(
         description="accept writes every file (all or nothing); discard drops the edit.")
 
@@ -321,7 +322,8 @@ class Resolve(Tool):
     tier = Tier.WRITE
     requires = frozenset({Resource.WORKDIR, Resource.PARSER})
     description = (
-        "Accept or discard an edit staged by ast_edit. Accept writes all its files or none, "
+        "Accept or discard an edit staged by ast_edit or by lsp code_actions with `apply`. "
+        "Accept writes all its files or none, "
         "and refuses (stale_edit) if any file changed since staging."
     )
     Args = ResolveArgs

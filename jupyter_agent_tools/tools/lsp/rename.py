@@ -81,7 +81,7 @@ async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> 
     changed_cells: dict[Path, dict[int, tuple[str, str]]] = {}
 
     def plan_now() -> tuple[PlannedEdit, str]:
-        files_edit, cells = _split_notebook_edits(session, edit, notebooks)
+        files_edit, cells = split_notebook_edits(session, edit, notebooks)
         runtime = session.run.runtime
         plan = plan_workspace_edit(
             files_edit, session.contained, session.run.relpath,
@@ -89,7 +89,7 @@ async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> 
                                           shown=session.run.relpath(path)))
         diff = plan.diff(session.run.relpath)
         for document, edits in cells:
-            diff += _plan_cells(session, plan, document, edits, changed_cells)
+            diff += plan_cells(session, plan, document, edits, changed_cells)
         return plan, diff
 
     plan, diff = await asyncio.to_thread(plan_now)
@@ -160,7 +160,7 @@ async def _open_every_notebook(session: LspSession, server: LanguageServer, args
     return opened, unreadable
 
 
-def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
+def split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
                           notebooks: dict[Path, SourceDocument]
                           ) -> tuple[types.WorkspaceEdit, list[tuple[SourceDocument, list[Any]]]]:
     """The part of `edit` for files, and the text edits of each notebook's virtual document
@@ -173,7 +173,7 @@ def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
             return path
         other = session.notebook_of(path)
         if other is not None:  # seen by the server earlier, outside what was opened now
-            raise ToolError(ErrorCode.UNAVAILABLE, f"The rename reaches "
+            raise ToolError(ErrorCode.UNAVAILABLE, f"The edit reaches "
                             f"{session.run.relpath(other.path)}, outside the language server's "
                             "project; no file was changed.")
         return None
@@ -195,7 +195,7 @@ def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
         elif not isinstance(change, types.TextDocumentEdit) and any(
                 notebook(uri) for uri in [getattr(change, name, "") for name in
                                           ("uri", "old_uri", "new_uri")] if uri):
-            raise ToolError(ErrorCode.UNAVAILABLE, "The server's rename creates, moves or "
+            raise ToolError(ErrorCode.UNAVAILABLE, "The server's edit creates, moves or "
                             "deletes a notebook's cells as a file; no file was changed.")
         else:
             kept.append(change)
@@ -211,7 +211,7 @@ def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
     return files_edit, [(notebooks[path], edits) for path, edits in cells.items()]
 
 
-def _plan_cells(session: LspSession, plan: PlannedEdit, document: SourceDocument,
+def plan_cells(session: LspSession, plan: PlannedEdit, document: SourceDocument,
                 edits: list[Any], changed_cells: dict[Path, dict[int, tuple[str, str]]]) -> str:
     """Add a notebook's new bytes (its cells' new sources, nothing else changed) to `plan`,
     and each changed cell's source before and after to `changed_cells`; its diff, cell by
@@ -227,7 +227,7 @@ def _plan_cells(session: LspSession, plan: PlannedEdit, document: SourceDocument
         sources = document.notebook.cell_sources(
             DocumentEdit(place(e.range.start), place(e.range.end), e.new_text) for e in edits)
     except NotebookError as exc:
-        raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot rename in "
+        raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot change "
                         f"{session.run.relpath(document.path)}: {exc} No file was changed.") from None
     plan.changes[document.path] = document.file.notebook.with_sources(sources).decode("utf-8")
     changed_cells[document.path] = {cell: (document.notebook.sources[cell], source)
