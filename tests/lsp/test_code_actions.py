@@ -144,3 +144,26 @@ async def test_typescript_refactoring_command_edits_are_staged(staged_runtime, r
     assert "export const message: string = greet('bob');" in (project / "message.ts").read_text()
     assert "console.log(message)" in (project / "app.ts").read_text()
     assert "const message" not in (project / "app.ts").read_text()
+
+
+@pytest.mark.skipif(find_executable(["ruff"]) is None, reason="ruff is not installed")
+async def test_code_action_over_http_is_a_staged_edit(api, jp_root_dir):
+    (jp_root_dir / "pyproject.toml").write_text("[project]\nname = 'demo'\nversion = '0'\n")
+    (jp_root_dir / "main.py").write_text(MAIN)
+    code, run = await api("POST", "runs", {"resources": ["parser", "lsp"]})
+    assert code == 201, run
+    calls = f"runs/{run['id']}/calls"
+    listing = {"action": "code_actions", "file": "main.py", "line": 2,
+               "kind": "quickfix"}
+    code, listed = await api("POST", calls, {"tool": "lsp", "args": listing})
+    assert code == 200 and listed["ok"], listed
+    title = "Ruff (F401): Remove unused import: `os`"
+    code, staged = await api("POST", calls, {"tool": "lsp", "args": {**listing, "apply": title}})
+    assert staged["ok"], staged
+    code, edits = await api("GET", f"runs/{run['id']}/edits")
+    assert [(e["edit_id"], e["origin"], e["rewrite"], e["files"]) for e in edits] == [
+        (staged["data"]["edit_id"], "lsp", title, {"main.py": 1})]
+    code, resolved = await api("POST", calls, {"tool": "resolve", "args": {
+        "edit_id": staged["data"]["edit_id"], "action": "accept"}})
+    assert resolved["ok"] and (jp_root_dir / "main.py").read_text() == \
+        "import sys\n\nprint(sys.argv)\n"
