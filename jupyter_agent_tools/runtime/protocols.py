@@ -88,6 +88,11 @@ class RunView(Protocol):
     @property
     def runtime(self) -> RuntimeView: ...
 
+    @property
+    def approvals(self) -> str:
+        """The run's approval policy: auto, ask (a human reviews changes) or deny."""
+        ...
+
     def resolve(self, path: str) -> Path:
         """An absolute path for `path` (relative to the run's cwd), refused outside the root."""
         ...

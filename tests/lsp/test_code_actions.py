@@ -5,6 +5,8 @@ through `workspace/applyEdit`; stale lists and numbers out of range refused."""
 
 from __future__ import annotations
 
+import asyncio
+
 import nbformat
 import pytest
 from lsp_projects import TS_FILES
@@ -167,3 +169,32 @@ async def test_code_action_over_http_is_a_staged_edit(api, jp_root_dir):
         "edit_id": staged["data"]["edit_id"], "action": "accept"}})
     assert resolved["ok"] and (jp_root_dir / "main.py").read_text() == \
         "import sys\n\nprint(sys.argv)\n"
+
+
+@pytest.mark.skipif(find_executable(["basedpyright-langserver"]) is None,
+                    reason="basedpyright is not installed")
+async def test_rename_is_staged_when_the_run_asks_for_review(runtime_factory, root):
+    project = root / "proj"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\nversion = '0'\n")
+    (project / "shapes.py").write_text("def area(side: float) -> float:\n    return side * side\n")
+    (project / "main.py").write_text("from shapes import area\n\nprint(area(2.0))\n")
+    runtime = runtime_factory({"LanguageServerSupervisor": {"request_timeout_seconds": 60.0}},
+                              resource_providers=[SUPERVISOR, PARSER,
+                                                  "jupyter_agent_tools.questions.port:QuestionPort"])
+    run = await runtime.create_run(cwd="proj", approvals="ask", space="review")
+    async with await runtime.connect_human("review") as human:
+        renaming = asyncio.ensure_future(run.call("lsp_rename", {
+            "file": "shapes.py", "line": 1, "symbol": "area", "new_name": "square_area"}))
+        await human.answer((await human.next_card(timeout=60))["id"], answer="Allow once")
+        staged = await renaming
+        assert staged.ok, staged.text
+        assert set(staged.data["files"]) == {"shapes.py", "main.py"}
+        assert "area" in (project / "main.py").read_text().replace("square_area", "")
+        assert "square_area" not in (project / "shapes.py").read_text()
+        accepting = asyncio.ensure_future(run.call("resolve", {
+            "edit_id": staged.data["edit_id"], "action": "accept"}))
+        await human.answer((await human.next_card(timeout=60))["id"], answer="Allow once")
+        assert (await accepting).ok
+    assert (project / "main.py").read_text() == \
+        "from shapes import square_area\n\nprint(square_area(2.0))\n"

@@ -70,7 +70,9 @@ class LspRename(Tool):
     requires = frozenset({Resource.WORKDIR, Resource.LSP})
     description = (
         "Rename a symbol across the project through the language server. Every file changes or "
-        "none does; the result lists files and edits, carries the diff and new diagnostics."
+        "none does; the result lists files and edits, carries the diff and new diagnostics. In a "
+        "run whose approvals are 'ask', the rename is staged instead (an edit_id and its diff, "
+        "as ast_edit): call resolve to accept or discard it."
     )
     Args = LspRenameArgs
     path_fields = ("file",)

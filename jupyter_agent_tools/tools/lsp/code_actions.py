@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -15,21 +14,17 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ...files import identity_inside, read_bytes_inside
-from ...files.text import ENCODING_NAMES, DecodedText
 from ...lsp.errors import LspRequestError, ServerUnavailable
 from ...lsp.positions import locate_symbol
 from ...lsp.server import LanguageServer
 from ...lsp.session import OUTSIDE_ROOT, LspSession, OfferedActions, SourceDocument
-from ...lsp.workspace_edit import plan_workspace_edit
 from ...runtime import CallContext, ErrorCode, Resource, ToolError, ToolResult
-from ...runtime.limits import bound_text
-from ...structural.edits import ABSENT, FileChange, content_hash, unified_diff
+from ...structural.edits import FileChange
 from ...structural.session import StructuralSession
 from .args import CodeActions
 from .errors import failure_text, request_failure
 from .places import check_cell, describe_place, located
-from .rename import plan_cells, split_notebook_edits
+from .staging import changes_of, remove_made_while_running, staged_answer
 
 _DIFF_TEXT_CHARS = 12_000
 Offered = tuple[LanguageServer, types.CodeAction | types.Command]
@@ -213,11 +208,11 @@ async def _stage(session: LspSession, ctx: CallContext, server: LanguageServer,
     changes: list[FileChange] = []
     note = ""
     if edits:
-        changes = await asyncio.to_thread(_changes_of, session, edits[0], notebooks)
+        changes = await asyncio.to_thread(changes_of, session, edits[0], notebooks)
         if command is not None:
-            note = (f"\n[the action also has a command ({command.title or command.command}), "
+            note = (f"the action also has a command ({command.title or command.command}), "
                     "which was not run: its edits would build on this one before it is "
-                    "written]")
+                    "written")
     elif command is not None:
         changes = await _changes_of_command(session, server, command, notebooks)
     if not changes:
@@ -225,20 +220,10 @@ async def _stage(session: LspSession, ctx: CallContext, server: LanguageServer,
                                   {"edit_id": None, "action": action.title, "files": {},
                                    "diff": ""})
     language = server.spec.language_id(document.served) or server.spec.name
-    edit = store.stage_changes(f"code action ({server.spec.name})", action.title, language,
-                               changes, origin="lsp")
-    counts = edit.counts()
-    diff = edit.diff
-    shown, _ = bound_text(diff, _DIFF_TEXT_CHARS, what="diff")
-    text = (f"(proposed) {action.title!r} ({server.spec.name}): {edit.replacements} edit(s) in "
-            f"{len(counts)} file(s) … call resolve with edit_id \"{edit.id}\" (action accept "
-            "or discard); nothing is written until then.\n"
-            + "\n".join(f"  {rel}: {n}" for rel, n in counts.items()) + note + "\n\n" + shown)
-    return ToolResult.success(
-        text, {"edit_id": edit.id, "action": action.title, "server": server.spec.name,
-               "edits": edit.replacements, "files": counts, "diff": diff},
-        blocks=[{"type": "text", "text": text},
-                {"type": "diff", "edit_id": edit.id, "diff": diff}])
+    result = staged_answer(store, changes, f"code action ({server.spec.name})", action.title,
+                           language, note)
+    result.data["server"] = server.spec.name
+    return result
 
 
 def _resolves(server: LanguageServer) -> bool:
@@ -256,7 +241,7 @@ async def _changes_of_command(session: LspSession, server: LanguageServer,
 
     async def take(edit: types.WorkspaceEdit) -> str | None:
         try:
-            changes = await asyncio.to_thread(_changes_of, session, edit, notebooks)
+            changes = await asyncio.to_thread(changes_of, session, edit, notebooks)
         except ToolError as exc:
             problems.append(exc.message)
             return exc.message
@@ -272,81 +257,9 @@ async def _changes_of_command(session: LspSession, server: LanguageServer,
     except LspRequestError as exc:
         raise request_failure(exc) from None
     finally:
-        await asyncio.to_thread(_remove_made_while_running, session, taken, started)
+        await asyncio.to_thread(remove_made_while_running, session, taken, started)
     if problems:
         raise ToolError(ErrorCode.FAILED, f"The command {command.command!r} sent an edit that "
                         f"cannot be staged: {'; '.join(problems)}. Nothing was staged or "
                         "written.")
     return taken
-
-
-def _remove_made_while_running(session: LspSession, changes: list[FileChange],
-                               started: int) -> None:
-    """typescript-language-server creates the files a refactoring moves code to, empty,
-    before it sends the edit: nothing is on disk before resolve accepts, so each is removed
-    again (if it is still that empty file) and staged as a file the edit creates."""
-    root = session.run.runtime.root_path
-    empty = content_hash(b"")
-    for change in changes:
-        if change.snapshot != empty or change.identity is None:
-            continue
-        try:
-            made = os.lstat(change.path)
-        except OSError:
-            continue
-        if (made.st_size == 0 and made.st_ctime_ns >= started
-                and identity_inside(root, change.path) == change.identity):
-            os.unlink(change.path)
-            change.snapshot, change.identity = ABSENT, None
-
-
-def _changes_of(session: LspSession, edit: types.WorkspaceEdit,
-                notebooks: dict[Path, SourceDocument]) -> list[FileChange]:
-    """`edit` as the staged changes of its files (blocking: reads them), each with the hash
-    and identity of what it was computed on; a notebook's only in its cells' sources."""
-    runtime = session.run.runtime
-    root = runtime.root_path
-    relpath = session.run.relpath
-    files_edit, cells = split_notebook_edits(session, edit, notebooks)
-    read: dict[Path, tuple[bytes, str, Any]] = {}
-
-    def text_of(path: Path) -> str:
-        identity = identity_inside(root, path)
-        data = read_bytes_inside(root, path, runtime.max_read_bytes, shown=relpath(path))
-        decoded = DecodedText.of(data)
-        read[path] = (data, decoded.encoding, identity)
-        return decoded.text
-
-    plan = plan_workspace_edit(files_edit, session.contained, relpath, text_of)
-    changed_cells: dict[Path, dict[int, tuple[str, str]]] = {}
-    cell_diffs = {document.path: plan_cells(session, plan, document, edits, changed_cells)
-                  for document, edits in cells}
-    by_path = {document.path: document for document in notebooks.values()}
-    changes = []
-    for path, new in plan.changes.items():
-        rel, count = relpath(path), plan.edit_counts.get(path, 0)
-        if new is None:
-            raise ToolError(ErrorCode.UNAVAILABLE, f"The action deletes or moves {rel}; staged "
-                            "edits change and create files only. Nothing was staged; make "
-                            "that change with bash.")
-        if path in changed_cells:
-            file = by_path[path].file
-            assert file is not None
-            changes.append(FileChange(path, rel, file.snapshot, new.encode("utf-8"), count,
-                                      cell_diffs[path], file.identity, changed_cells[path],
-                                      upgraded_from=file.notebook.upgraded_from))
-        elif path in read:
-            data, encoding, identity = read[path]
-            try:
-                after = new.encode(encoding)
-            except UnicodeEncodeError:
-                raise ToolError(ErrorCode.FAILED, f"{rel} is {ENCODING_NAMES[encoding]} text "
-                                "and the action puts characters there it cannot hold; nothing "
-                                "was staged.") from None
-            changes.append(FileChange(path, rel, content_hash(data), after, count,
-                                      unified_diff(rel, data, after, encoding), identity))
-        else:  # a file the action creates
-            after = new.encode("utf-8")
-            changes.append(FileChange(path, rel, ABSENT, after, count,
-                                      unified_diff(rel, b"", after), None))
-    return changes
