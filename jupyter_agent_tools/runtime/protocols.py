@@ -101,6 +101,10 @@ class RunView(Protocol):
         """How results name a file: relative to the run's cwd, else to the root."""
         ...
 
+    def tool_names(self) -> list[str]:
+        """The tools this run's surface shows (sorted)."""
+        ...
+
     def walker(self, **overrides: Any) -> FileWalker:
         """A tree walker configured from the runtime's limits."""
         ...

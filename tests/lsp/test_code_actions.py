@@ -115,6 +115,12 @@ async def test_python_and_notebook_actions_staged_and_resolved(staged_runtime, r
     assert sorted(p.name for p in project.iterdir()) == ["analysis.ipynb", "main.py",
                                                          "pyproject.toml"]
 
+    # A read-only run lists actions but cannot stage one: it could never resolve it.
+    readonly = await staged_runtime.create_run(cwd="proj", surface="readonly")
+    refused = await readonly.call("lsp", {"action": "code_actions", "file": "main.py",
+                                          "line": 1, "apply": 1})
+    assert refused.code == "permission_denied" and "full run" in refused.error["message"]
+
 
 @pytest.mark.skipif(find_executable(["typescript-language-server"]) is None,
                     reason="typescript-language-server is not installed")

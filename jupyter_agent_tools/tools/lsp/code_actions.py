@@ -14,6 +14,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from ...files import FilesError
 from ...lsp.errors import LspRequestError, ServerUnavailable
 from ...lsp.positions import locate_symbol
 from ...lsp.server import LanguageServer
@@ -189,6 +190,10 @@ async def _stage(session: LspSession, ctx: CallContext, server: LanguageServer,
     """Resolve the action if the server needs it, take its edit (or run its command and take
     the edits it sends back) and stage every file's change as one edit."""
     store = _parser(ctx)
+    if "resolve" not in ctx.run.tool_names():
+        raise ToolError(ErrorCode.PERMISSION_DENIED, "Applying a code action stages an edit that "
+                        "only resolve writes, and this run's surface (plan or readonly) has no "
+                        "resolve. List the actions only, or ask the user for a full run.")
     notebooks = {document.served: document} if document.notebook is not None else {}
     if isinstance(action, types.CodeAction):
         if action.disabled is not None:
@@ -245,9 +250,12 @@ async def _changes_of_command(session: LspSession, server: LanguageServer,
         except ToolError as exc:
             problems.append(exc.message)
             return exc.message
+        except FilesError as exc:  # a file it names cannot be read (gone, a link, too large)
+            problems.append(str(exc))
+            return str(exc)
         if {c.path for c in changes} & {c.path for c in taken}:
-            problems.append("the command sent two edits of the same file")
-            return "one edit per file per command: the first is staged, this one is not"
+            problems.append("it sent two edits of the same file")
+            return "one edit per file per command is staged"
         taken.extend(changes)
         return None
 
