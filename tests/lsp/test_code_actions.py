@@ -139,6 +139,17 @@ async def test_typescript_refactoring_command_edits_are_staged(staged_runtime, r
     move = next(a for a in listed.data["actions"] if a["title"] == "Move to a new file")
     assert move["kind"] == "refactor.move" and move["command"]
 
+    # An extraction: after its edit the server asks the client to start a rename
+    # (`_typescript.rename`), answered with nothing; discarded, nothing changes.
+    extracted = await run.call("lsp", {"action": "code_actions", "file": "app.ts", "line": 3,
+                                       "kind": "refactor",
+                                       "apply": "Extract to function in module scope"})
+    assert extracted.ok, extracted.text
+    assert "+const message: string = newFunction();\n" in extracted.data["diff"]
+    assert (await run.call("resolve", {"edit_id": extracted.data["edit_id"],
+                                       "action": "discard"})).ok
+    assert (project / "app.ts").read_text() == app
+
     # Its edits come back through workspace/applyEdit while the command runs: staged; the
     # new file the server made (empty) is gone again until the edit is accepted.
     moved = await run.call("lsp", {"action": "code_actions", "file": "app.ts", "line": 3,
