@@ -52,7 +52,8 @@ class RunClosed(RunEvent):
 
 
 class EditStaged(RunEvent):
-    """`ast_edit` staged a rewrite (see `GET runs/{id}/edits/{edit_id}`)."""
+    """`ast_edit` staged a rewrite, or `lsp` a language server's edit (see
+    `GET runs/{id}/edits/{edit_id}`)."""
 
     type: Literal["edit_staged"]
     edit_id: str

@@ -222,12 +222,16 @@ class QuestionCard(ResponseModel):
 
 
 class StagedEdit(ResponseModel):
-    """An `ast_edit` rewrite: staged until `resolve` accepts or discards it."""
+    """An `ast_edit` rewrite, or an edit a language server proposed (an `lsp code_actions`
+    action applied; `lsp_rename` under review): staged until `resolve` accepts or discards it."""
 
     edit_id: str
     status: Literal["staged", "accepted", "discarded", "stale"]
-    pattern: str
-    rewrite: str
+    pattern: str = Field(description="ast_edit's pattern; for a language server's edit, what "
+                         "proposed it, e.g. \"code action (ruff)\".")
+    rewrite: str = Field(description="ast_edit's rewrite; for a language server's edit, the "
+                         "action's title.")
+    origin: Literal["ast_edit", "lsp"] = "ast_edit"
     language: str
     replacements: int
     files: dict[str, int] = Field(description="Replacements per file.")

@@ -19,8 +19,9 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
+from cattrs import Converter
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
@@ -37,8 +38,23 @@ _STDERR_LINE_CHARS = 500
 _STOP_SECONDS = 5.0
 
 
+def _command_or_code_action(converter: Converter, data: Any) -> types.Command | types.CodeAction:
+    """lsprotocol reads any item with a `command` as a Command, so a CodeAction that carries
+    one (typescript-language-server's refactorings) lost its kind and its command's
+    arguments; a Command's `command` is a string, a CodeAction's an object."""
+    if isinstance(data.get("command"), str):
+        return converter.structure(data, types.Command)
+    return converter.structure(data, types.CodeAction)
+
+
 class _TolerantProtocol(LanguageServerProtocol):
     """Never lose a message to a parse failure: fail the request or fall back to raw data."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._converter.register_structure_hook(
+            Union[types.Command, types.CodeAction],  # noqa: UP007 - the key lsprotocol registers
+            lambda data, _type: _command_or_code_action(self._converter, data))
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         if "jsonrpc" not in data:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,9 @@ from .errors import (
 )
 from .specs import ServerSpec
 from .tsserver import tsserver_diagnostics, tsserver_requests
+
+# Takes an edit a server sends while a command runs: None when taken, else why not.
+EditTaker = Callable[[types.WorkspaceEdit], Awaitable[str | None]]
 
 
 @dataclass
@@ -76,7 +80,7 @@ def _client_capabilities() -> types.ClientCapabilities:
         workspace=types.WorkspaceClientCapabilities(
             configuration=True,
             workspace_folders=True,
-            apply_edit=False,
+            apply_edit=True,  # taken only while a command runs (`execute_command`)
             workspace_edit=types.WorkspaceEditClientCapabilities(
                 document_changes=True,
                 resource_operations=[types.ResourceOperationKind.Create,
@@ -141,6 +145,9 @@ class LanguageServer:
         self._project_loaded = False
         self._settings = _nest(dict(spec.settings))
         self._lock = asyncio.Lock()
+        # Who takes the edits a server sends (workspace/applyEdit) while a command runs.
+        self._edit_taker: EditTaker | None = None
+        self._command_lock = asyncio.Lock()
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -269,9 +276,17 @@ class LanguageServer:
             return None
 
         @connection.feature(types.WORKSPACE_APPLY_EDIT)
-        def apply_edit(_params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-            # Edits reach disk only through our tools (atomic, inside the root).
-            return types.ApplyWorkspaceEditResult(applied=False, failure_reason="not supported")
+        async def apply_edit(params: types.ApplyWorkspaceEditParams
+                             ) -> types.ApplyWorkspaceEditResult:
+            # Edits reach disk only through our tools (staged, atomic, inside the root): one
+            # is taken only while a command we asked for runs, and only by its taker.
+            taker = self._edit_taker
+            if taker is None:
+                return types.ApplyWorkspaceEditResult(
+                    applied=False, failure_reason="edits are taken only while a command runs")
+            refusal = await taker(params.edit)
+            return types.ApplyWorkspaceEditResult(applied=refusal is None,
+                                                  failure_reason=refusal)
 
         @connection.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         def show_message_request(_params: types.ShowMessageRequestParams) -> None:
@@ -288,6 +303,10 @@ class LanguageServer:
         @connection.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def publish(params: types.PublishDiagnosticsParams) -> None:
             self._on_publish(params)
+
+        # typescript-language-server asks its client to start renaming what a refactoring
+        # extracted (an editor's prompt); there is no one to type a name: nothing to do.
+        connection.feature("_typescript.rename")(lambda _params: None)
 
         for quiet in (types.WINDOW_LOG_MESSAGE, types.WINDOW_SHOW_MESSAGE, types.PROGRESS,
                       types.TELEMETRY_EVENT, types.LOG_TRACE, "$/typescriptVersion"):
@@ -483,6 +502,18 @@ class LanguageServer:
             if not self.connection.alive:
                 self.last_error = str(exc)
             raise
+
+    async def execute_command(self, command: types.Command, take: EditTaker) -> Any:
+        """Run `command` (workspace/executeCommand); each edit the server sends meanwhile
+        (workspace/applyEdit) goes to `take`, whose answer (None: taken, else why not) is the
+        server's. One command at a time per server, so each edit has one taker."""
+        async with self._command_lock:
+            self._edit_taker = take
+            try:
+                return await self.request(types.WORKSPACE_EXECUTE_COMMAND, types.ExecuteCommandParams(
+                    command=command.command, arguments=command.arguments))
+            finally:
+                self._edit_taker = None
 
     def files_created_or_deleted(self, created: list[str], deleted: list[str]) -> None:
         """Files appeared on or left the disk: servers re-resolve their importers' imports

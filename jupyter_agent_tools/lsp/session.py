@@ -13,6 +13,7 @@ import dataclasses
 import os
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -50,6 +51,18 @@ _NOT_FOR_NOTEBOOKS = frozenset({("Ruff", "E402"), ("ruff", "E402")})
 # "Unused expression" (basedpyright, ruff's B018): not on a cell's last line, whose value the
 # notebook displays (ruff's notebook mode and Pylance's say the same).
 _UNUSED_EXPRESSION = frozenset({"reportUnusedExpression", "B018"})
+
+
+# Places whose listed code actions a run keeps (each a few actions).
+_MAX_LISTED_PLACES = 32
+
+
+@dataclass(frozen=True)
+class OfferedActions:
+    """Code actions a server offered on a document's text (its sha256)."""
+
+    text_hash: str
+    actions: list[tuple[LanguageServer, types.CodeAction | types.Command]]
 
 
 @dataclass(frozen=True)
@@ -204,6 +217,16 @@ class LspSession:
         self._texts: dict[tuple[Path, bool], tuple[tuple[int, int, int],
                                                    str | SourceDocument]] = {}
         self._texts_lock = threading.Lock()  # reads run in worker threads
+        # The code actions last listed at each place, so that applying one by its number
+        # applies what was listed, and is refused once the file changed since.
+        self.offered_actions: OrderedDict[tuple[Any, ...], OfferedActions] = OrderedDict()
+
+    def remember_actions(self, place: tuple[Any, ...], offered: OfferedActions) -> None:
+        """Keep the actions listed at `place`, the oldest places forgotten past a bound."""
+        self.offered_actions.pop(place, None)
+        self.offered_actions[place] = offered
+        while len(self.offered_actions) > _MAX_LISTED_PLACES:
+            self.offered_actions.popitem(last=False)
 
     # -- which servers ----------------------------------------------------------------------
 

@@ -88,12 +88,21 @@ class RunView(Protocol):
     @property
     def runtime(self) -> RuntimeView: ...
 
+    @property
+    def approvals(self) -> str:
+        """The run's approval policy: auto, ask (a human reviews changes) or deny."""
+        ...
+
     def resolve(self, path: str) -> Path:
         """An absolute path for `path` (relative to the run's cwd), refused outside the root."""
         ...
 
     def relpath(self, path: Path) -> str:
         """How results name a file: relative to the run's cwd, else to the root."""
+        ...
+
+    def tool_names(self) -> list[str]:
+        """The tools this run's surface shows (sorted)."""
         ...
 
     def walker(self, **overrides: Any) -> FileWalker:

@@ -173,6 +173,11 @@ class Run:
         if after != before:
             self.events.publish("tools_changed", run_id=self.id, tools=after)
 
+    @property
+    def approvals(self) -> str:
+        """The run's approval policy: auto, ask or deny."""
+        return self.gate.policy.value
+
     def describe(self) -> dict[str, Any]:
         root = self.runtime.root_path
         return {

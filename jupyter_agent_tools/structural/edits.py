@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -34,6 +35,10 @@ class EditStatus(str, Enum):
     ACCEPTED = "accepted"
     DISCARDED = "discarded"
     STALE = "stale"
+
+
+# The snapshot of a file an edit creates: there was nothing.
+ABSENT = ""
 
 
 def content_hash(data: bytes) -> str:
@@ -64,6 +69,8 @@ class FileChange:
 
     def is_stale(self, root: Path) -> bool:
         """Whether the file under `root` is no longer the one, with the content, staged."""
+        if self.snapshot == ABSENT:  # a file the edit creates: stale once anything is there
+            return os.path.lexists(self.path)
         if identity_inside(root, self.path) != self.identity:
             return True
         try:
@@ -86,6 +93,8 @@ class StagedEdit:
     status: EditStatus = EditStatus.STAGED
     pattern_kind: str = ""  # what the pattern parsed as (said when nothing matched)
     skipped: dict[str, int] = field(default_factory=dict)  # files not searched, by reason
+    # Which tool staged it: ast_edit (pattern -> rewrite) or lsp (pattern: the code action).
+    origin: str = "ast_edit"
 
     @property
     def replacements(self) -> int:
@@ -105,7 +114,7 @@ class StagedEdit:
 
     def summary(self) -> dict[str, Any]:
         return {"edit_id": self.id, "status": self.status.value, "pattern": self.pattern,
-                "rewrite": self.rewrite, "language": self.language,
+                "rewrite": self.rewrite, "language": self.language, "origin": self.origin,
                 "replacements": self.replacements, "files": self.counts(),
                 "created_at": self.created_at}
 
@@ -147,10 +156,11 @@ class EditStore:
         self._counter = 0
 
     def stage(self, pattern: str, rewrite: str, language: str,
-              files: list[FileChange]) -> StagedEdit:
+              files: list[FileChange], origin: str = "ast_edit") -> StagedEdit:
         """Keep a new edit under the next id of this run ("edit_1", "edit_2", ...)."""
         self._counter += 1
-        edit = StagedEdit(f"edit_{self._counter}", self.run_id, pattern, rewrite, language, files)
+        edit = StagedEdit(f"edit_{self._counter}", self.run_id, pattern, rewrite, language, files,
+                          origin=origin)
         self._edits[edit.id] = edit
         while len(self._edits) > self.max_edits:
             self._edits.popitem(last=False)

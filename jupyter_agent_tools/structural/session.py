@@ -207,10 +207,22 @@ class StructuralSession:
         edit = self.edits.stage(pattern, rewrite, outcome.pattern.language, changes)
         edit.pattern_kind = outcome.pattern.kind
         edit.skipped = outcome.skipped
-        self.run.events.publish("edit_staged", run_id=self.run.id, edit_id=edit.id,
-                                files=[c.relpath for c in changes], counts=edit.counts(),
-                                replacements=edit.replacements)
+        self._announce_staged(edit)
         return edit
+
+    def stage_changes(self, pattern: str, rewrite: str, language: str,
+                      changes: list[FileChange], origin: str) -> StagedEdit:
+        """Keep changes computed elsewhere (a language server's code action: what offered it,
+        its title) as this run's edit: the same review, resolve and staleness checks as a
+        rewrite's."""
+        edit = self.edits.stage(pattern, rewrite, language, changes, origin=origin)
+        self._announce_staged(edit)
+        return edit
+
+    def _announce_staged(self, edit: StagedEdit) -> None:
+        self.run.events.publish("edit_staged", run_id=self.run.id, edit_id=edit.id,
+                                files=[c.relpath for c in edit.files], counts=edit.counts(),
+                                replacements=edit.replacements)
 
     def _rewrite_files(self, rewrite: str, answer: dict[str, Any]) -> list[_Rewritten]:
         """Each changed file, its code before and after, and where the replacements landed."""

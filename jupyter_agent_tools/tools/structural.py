@@ -12,6 +12,7 @@ from ..runtime.limits import bound_text
 from ..structural import errors
 from ..structural.astgrep import ENGINE as AST_GREP
 from ..structural.astgrep import LANGUAGES as AST_GREP_LANGUAGES
+from ..structural.edits import ABSENT
 from ..structural.pattern import PatternSummary
 from ..structural.session import StructuralSession
 
@@ -311,7 +312,8 @@ class AstEdit(Tool):
 
 
 class ResolveArgs(ToolArgs):
-    edit_id: str = Field(min_length=1, description='The id ast_edit returned, e.g. "edit_1".')
+    edit_id: str = Field(min_length=1, description='The id ast_edit (or lsp code_actions with apply) '
+                         'returned, e.g. "edit_1".')
     action: Literal["accept", "discard"] = Field(
         description="accept writes every file (all or nothing); discard drops the edit.")
 
@@ -321,7 +323,9 @@ class Resolve(Tool):
     tier = Tier.WRITE
     requires = frozenset({Resource.WORKDIR, Resource.PARSER})
     description = (
-        "Accept or discard an edit staged by ast_edit. Accept writes all its files or none, "
+        "Accept or discard an edit staged by ast_edit, lsp code_actions (`apply`) or lsp_rename "
+        "under review. "
+        "Accept writes all its files or none, "
         "and refuses (stale_edit) if any file changed since staging."
     )
     Args = ResolveArgs
@@ -342,7 +346,8 @@ class Resolve(Tool):
             edit, written = await _session(ctx).resolve(args.edit_id, args.action == "accept")
         except errors.StructuralError as exc:
             raise _tool_error(exc) from None
-        ctx.wrote(*written)
+        # Files a language server's edit creates: announced to the servers as created.
+        ctx.wrote(*written, created=[c.path for c in edit.files if c.snapshot == ABSENT])
         counts = edit.counts()
         data: dict[str, Any] = {"edit_id": edit.id, "action": args.action, "status": edit.status.value,
                 "files": counts, "replacements": edit.replacements}

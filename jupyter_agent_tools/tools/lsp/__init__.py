@@ -23,11 +23,17 @@ class Lsp(Tool):
     description = (
         "Ask the language server. Actions: diagnostics (file, or \"*\" for a project check), "
         "definition, type_definition, implementation, references, hover (file + line + symbol), "
-        "symbols (file outline, or query to search the workspace), code_actions (file + line), "
+        "symbols (file outline, or query to search the workspace), code_actions (file + line, "
+        "kind?: lists numbered fixes and refactorings; `apply` with a number or exact title "
+        "stages one like ast_edit: a diff and an edit_id for resolve), "
         "status (which servers serve this project and why not), reload (restart them). In a "
         "notebook, give `cell` beside `line`; answers name cells as `analysis.ipynb [cell 3] 4:5`."
     )
     Args = LspArgs
+
+    def call_tier(self, args: LspArgs) -> Tier:
+        # Applying a code action stages an edit, as ast_edit does: a write-tier call.
+        return Tier.WRITE if args.action == "code_actions" and args.apply is not None else self.tier
 
     def label(self, args: LspArgs) -> str:
         cell = f" [cell {args.cell}]" if args.cell else ""
@@ -64,7 +70,9 @@ class LspRename(Tool):
     requires = frozenset({Resource.WORKDIR, Resource.LSP})
     description = (
         "Rename a symbol across the project through the language server. Every file changes or "
-        "none does; the result lists files and edits, carries the diff and new diagnostics."
+        "none does; the result lists files and edits, carries the diff and new diagnostics. In a "
+        "run whose approvals are 'ask', the rename is staged instead (an edit_id and its diff, "
+        "as ast_edit): call resolve to accept or discard it."
     )
     Args = LspRenameArgs
     path_fields = ("file",)

@@ -8,14 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import from_fs_path
 
-from ...lsp.errors import LspRequestError, ServerUnavailable
+from ...lsp.errors import ServerUnavailable
 from ...lsp.languages import LANGUAGES
-from ...lsp.positions import locate_symbol
 from ...lsp.server import LanguageServer
 from ...lsp.session import (
-    OUTSIDE_ROOT,
     LspSession,
     SourceDocument,
     describe_location,
@@ -33,13 +31,13 @@ from .args import (
     Status,
     Symbols,
 )
+from .code_actions import code_actions
 from .diagnostics import diagnostics
 from .errors import failure_text
 from .places import (
     build_config_note,
     check_cell,
     describe_place,
-    located,
     navigation_request,
     read_every_source,
     supports,
@@ -57,7 +55,7 @@ async def perform(session: LspSession, ctx: CallContext, action: LspCall) -> Too
         case Symbols():
             return await symbols(session, action)
         case CodeActions():
-            return await code_actions(session, action)
+            return await code_actions(session, ctx, action)
         case Diagnostics():
             return await diagnostics(session, ctx, action)
         case Status():
@@ -245,77 +243,6 @@ async def _cwd_servers(session: LspSession) -> list[LanguageServer]:
         if binary is not None:
             servers.append(session.server_at(spec, session.run.cwd, binary))
     return servers
-
-
-async def code_actions(session: LspSession, args: CodeActions) -> ToolResult:
-    """Quick fixes and refactorings the servers offer on a line (or a symbol on it)."""
-    path = session.run.resolve(args.file)
-    check_cell(session, path, args.cell, "code_actions", needs_cell=True)
-    servers, reason = await session.servers_for(path)
-    if not servers:
-        raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for "
-                        f"{session.run.relpath(path)}: {reason}. Call lsp with action=status.")
-    document = await asyncio.to_thread(session.document_now, path)
-    text, first_line, where = located(session, document, args.cell)
-    lines = text.splitlines()
-    if not 1 <= args.line <= max(len(lines), 1):
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                        f"line {args.line} is outside {where} ({len(lines)} lines).")
-    if args.symbol:
-        start = locate_symbol(text, args.line, args.symbol, args.occurrence,
-                              first_line=first_line, where=where).position
-        end = types.Position(start.line, start.character + len(args.symbol.encode("utf-16-le")) // 2)
-    else:
-        start = types.Position(first_line + args.line - 1, 0)
-        end = types.Position(first_line + args.line, 0)
-    wanted = types.Range(start, end)
-    text = document.text
-
-    problems: list[str] = []
-
-    async def ask(server: LanguageServer) -> list[dict[str, Any]]:
-        try:
-            uri, version, changed = await server.sync(document.served, text)
-            snapshot = await server.diagnostics(uri, version, changed,
-                                                session.limits.diagnostics_timeout_seconds)
-        except (ServerUnavailable, LspRequestError) as exc:
-            problems.append(failure_text(exc))
-            return []
-        if not server.capabilities or not server.capabilities.code_action_provider:
-            return []
-        on_line = [d for d in snapshot.items
-                   if d.range.start.line <= wanted.end.line and d.range.end.line >= start.line]
-        result = await server.request(types.TEXT_DOCUMENT_CODE_ACTION,
-                                       types.CodeActionParams(
-                                           text_document=types.TextDocumentIdentifier(uri),
-                                           range=wanted,
-                                           context=types.CodeActionContext(diagnostics=on_line)))
-        offered = []
-        for action in result or []:
-            entry: dict[str, Any] = {"title": action.title, "server": server.spec.name}
-            if isinstance(action, types.CodeAction):
-                entry["kind"] = str(getattr(action.kind, "value", action.kind) or "")
-                entry["preferred"] = bool(action.is_preferred)
-                if action.edit is not None:
-                    uris = list((action.edit.changes or {}).keys()) + [
-                        c.text_document.uri for c in action.edit.document_changes or []
-                        if isinstance(c, types.TextDocumentEdit)]
-                    paths = {path if p == document.served else p
-                             for u in uris for p in [Path(to_fs_path(u) or u)]}
-                    entry["files"] = sorted(
-                        session.run.relpath(p) + ("" if session.contained(p) else
-                                                  f" ({OUTSIDE_ROOT})") for p in paths)
-            offered.append(entry)
-        return offered
-
-    offered = [a for group in await asyncio.gather(*(ask(s) for s in servers)) for a in group]
-    place = describe_place(session, path, args.cell, args.line)
-    lines = [f"Code actions at {place} ({len(offered)}):" if offered
-             else f"No code actions at {place}."]
-    lines += [f"- {a['title']}" + (f" [{a['kind']}]" if a.get("kind") else "") +
-              f" ({a['server']})" for a in offered]
-    lines += [f"  {problem}" for problem in problems]
-    return ToolResult.success("\n".join(lines), {"actions": offered, "problems": problems})
 
 
 async def _describe_availability(session: LspSession, path: Path,

@@ -33,6 +33,14 @@ class LspArgs(ToolArgs):
     query: str | None = Field(None, min_length=1, max_length=MAX_NAME_CHARS,
                               description="symbols: search the workspace by name instead of "
                               "listing a file's symbols.")
+    kind: str | None = Field(None, min_length=1, max_length=100, description="code_actions: "
+                             "only actions of this kind (\"quickfix\", \"refactor\", "
+                             "\"refactor.extract\", \"source.organizeImports\", ...).")
+    apply: Annotated[int, Field(ge=1)] | Annotated[str, Field(min_length=1, max_length=
+                                                              MAX_NAME_CHARS)] | None = Field(
+        None, description="code_actions: the action to apply, by its number in the list or "
+        "its exact title. It is staged, not written: the answer has a diff and an edit_id "
+        "for resolve.")
 
 
 class LspRenameArgs(ToolArgs):
@@ -99,6 +107,8 @@ class CodeActions(_Action):
     cell: int | None = None
     symbol: str | None = None
     occurrence: int | None = None
+    kind: str | None = None
+    apply: int | str | None = None
 
 
 class Symbols(_Action):

@@ -4,7 +4,6 @@ root, every file or none."""
 from __future__ import annotations
 
 import asyncio
-import difflib
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +13,17 @@ from pygls.uris import from_fs_path, to_fs_path
 from ...files import FilesError, read_text_inside, write_files_atomically
 from ...lsp.errors import LspError, LspRequestError, ServerUnavailable
 from ...lsp.languages import LANGUAGES
-from ...lsp.positions import char_index
 from ...lsp.server import LanguageServer
 from ...lsp.session import LspSession, SourceDocument
 from ...lsp.workspace_edit import PlannedEdit, plan_workspace_edit
 from ...notebooks import (
-    DocumentEdit,
     NotebookError,
     StaleNotebook,
     check_unchanged,
-    is_notebook_path,
     open_shared_changes,
     write_with_open_notebooks,
 )
-from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
+from ...runtime import CallContext, ErrorCode, Resource, ToolError, ToolResult
 from ..notebook_errors import notebook_error
 from .args import LspRenameArgs
 from .errors import failure_text, request_failure
@@ -39,6 +35,7 @@ from .places import (
     symbol_position,
     with_note,
 )
+from .staging import plan_cells, split_notebook_edits, stage_changes
 
 
 async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> ToolResult:
@@ -78,10 +75,24 @@ async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> 
                         "edit (it sees no renameable symbol there). Check the line and symbol "
                         "with read, or point at the definition.")
 
+    store = ctx.run.resources.get(Resource.PARSER)
+    if ctx.run.approvals == "ask" and store is not None:
+        # The run wants changes reviewed: staged as ast_edit stages, written by resolve.
+        language = server.spec.language_id(source.served) or server.spec.name
+        staged = await stage_changes(session, store, edit, notebooks,
+                                     f"lsp_rename ({server.spec.name})",
+                                     f"{args.symbol} -> {args.new_name}", language, note)
+        if staged is None:
+            raise ToolError(ErrorCode.SYMBOL_NOT_FOUND,
+                            f"Renaming {args.symbol!r} to {args.new_name!r} changes nothing: "
+                            f"{server.spec.name}'s edit leaves every file as it is. No edit was "
+                            "staged.")
+        return staged
+
     changed_cells: dict[Path, dict[int, tuple[str, str]]] = {}
 
     def plan_now() -> tuple[PlannedEdit, str]:
-        files_edit, cells = _split_notebook_edits(session, edit, notebooks)
+        files_edit, cells = split_notebook_edits(session, edit, notebooks)
         runtime = session.run.runtime
         plan = plan_workspace_edit(
             files_edit, session.contained, session.run.relpath,
@@ -89,7 +100,7 @@ async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> 
                                           shown=session.run.relpath(path)))
         diff = plan.diff(session.run.relpath)
         for document, edits in cells:
-            diff += _plan_cells(session, plan, document, edits, changed_cells)
+            diff += plan_cells(session, plan, document, edits, changed_cells)
         return plan, diff
 
     plan, diff = await asyncio.to_thread(plan_now)
@@ -158,87 +169,6 @@ async def _open_every_notebook(session: LspSession, server: LanguageServer, args
         if server.spec.serves(document.served):
             opened[document.served] = await session.open_document(server, path)
     return opened, unreadable
-
-
-def _split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
-                          notebooks: dict[Path, SourceDocument]
-                          ) -> tuple[types.WorkspaceEdit, list[tuple[SourceDocument, list[Any]]]]:
-    """The part of `edit` for files, and the text edits of each notebook's virtual document
-    (blocking: looks at files)."""
-    cells: dict[Path, list[Any]] = {}
-
-    def notebook(uri: str) -> Path | None:
-        path = Path(to_fs_path(uri) or uri)
-        if path in notebooks:
-            return path
-        other = session.notebook_of(path)
-        if other is not None:  # seen by the server earlier, outside what was opened now
-            raise ToolError(ErrorCode.UNAVAILABLE, f"The rename reaches "
-                            f"{session.run.relpath(other.path)}, outside the language server's "
-                            "project; no file was changed.")
-        return None
-
-    def read_by_the_server(uri: str) -> bool:
-        """An edit of a notebook's file that the server read itself (basedpyright's
-        `analysis.ipynb#2`): the same edit as in the virtual document opened, in the file's
-        JSON. Never applied."""
-        return is_notebook_path(Path(to_fs_path(uri) or uri).name)
-
-    kept: list[Any] = []
-    for change in edit.document_changes or []:
-        if isinstance(change, types.TextDocumentEdit) and read_by_the_server(
-                change.text_document.uri):
-            continue
-        if isinstance(change, types.TextDocumentEdit) and (
-                path := notebook(change.text_document.uri)):
-            cells.setdefault(path, []).extend(change.edits)
-        elif not isinstance(change, types.TextDocumentEdit) and any(
-                notebook(uri) for uri in [getattr(change, name, "") for name in
-                                          ("uri", "old_uri", "new_uri")] if uri):
-            raise ToolError(ErrorCode.UNAVAILABLE, "The server's rename creates, moves or "
-                            "deletes a notebook's cells as a file; no file was changed.")
-        else:
-            kept.append(change)
-    changes = {}
-    for uri, edits in (edit.changes or {}).items():
-        if read_by_the_server(uri):
-            continue
-        if path := notebook(uri):
-            cells.setdefault(path, []).extend(edits)
-        else:
-            changes[uri] = edits
-    files_edit = types.WorkspaceEdit(changes=changes or None, document_changes=kept or None)
-    return files_edit, [(notebooks[path], edits) for path, edits in cells.items()]
-
-
-def _plan_cells(session: LspSession, plan: PlannedEdit, document: SourceDocument,
-                edits: list[Any], changed_cells: dict[Path, dict[int, tuple[str, str]]]) -> str:
-    """Add a notebook's new bytes (its cells' new sources, nothing else changed) to `plan`,
-    and each changed cell's source before and after to `changed_cells`; its diff, cell by
-    cell."""
-    assert document.notebook is not None and document.file is not None
-    lines = document.lines
-
-    def place(position: types.Position) -> tuple[int, int]:
-        text = lines[position.line] if position.line < len(lines) else ""
-        return position.line, char_index(text, position.character)
-
-    try:
-        sources = document.notebook.cell_sources(
-            DocumentEdit(place(e.range.start), place(e.range.end), e.new_text) for e in edits)
-    except NotebookError as exc:
-        raise ToolError(ErrorCode.UNAVAILABLE, f"Cannot rename in "
-                        f"{session.run.relpath(document.path)}: {exc} No file was changed.") from None
-    plan.changes[document.path] = document.file.notebook.with_sources(sources).decode("utf-8")
-    changed_cells[document.path] = {cell: (document.notebook.sources[cell], source)
-                                    for cell, source in sources.items()}
-    plan.edit_counts[document.path] = len(edits)
-    rel = session.run.relpath(document.path)
-    return "".join(
-        "".join(difflib.unified_diff(
-            document.notebook.sources[cell].splitlines(keepends=True),
-            source.splitlines(keepends=True), f"a/{rel} [cell {cell}]", f"b/{rel} [cell {cell}]"))
-        for cell, source in sorted(sources.items()))
 
 
 def _check_new_name(server: LanguageServer, path: Path, args: LspRenameArgs) -> None:
