@@ -36,6 +36,8 @@ html_title = "jupyter-agent-tools"
 html_static_path = ["_static"]
 html_theme_options = {
     "navigation_with_keys": False,
+    # The page outline shows a reference page's sections (each class, each model) too.
+    "show_toc_level": 2,
     # No version switcher, analytics or icon links: nothing is fetched when a page is viewed.
     "icon_links": [],
 }

@@ -183,14 +183,18 @@ def tool_pages() -> dict[str, str]:
     from jupyter_agent_tools.runtime.registry import ToolRegistry
     from jupyter_agent_tools.runtime.runtime import BUILTIN_TOOLS
     from jupyter_agent_tools.runtime.schemas import tool_schema
+    from jupyter_agent_tools.runtime.tool import Tool
 
     registry = ToolRegistry()
     registry.load(BUILTIN_TOOLS)
     pages = {}
     for tool in registry:
         schema = tool_schema(tool, "json")
+        tier = f"Tier: `{tool.tier.value}`"
+        if type(tool).call_tier is not Tool.call_tier:
+            tier += " (a run sees it at this tier; each call is approved at its action's, which may be lower)"
         lines = [f"### `{tool.name}` reference", "",
-                 f"Tier: `{tool.tier.value}`. What the agent reads in `tools/list`:", "",
+                 f"{tier}. What the agent reads in `tools/list`:", "",
                  "```text", tool.description.strip(), "```", "",
                  "Arguments:", ""]
         lines += _fields_table(schema.get("input_schema") or schema.get("parameters") or schema)
