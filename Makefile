@@ -1,7 +1,7 @@
 # The two commands of the README: `make demo` (the main job) and `make test`.
 VENV ?= .venv
 
-.PHONY: setup demo test test-hub bench
+.PHONY: setup demo test test-hub bench docs
 
 setup:
 	bash scripts/setup.sh
@@ -19,3 +19,8 @@ test-hub: setup
 
 bench: setup
 	PATH="$(CURDIR)/.tools/node/node_modules/.bin:$$PATH" $(VENV)/bin/python -m benchmarks
+
+# The documentation site (docs/): warnings are errors; pages generated from the code
+# (configuration, the HTTP routes, the tools' arguments) are written at build time.
+docs: setup
+	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html

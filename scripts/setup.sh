@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One set-up for a fresh machine: a virtualenv with the package, every extra and the test and
-# benchmark tools, plus the non-Python servers the tools use (npm language servers, Debian debug
+# benchmark tools, the documentation tools, plus the non-Python servers the tools use (npm language servers, Debian debug
 # tools). Idempotent: re-running it only installs what is missing. Prints a line per step with
 # its time.
 set -euo pipefail
@@ -27,9 +27,10 @@ make_venv() {
 
 # The editable install also builds the JupyterLab extension (labextension/, with npm) unless its
 # build is newer than its sources; see [tool.hatch.build.hooks.jupyter-builder] in pyproject.toml.
-# Every extra ([all]: ruff, basedpyright, debugpy, deno), the test and the benchmark tools.
+# Every extra ([all]: ruff, basedpyright, debugpy, deno), the test and the benchmark tools, and
+# the documentation tools ([docs]: `make docs`).
 install_package() {
-  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 "$VENV/bin/python" -m pip install --quiet -e ".[all,test,bench]"
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 "$VENV/bin/python" -m pip install --quiet -e ".[all,test,bench,docs]"
 }
 
 # npm-installed servers go under .tools/node, found by the specs through the runtime's PATH.
@@ -74,7 +75,7 @@ register_deno_kernel() {
 
 started=$SECONDS
 step "virtualenv $VENV" make_venv
-step "pip install -e '.[all,test,bench]' (builds the JupyterLab extension when its sources changed)" \
+step "pip install -e '.[all,test,bench,docs]' (builds the JupyterLab extension when its sources changed)" \
   install_package
 if command -v npm >/dev/null 2>&1; then
   step "npm tools in .tools/node (TypeScript language server, JupyterHub's proxy)" install_npm_servers

@@ -20,13 +20,13 @@ from acp.schema import AgentMessageChunk, HttpHeader, HttpMcpServer
 from acp.stdio import spawn_agent_process
 
 AGENT = Path(__file__).with_name("acp_agent.py")
-README = Path(__file__).parents[2] / "README.md"
+GETTING_STARTED = Path(__file__).parents[2] / "docs" / "getting-started.md"
 WAIT = 120  # seconds: a bound on waits that should end, never an assertion
 
 
-def readme_mcp_settings() -> dict[str, Any]:
-    """The `.jupyter/mcp_settings.json` that the README's jupyter-ai section has users write."""
-    section = README.read_text().split("### jupyter-ai\n", 1)[1]
+def documented_mcp_settings() -> dict[str, Any]:
+    """The `.jupyter/mcp_settings.json` that the jupyter-ai section of Getting started has users write."""
+    section = GETTING_STARTED.read_text().split("### jupyter-ai\n", 1)[1]
     return json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
 
 
@@ -47,20 +47,20 @@ async def test_an_acp_agent_gets_a_run_of_its_own(mcp_url, auth_headers, runtime
         "def area(side: float) -> float:\n    return side * side\n")
     client = PanelClient()
     panel = await runtime_of.connect_human("lab")
-    # As jupyter-ai hands it over: the README's entry (this server's URL and token, the run in
+    # As jupyter-ai hands it over: the documented entry (this server's URL and token, the run in
     # proj) plus the identity headers the persona stamps on it.
-    [entry] = readme_mcp_settings()["mcp_servers"]
-    readme = HttpMcpServer.model_validate(entry)  # jupyter-ai's McpServerHttp is ACP's schema
-    readme_url = urlsplit(readme.url)
-    assert readme_url.path == "/agent-tools/mcp"
-    url = mcp_url(**{**dict(parse_qsl(readme_url.query)), "cwd": "proj"})
+    [entry] = documented_mcp_settings()["mcp_servers"]
+    documented = HttpMcpServer.model_validate(entry)  # jupyter-ai's McpServerHttp is ACP's schema
+    documented_url = urlsplit(documented.url)
+    assert documented_url.path == "/agent-tools/mcp"
+    url = mcp_url(**{**dict(parse_qsl(documented_url.query)), "cwd": "proj"})
     token = auth_headers["Authorization"].removeprefix("token ")
     headers = [HttpHeader(name=h.name, value=h.value.replace("<your Jupyter token>", token))
-               for h in readme.headers]
+               for h in documented.headers]
     assert headers == [HttpHeader(name="Authorization", value=f"token {token}")]
     headers += [HttpHeader(name="X-Jupyter-Chat-Id", value="chat.chat"),
                 HttpHeader(name="X-JupyterAI-Persona-Id", value="claude")]
-    server = HttpMcpServer(type="http", name=readme.name, url=url, headers=headers)
+    server = HttpMcpServer(type="http", name=documented.name, url=url, headers=headers)
     script = [
         {"tool": "grep", "args": {"pattern": "return side"}},
         {"tool": "ast_grep", "args": {"pattern": "def $F($$$ARGS) -> float: $$$BODY",
