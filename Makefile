@@ -10,9 +10,11 @@ demo: setup
 	PATH="$(CURDIR)/.tools/node/node_modules/.bin:$$PATH" $(VENV)/bin/jupyter agent-tools demo
 
 # The suite but the JupyterHub tests (tests/hub, about 1.5 minutes of their own: CI runs them
-# as `make test-hub`), so that it stays within 10 minutes on two cores.
+# as `make test-hub`), so that it stays within 10 minutes on two cores. Two workers, a test
+# file each at a time (its module-scoped servers stay in one worker): most of a test's time
+# is waiting on servers, kernels and the browser, so two cores carry two files at once.
 test: setup
-	PATH="$(CURDIR)/.tools/node/node_modules/.bin:$$PATH" $(VENV)/bin/python -m pytest -m "not hub"
+	PATH="$(CURDIR)/.tools/node/node_modules/.bin:$$PATH" $(VENV)/bin/python -m pytest -m "not hub" --numprocesses=2 --dist=loadfile
 
 test-hub: setup
 	PATH="$(CURDIR)/.tools/node/node_modules/.bin:$$PATH" $(VENV)/bin/python -m pytest -m hub

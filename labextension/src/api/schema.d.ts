@@ -1537,7 +1537,8 @@ export interface components {
         };
         /**
          * EditStaged
-         * @description `ast_edit` staged a rewrite (see `GET runs/{id}/edits/{edit_id}`).
+         * @description `ast_edit` staged a rewrite, or `lsp` a language server's edit (see
+         *     `GET runs/{id}/edits/{edit_id}`).
          */
         EditStaged: {
             /** Counts */
@@ -1941,7 +1942,8 @@ export interface components {
         };
         /**
          * StagedEdit
-         * @description An `ast_edit` rewrite: staged until `resolve` accepts or discards it.
+         * @description An `ast_edit` rewrite, or an edit a language server proposed (an `lsp code_actions`
+         *     action applied; `lsp_rename` under review): staged until `resolve` accepts or discards it.
          */
         StagedEdit: {
             /** Created At */
@@ -1962,11 +1964,23 @@ export interface components {
             };
             /** Language */
             language: string;
-            /** Pattern */
+            /**
+             * Origin
+             * @default ast_edit
+             * @enum {string}
+             */
+            origin: "ast_edit" | "lsp";
+            /**
+             * Pattern
+             * @description ast_edit's pattern; for a language server's edit, what proposed it, e.g. "code action (ruff)".
+             */
             pattern: string;
             /** Replacements */
             replacements: number;
-            /** Rewrite */
+            /**
+             * Rewrite
+             * @description ast_edit's rewrite; for a language server's edit, the action's title.
+             */
             rewrite: string;
             /**
              * Status
