@@ -12,7 +12,7 @@ from ..runtime.limits import bound_text
 from ..structural import errors
 from ..structural.astgrep import ENGINE as AST_GREP
 from ..structural.astgrep import LANGUAGES as AST_GREP_LANGUAGES
-from ..structural.edits import ABSENT
+from ..structural.edits import ABSENT, StagedEdit
 from ..structural.pattern import PatternSummary
 from ..structural.session import StructuralSession
 
@@ -292,23 +292,29 @@ class AstEdit(Tool):
                 + (f" [skipped: {_skip_text(unread)}]" if unread else ""),
                 {"edit_id": None, "replacements": 0, "files": {}, "diff": "",
                  "pattern_kind": edit.pattern_kind, "skipped": unread})
-        counts = edit.counts()
-        diff = edit.diff
-        shown, _ = bound_text(diff, _DIFF_TEXT_CHARS, what="diff")
-        text = (f"(proposed) {edit.replacements} replacements in {len(counts)} files … call "
-                f"resolve with edit_id \"{edit.id}\" (action accept or discard); nothing is "
-                "written until then.\n"
-                + "\n".join(f"  {path}: {n}" for path, n in counts.items())
-                + _upgrade_note(edit.upgrades(), "accepting saves")
-                + "\n\n" + shown)
-        return ToolResult.success(
-            text,
-            {"edit_id": edit.id, "replacements": edit.replacements, "files": counts,
-             "diff": diff,
+        return staged_edit_answer(
+            edit, f"{edit.replacements} replacements in {len(edit.counts())} files",
+            {"replacements": edit.replacements,
              **({"upgraded_notebooks": edit.upgrades()} if edit.upgrades() else {})},
-            blocks=[{"type": "text", "text": text},
-                    {"type": "diff", "edit_id": edit.id, "diff": diff}],
-        )
+            _upgrade_note(edit.upgrades(), "accepting saves"))
+
+
+def staged_edit_answer(edit: StagedEdit, headline: str, data: dict[str, Any],
+                       note: str = "") -> ToolResult:
+    """The answer to a staged edit (ast_edit's, a code action's, a reviewed rename's): what it
+    changes per file, the diff (bounded in the text, whole in data) and the id `resolve`
+    takes. `note` follows the per-file lines."""
+    counts = edit.counts()
+    diff = edit.diff
+    shown, _ = bound_text(diff, _DIFF_TEXT_CHARS, what="diff")
+    text = (f"(proposed) {headline} … call resolve with edit_id \"{edit.id}\" (action accept "
+            "or discard); nothing is written until then.\n"
+            + "\n".join(f"  {path}: {n}" for path, n in counts.items())
+            + note + "\n\n" + shown)
+    return ToolResult.success(
+        text, {"edit_id": edit.id, **data, "files": counts, "diff": diff},
+        blocks=[{"type": "text", "text": text},
+                {"type": "diff", "edit_id": edit.id, "diff": diff}])
 
 
 class ResolveArgs(ToolArgs):

@@ -15,16 +15,14 @@ import os
 import secrets
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import nbformat
 import pytest
 from jupyter_core.paths import jupyter_path
-from kernel_helpers import free_port
+from kernel_helpers import free_port, wait_for_gateway
 from nbformat.v4 import new_code_cell, new_notebook
 
 from jupyter_agent_tools.client import AgentToolsClient
@@ -75,17 +73,7 @@ def enterprise_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ent
              "--port_retries=0", f"--EnterpriseGatewayApp.auth_token={token}"],
             stdout=log, stderr=subprocess.STDOUT, env=env, cwd=scratch, start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, gateway.log.read_text()
-            try:
-                if httpx.get(f"{gateway.url}/api/kernelspecs", timeout=5,
-                             headers={"Authorization": f"token {token}"}).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, gateway.log.read_text()
-            time.sleep(0.2)
+        wait_for_gateway(process, gateway.url, token, gateway.log)
         yield gateway
     finally:
         # Asked first, the gateway shuts its kernels down: they run in sessions of their own,

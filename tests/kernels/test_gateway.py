@@ -8,14 +8,12 @@ import os
 import secrets
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
-from kernel_helpers import free_port
+from kernel_helpers import free_port, wait_for_gateway
 
 from jupyter_agent_tools.processes import signal_process_group
 
@@ -40,17 +38,7 @@ def kernel_gateway(tmp_path: Path, fresh_gateway_client) -> Iterator[KernelGatew
         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp_path, start_new_session=True)
     gateway = KernelGateway(f"http://127.0.0.1:{port}", token)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, (tmp_path / "gateway.log").read_text()
-            try:
-                if httpx.get(f"{gateway.url}/api/kernelspecs", timeout=5,
-                             headers={"Authorization": f"token {token}"}).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, (tmp_path / "gateway.log").read_text()
-            time.sleep(0.2)
+        wait_for_gateway(process, gateway.url, token, tmp_path / "gateway.log")
         yield gateway
     finally:
         signal_process_group(process.pid)

@@ -27,7 +27,6 @@ from .errors import failure_text, request_failure
 from .places import check_cell, describe_place, located
 from .staging import changes_of, remove_made_while_running, staged_answer
 
-_DIFF_TEXT_CHARS = 12_000
 Offered = tuple[LanguageServer, types.CodeAction | types.Command]
 
 

@@ -21,11 +21,9 @@ from ...lsp.session import LspSession, SourceDocument
 from ...lsp.workspace_edit import PlannedEdit, plan_workspace_edit
 from ...notebooks import DocumentEdit, NotebookError, is_notebook_path
 from ...runtime import ErrorCode, ToolError, ToolResult
-from ...runtime.limits import bound_text
 from ...structural.edits import ABSENT, FileChange, content_hash, unified_diff
 from ...structural.session import StructuralSession
-
-_DIFF_TEXT_CHARS = 12_000
+from ..structural import staged_edit_answer
 
 
 def split_notebook_edits(session: LspSession, edit: types.WorkspaceEdit,
@@ -194,16 +192,6 @@ def staged_answer(store: StructuralSession, changes: list[FileChange], pattern: 
                   language: str, note: str = "") -> ToolResult:
     """Keep `changes` as one staged edit; the answer carries its edit_id and diff."""
     edit = store.stage_changes(pattern, title, language, changes, origin="lsp")
-    counts = edit.counts()
-    diff = edit.diff
-    shown, _ = bound_text(diff, _DIFF_TEXT_CHARS, what="diff")
-    text = (f"(proposed) {title} [{pattern}]: {edit.replacements} edit(s) in {len(counts)} "
-            f"file(s) … call resolve with edit_id \"{edit.id}\" (action accept or discard); "
-            "nothing is written until then.\n"
-            + "\n".join(f"  {rel}: {n}" for rel, n in counts.items())
-            + (f"\n[{note}]" if note else "") + "\n\n" + shown)
-    return ToolResult.success(
-        text, {"edit_id": edit.id, "action": title, "edits": edit.replacements,
-               "files": counts, "diff": diff},
-        blocks=[{"type": "text", "text": text},
-                {"type": "diff", "edit_id": edit.id, "diff": diff}])
+    return staged_edit_answer(
+        edit, f"{title} [{pattern}]: {edit.replacements} edit(s) in {len(edit.counts())} file(s)",
+        {"action": title, "edits": edit.replacements}, f"\n[{note}]" if note else "")
