@@ -15,6 +15,8 @@ def test_the_demo_runs_every_step(tmp_path):
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
     summary = demo.stdout.strip().splitlines()[-1]
     assert summary.endswith("0 failed, 0 skipped."), demo.stdout[-3000:]
+    # Nothing logged on the way out either (a bridge connection closed at shutdown once was).
+    assert "Traceback" not in demo.stderr, demo.stderr[-3000:]
     for shown in ["(proposed) 2 replacements", "New diagnostics in inventory/broken.py",
                   "Stopped (breakpoint)", "stock.stock_value() = 9.0", "The user chose: ship",
                   "quantity  value", "{'north': 8020.0, 'south': 5130.0}",

@@ -81,6 +81,10 @@ class BridgeSocket:
                 await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the cell went away (an interrupt, the kernel stopped): its thread reconnects
+        except asyncio.CancelledError:
+            # close() ends the connection. Ending quietly, not cancelled: Python 3.11's stream
+            # server asks the finished task for its exception and logs a cancelled one's.
+            pass
         except Exception:  # noqa: BLE001 - a bug here must end one connection, not the server's loop
             self._log.exception("bridge socket: serving a connection failed")
         finally:
