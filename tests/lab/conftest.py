@@ -144,10 +144,28 @@ def open_lab(browser: Any, server: JupyterServerProcess) -> Iterator[Lab]:
         context.close()
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+    report = yield
+    if report.when == "call":
+        item.stash[CALL_FAILED] = report.failed
+    return report
+
+
+CALL_FAILED = pytest.StashKey[bool]()
+
+
 @pytest.fixture()
-def lab(browser: Any, lab_server: JupyterServerProcess) -> Iterator[Lab]:
+def lab(browser: Any, lab_server: JupyterServerProcess,
+        request: pytest.FixtureRequest) -> Iterator[Lab]:
     with open_lab(browser, lab_server) as page:
         yield page
+        if request.node.stash.get(CALL_FAILED, False):
+            # What the page showed when the test failed, for the CI log's reader.
+            ARTIFACTS.mkdir(exist_ok=True)
+            shot = ARTIFACTS / f"failed-{request.node.name}.png"
+            page.page.screenshot(path=str(shot))
+            print(f"screenshot of the failed test's page: {shot}")
 
 
 @pytest.fixture()

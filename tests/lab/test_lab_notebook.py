@@ -31,8 +31,16 @@ def open_notebook(lab: Any, name: str) -> Any:
     lab.execute("docmanager:open", {"path": name})
     cells = notebook_cells(lab)
     cells.first.wait_for()
-    lab.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) "
-                     ".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for()
+    # Until the view's own kernel is connected and idle (the toolbar's indicator can say idle
+    # before that): a Shift+Enter sooner runs nothing and only moves to the next cell.
+    lab.page.wait_for_function(
+        """(path) => {
+          const panel = window.jupyterapp.shell.currentWidget;
+          const context = panel && panel.sessionContext;
+          const kernel = context && context.isReady && context.session && context.session.kernel;
+          return panel.context.path === path && !!kernel
+            && kernel.connectionStatus === "connected" && kernel.status === "idle";
+        }""", arg=name)
     return cells
 
 
