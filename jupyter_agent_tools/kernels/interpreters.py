@@ -192,7 +192,8 @@ class RunInterpreters:
         finally:
             self.running.discard(language)
         # Its kernel stopped under the cell (killed, shut down, or stuck after an interrupt).
-        gone = end is CellEnd.DIED or (end is not CellEnd.OK and not await session.is_alive())
+        gone = end is CellEnd.DIED or (
+            end is not CellEnd.OK and not await session.alive_once_settled(idle_timeout))
         if gone and end is CellEnd.ERROR:
             end = CellEnd.DIED
         syntax_error = None

@@ -44,6 +44,7 @@ _INTERRUPT_GRACE_SECONDS = 5.0
 # How long closing a run waits for a user's kernel to take the bridge out.
 _UNINSTALL_SECONDS = 5.0
 _RESTARTED = "it was restarted"
+_SETTLE_POLL_SECONDS = 0.05
 T = TypeVar("T")
 
 
@@ -266,6 +267,22 @@ class KernelSession:
         if not alive:
             self._mark_dead("its process exited")
         return bool(alive)
+
+    async def alive_once_settled(self, wait: float) -> bool:
+        """Whether the kernel lives once a shutdown or restart under way has ended (waiting at
+        most `wait` seconds). jupyter_client interrupts the running cell before it shuts a
+        kernel down (JupyterLab's "Shut Down Kernel"), so the cell's KeyboardInterrupt can
+        come while the process still runs: the cell's story is then the shutdown."""
+        deadline = time.monotonic() + wait
+        while not self.dead and time.monotonic() < deadline:
+            try:
+                kernel = self.handle.manager.get_kernel(self.kernel_id)
+            except KeyError:
+                break
+            if not getattr(kernel, "shutting_down", False):  # a gateway's kernel has no flag
+                break
+            await asyncio.sleep(_SETTLE_POLL_SECONDS)
+        return await self.is_alive()
 
     # -- execution ------------------------------------------------------------------------
 

@@ -101,11 +101,27 @@ async def test_a_kernel_shut_down_from_outside_tells_one_story(kernels_runtime):
     shutting = asyncio.ensure_future(shut_down_soon())
     during = await run.call("eval", cell("import time\nprint('started', flush=True)\ntime.sleep(60)"))
     await shutting
-    assert during.code == "kernel_died" and "started" in during.text
+    assert during.code == "kernel_died" and "started" in during.text, (during.text, during.error)
     assert during.data["status"] == "died" and during.data["state_lost"] is True
     assert "state is kept" not in during.text
     after = await run.call("eval", cell("'z' in globals()"))
     assert after.ok and after.text.endswith("False") and after.data["state_lost"] is True
+
+
+async def test_a_cell_ended_by_a_shutdown_under_way_is_told_once_the_kernel_is_gone(
+        kernels_runtime):
+    # jupyter_client interrupts the cell before it shuts the kernel down: on a busy machine
+    # the cell's KeyboardInterrupt can come while the process still runs.
+    run = await kernels_runtime.create_run()
+    assert (await run.call("eval", cell("import atexit, time\natexit.register(time.sleep, 2)"))).ok
+    session = run.resources["kernels"].sessions["python"]
+    shutting = asyncio.ensure_future(session.handle.manager.shutdown_kernel(session.kernel_id))
+    await asyncio.sleep(0.5)
+    assert not shutting.done()
+    assert await session.handle.manager.get_kernel(session.kernel_id).is_alive()  # exiting
+    assert await session.alive_once_settled(30) is False
+    assert session.death_reason == "its process exited"
+    await shutting
 
 
 async def test_reset_is_not_a_loss_but_is_no_kept_state_either(kernels_runtime):

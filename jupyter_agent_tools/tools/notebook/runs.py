@@ -130,7 +130,8 @@ async def _run_one(ctx: CallContext, opened: OpenedNotebook, interpreters: RunIn
     if time_left > 0:
         end = await session.execute(source, output, interpreters.limits.idle_timeout_seconds,
                                     listener=live.take, time_limit=time_left, history=True)
-    if end is CellEnd.DIED or (end is not CellEnd.OK and not await session.is_alive()):
+    if end is CellEnd.DIED or (end is not CellEnd.OK and not await session.alive_once_settled(
+            interpreters.limits.idle_timeout_seconds)):
         end = CellEnd.DIED
         live.note(f"agent-tools: the kernel stopped while this cell ran "
                   f"({session.death_reason or 'it died'})")
