@@ -29,7 +29,7 @@ from check_dist import (
     open_panel,
 )
 
-EXTRAS = ["", "lsp", "basedpyright", "debug", "js", "all"]
+EXTRAS = ["", "lsp", "basedpyright", "debug", "js", "grammars", "all"]
 
 
 def size_and_count(venv: Path) -> tuple[int, int]:

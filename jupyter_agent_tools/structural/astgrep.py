@@ -19,15 +19,6 @@ from ast_grep_py import SgNode, SgRoot
 
 from .pattern import ANONYMOUS, PatternError, PatternSummary
 
-# The grammar ids (tree-sitter-language-pack's) that ast-grep-py parses, under the same names.
-# Dart is left out on purpose: ast-grep's Dart grammar gives a call no node of its own, so
-# `$X.dispose()` matches nothing there; the built-in matcher finds such calls (a documented
-# difference from the CLI).
-LANGUAGES: frozenset[str] = frozenset({
-    "bash", "c", "cpp", "csharp", "css", "elixir", "go", "haskell", "hcl", "html",
-    "java", "javascript", "json", "kotlin", "lua", "nix", "php", "python", "ruby", "rust",
-    "scala", "solidity", "swift", "tsx", "typescript", "yaml", "zig",
-})
 ENGINE = CONTEXT = "ast-grep"  # the summary's `context`: no scaffolding ladder, ast-grep's parse
 
 # What ast-grep puts for `$` before it parses a pattern, in grammars whose identifiers
@@ -162,6 +153,26 @@ def parse(source: bytes, language: str) -> SgRoot:
 
 def has_error(root: SgRoot) -> bool:
     return root.root().find(kind="ERROR") is not None
+
+
+def syntax_errors(source: bytes, language: str) -> list[tuple[int, int]]:
+    """(byte offset, line from 0) of each syntax error of the text as ast-grep parses it,
+    in document order: an ERROR node (not what it holds), and a token the parser had to
+    assume (tree-sitter's MISSING node, which ast-grep shows as a leaf of no width)."""
+    text = source.decode("utf-8")
+    positions = Positions(text, source)
+    found: list[tuple[int, int]] = []
+    stack = [SgRoot(text, language).root()]
+    while stack:
+        node = stack.pop()
+        children = node.children()
+        start = node.range().start
+        if node.kind() == "ERROR" or (not children and node.range().end.index == start.index
+                                      and node.kind()):
+            found.append((positions.byte(start.line, start.column, start.index), start.line))
+            continue
+        stack.extend(reversed(children))
+    return found
 
 
 def find(pattern: SgPattern, root: SgRoot, source: bytes) -> Iterator[Found]:

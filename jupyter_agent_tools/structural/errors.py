@@ -45,6 +45,16 @@ class UnknownLanguage(StructuralError):
         self.close = close
 
 
+class GrammarPackNeeded(StructuralError):
+    """A language only tree-sitter-language-pack (the `grammars` extra) parses, and it is
+    not installed."""
+
+    def __init__(self, language: str, install: str) -> None:
+        super().__init__(f"{language} needs tree-sitter-language-pack")
+        self.language = language
+        self.install = install
+
+
 class LanguageNotInferred(StructuralError):
     """A file's extension names no known grammar."""
 

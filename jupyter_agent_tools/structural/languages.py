@@ -1,7 +1,11 @@
-"""The grammars of tree-sitter-language-pack: ids, file extensions and `$` placeholders.
+"""The languages structural search knows: ids, file extensions and `$` placeholders.
 
-Grammars are bundled inside the 0.13.0 wheel (no download at first use), so loading one
-works offline. This module imports nothing of the runtime: search workers load it too.
+ast-grep's engine (ast-grep-py, a dependency) parses the 27 languages of AST_GREP_LANGUAGES.
+tree-sitter-language-pack (the `grammars` extra, 184 MB) adds 145 more and the grammars of
+the built-in matcher, which also finds runs of several statements and checks that a rewrite
+keeps the syntax. Its grammars are bundled inside the 0.13.0 wheel (no download at first
+use), so loading one works offline. This module imports nothing of the runtime: search
+workers load it too.
 """
 
 from __future__ import annotations
@@ -12,9 +16,31 @@ from pathlib import PurePath
 from typing import get_args
 
 from tree_sitter import Language
-from tree_sitter_language_pack import SupportedLanguage, get_language
 
-GRAMMAR_IDS: tuple[str, ...] = tuple(sorted(get_args(SupportedLanguage)))
+try:
+    from tree_sitter_language_pack import SupportedLanguage, get_language
+except ImportError:  # the `grammars` extra is not installed
+    PACK_IDS: frozenset[str] = frozenset()
+else:
+    PACK_IDS = frozenset(get_args(SupportedLanguage))
+
+GRAMMARS_INSTALL = "pip install 'jupyter-agent-tools[grammars]'"
+
+# The grammar ids (tree-sitter-language-pack's) that ast-grep-py parses, under the same names.
+# Dart is left out on purpose: ast-grep's Dart grammar gives a call no node of its own, so
+# `$X.dispose()` matches nothing there; the built-in matcher finds such calls (a documented
+# difference from the CLI).
+AST_GREP_LANGUAGES: frozenset[str] = frozenset({
+    "bash", "c", "cpp", "csharp", "css", "elixir", "go", "haskell", "hcl", "html",
+    "java", "javascript", "json", "kotlin", "lua", "nix", "php", "python", "ruby", "rust",
+    "scala", "solidity", "swift", "tsx", "typescript", "yaml", "zig",
+})
+
+GRAMMAR_IDS: tuple[str, ...] = tuple(sorted(PACK_IDS | AST_GREP_LANGUAGES))
+
+
+def pack_installed() -> bool:
+    return bool(PACK_IDS)
 
 # File extension -> grammar id, for inferring the language of a file and for choosing the
 # files of a folder search. The same sets as the ast-grep CLI where it has the language.
@@ -76,9 +102,17 @@ def close_ids(name: str, limit: int = 5) -> list[str]:
     return (close + prefixed)[:limit]
 
 
+def known_without_pack(language: str) -> bool:
+    """Whether `language` is a grammar id the pack would add (it is not installed)."""
+    return (not PACK_IDS and language not in AST_GREP_LANGUAGES
+            and (language in EXTENSIONS.values() or language in PLACEHOLDERS))
+
+
 @cache
 def load_language(language: str) -> Language:
-    """The tree-sitter Language for a grammar id (raises LookupError when unknown)."""
-    if language not in GRAMMAR_IDS:
-        raise LookupError(language)
+    """The tree-sitter Language for a grammar id of the pack (LookupError when the pack
+    lacks it or is not installed)."""
+    if language not in PACK_IDS:
+        raise LookupError(f"no {language} grammar in tree-sitter-language-pack"
+                          f"{'' if PACK_IDS else f' (not installed; to add it: {GRAMMARS_INSTALL})'}")
     return get_language(language)  # type: ignore[arg-type]

@@ -29,7 +29,14 @@ from ..notebooks import (
 )
 from . import errors
 from .edits import EditStatus, EditStore, FileChange, StagedEdit, content_hash, unified_diff
-from .languages import GRAMMAR_IDS, close_ids, extensions_for, language_for_path
+from .languages import (
+    GRAMMAR_IDS,
+    GRAMMARS_INSTALL,
+    close_ids,
+    extensions_for,
+    known_without_pack,
+    language_for_path,
+)
 from .notebooks import NEVER_WRITTEN, DocumentText
 from .pattern import PatternError, PatternSummary, metavariable_names
 from .rewrite import Replacement, apply, fill, non_overlapping, unbound_metavariables
@@ -88,15 +95,22 @@ class StructuralSession:
                 raise errors.LanguageMismatch(self.run.relpath(base), own, language)
             return own
         if language:
-            if language not in GRAMMAR_IDS:
-                raise errors.UnknownLanguage(language, list(close_ids(language)))
-            return language
+            return self._known(language)
         if base.is_file():
             inferred = language_for_path(base)
             if inferred is None:
                 raise errors.LanguageNotInferred(base.name)
-            return inferred
+            return self._known(inferred)
         raise errors.LanguageRequired()
+
+    @staticmethod
+    def _known(language: str) -> str:
+        """`language` if a grammar here parses it; else why not."""
+        if language in GRAMMAR_IDS:
+            return language
+        if known_without_pack(language):
+            raise errors.GrammarPackNeeded(language, GRAMMARS_INSTALL)
+        raise errors.UnknownLanguage(language, list(close_ids(language)))
 
     def _notebook_language(self, path: Path) -> str:
         """The language of a notebook's kernel, from its metadata."""
@@ -109,6 +123,8 @@ class StructuralSession:
         except (ValueError, AttributeError):
             raise errors.NotANotebook(relpath) from None
         if language not in GRAMMAR_IDS:
+            if known_without_pack(language):
+                raise errors.GrammarPackNeeded(language, GRAMMARS_INSTALL)
             raise errors.NoGrammar(relpath, language)
         return language
 

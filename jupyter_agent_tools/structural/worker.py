@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -28,7 +28,7 @@ from ..files.errors import FilesError, LinkSwapped, OutsideRoot
 from . import astgrep
 from .astgrep import Found, SgPattern
 from .cache import CachedFile, TreeCache
-from .languages import load_language
+from .languages import AST_GREP_LANGUAGES, GRAMMARS_INSTALL, PACK_IDS, load_language
 from .match import Env, Matcher
 from .pattern import Pattern, PatternError, compile_pattern
 
@@ -136,23 +136,32 @@ class SearchEngine:
     def check_syntax(self, job: SyntaxCheckJob) -> dict[str, Any]:
         """Per file: syntax errors before and after, and where the first new one is (line and
         column from 1, the column in characters)."""
-        parser = self._parser(job.language)
+        errors_in = self._syntax_checker(job.language)
         results = []
         for path, before, after, spans in job.files:
-            old = _syntax_errors(parser.parse(before).root_node)
-            new = _syntax_errors(parser.parse(after).root_node)
+            old = errors_in(before)
+            new = errors_in(after)
             # Where the rewrite landed, if an error is there; else the first error.
-            inside = [node for node in new
-                      if any(start <= node.start_byte <= end for start, end in spans)]
+            inside = [error for error in new
+                      if any(start <= error[0] <= end for start, end in spans)]
             first = (inside or new)[0] if len(new) > len(old) else None
             line = column = None
             if first is not None:
-                line = first.start_point[0] + 1
-                line_start = after.rfind(b"\n", 0, first.start_byte) + 1
-                column = len(after[line_start:first.start_byte].decode("utf-8", "replace")) + 1
+                offset, line = first[0], first[1] + 1
+                line_start = after.rfind(b"\n", 0, offset) + 1
+                column = len(after[line_start:offset].decode("utf-8", "replace")) + 1
             results.append({"path": path, "errors_before": len(old), "errors_after": len(new),
                             "line": line, "column": column})
         return {"files": results}
+
+    def _syntax_checker(self, language: str) -> Callable[[bytes], list[tuple[int, int]]]:
+        """(byte offset, line from 0) of a text's syntax errors: tree-sitter's parse where
+        the grammar pack is installed, else ast-grep's (its languages only)."""
+        if language in PACK_IDS or language not in AST_GREP_LANGUAGES:
+            parser = self._parser(language)
+            return lambda text: [(node.start_byte, node.start_point[0])
+                                 for node in _syntax_errors(parser.parse(text).root_node)]
+        return lambda text: astgrep.syntax_errors(text, language)
 
     def run(self, job: SearchJob) -> dict[str, Any]:
         pattern = _compiled(job.pattern, job.language)
@@ -279,11 +288,16 @@ def _compiled(source: str, language: str) -> Pattern | SgPattern | PatternError:
     """The pattern (ast-grep's where it has the language), or why it does not parse: a
     failure is kept too, so the batches of one search do not each parse a bad pattern again."""
     try:
-        if language in astgrep.LANGUAGES:
+        if language in AST_GREP_LANGUAGES:
             try:
                 return astgrep.compile_sg(source, language)
-            except astgrep.SeveralNodes:
-                pass  # ast-grep takes one node: the built-in matcher finds runs of siblings
+            except astgrep.SeveralNodes as several:
+                if language not in PACK_IDS:
+                    raise PatternError(
+                        f"{several.reason}; ast-grep matches one node, and the built-in "
+                        "matcher, which finds runs of several, needs tree-sitter-language-pack "
+                        f"(to add it: {GRAMMARS_INSTALL})", several.contexts) from None
+                # ast-grep takes one node: the built-in matcher finds runs of siblings
         return compile_pattern(source, language)
     except PatternError as exc:
         return PatternError(exc.reason, exc.contexts)  # kept without the failed parse's frames

@@ -11,8 +11,8 @@ from ..runtime import CallContext, ErrorCode, Resource, Tier, Tool, ToolArgs, To
 from ..runtime.limits import bound_text
 from ..structural import errors
 from ..structural.astgrep import ENGINE as AST_GREP
-from ..structural.astgrep import LANGUAGES as AST_GREP_LANGUAGES
 from ..structural.edits import ABSENT, StagedEdit
+from ..structural.languages import AST_GREP_LANGUAGES, GRAMMARS_INSTALL, pack_installed
 from ..structural.pattern import PatternSummary
 from ..structural.session import StructuralSession
 
@@ -45,8 +45,16 @@ def _tool_error(exc: errors.StructuralError) -> ToolError:
                              f"not {asked}: omit `language`, or pass {own}.")
         case errors.UnknownLanguage(language=language, close=close):
             hint = f" Close ids: {', '.join(close)}." if close else ""
+            more = ("" if pack_installed() else " Only ast-grep's 27 languages are installed; "
+                    f"tree-sitter-language-pack adds 145 more (to add it: {GRAMMARS_INSTALL}).")
             return ToolError(invalid, f"Unknown language {language!r}.{hint} Use a grammar id "
-                             f"of tree-sitter-language-pack, e.g. {_GRAMMAR_EXAMPLES}.")
+                             f"of tree-sitter-language-pack, e.g. {_GRAMMAR_EXAMPLES}.{more}")
+        case errors.GrammarPackNeeded(language=language, install=install):
+            return ToolError(ErrorCode.UNAVAILABLE,
+                             f"Structural search in {language} needs tree-sitter-language-pack "
+                             "(its grammars for 145 more languages than ast-grep's 27), which "
+                             f"is not installed; to add it: {install}. Use grep meanwhile.",
+                             data={"language": language, "install": install})
         case errors.LanguageNotInferred(filename=filename):
             return ToolError(invalid, f"Cannot infer the language of {filename!r} from its "
                              "extension; pass `language` (e.g. python, javascript, typescript, "
