@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -207,6 +208,15 @@ class Hub:
 
     def server(self, user: str, server: str = "") -> dict[str, Any] | None:
         return self.user(user)["servers"].get(server)
+
+    def wait_activity_since(self, user: str, moment: datetime, server: str = "") -> None:
+        """Until the hub has heard of `user`'s server being active at `moment` or later (the
+        single-user server reports once an activity interval has passed)."""
+        def heard() -> bool:
+            reported = (self.server(user, server) or {}).get("last_activity")
+            return reported is not None and datetime.fromisoformat(
+                reported.replace("Z", "+00:00")) >= moment
+        self._wait(heard, f"the hub to hear of {user}'s activity since {moment}")
 
     def request_spawn(self, user: str, server: str = "") -> None:
         path = f"/users/{user}/servers/{server}" if server else f"/users/{user}/server"

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -407,15 +408,20 @@ def test_the_panel_in_alice_s_lab_answers_a_card_and_accepts_an_edit(servers, al
 def test_a_working_agent_is_not_culled_and_an_idle_one_is(servers: Hub):
     """jupyterhub-idle-culler (from PyPI, against the hub's API) with a 10 s timeout: carol's
     agent evaluates for 20 s with no browser open and keeps her server; once her run is idle,
-    the culler stops it. (A 6 s timeout once cut the call on CI, cause unseen: a failure now
-    prints the culler's log, the activity the hub heard and the hub's log.)"""
+    the culler stops it. (A failure prints the culler's log, the activity the hub heard and
+    the hub's log.)"""
     hub = servers
     timeout, eval_seconds = 10, 20
     with with_token(hub, hub.token("carol", ["access:servers!user=carol"])) as carol:
+        set_up = datetime.now(timezone.utc)
         run_id = agent_api(carol, "/user/carol/", "POST", "runs", {}).json()["id"]
         # Start the kernel first: its start-up messages are activity of their own.
         agent_api(carol, "/user/carol/", "POST", f"runs/{run_id}/calls", {"tool": "eval", "args": {
             "code": "1", "description": "start the kernel before the long cell"}})
+        # The hub hears of activity an interval late. Carol's server was idle for as long as
+        # the tests before took (once 15 s: culled at the culler's first look, before the
+        # report of these calls came): start the culler once the hub knows of them.
+        hub.wait_activity_since("carol", set_up)
         outcome: dict[str, Any] = {}
 
         def long_eval() -> None:
