@@ -74,7 +74,8 @@ BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
             adapter_id="debugpy",
             binaries=["python3", "python"],
             python=True,
-            command=["{binary}", "-m", "debugpy.adapter"],
+            # debugpy's adapter with quick ACKs to its debuggees (see debugpy_adapter.py).
+            command=["{binary}", str(Path(__file__).with_name("debugpy_adapter.py"))],
             markers=["pyproject.toml", "setup.py", "requirements.txt"],
             program_suffixes=[".py"],
             launch_arguments={"console": "internalConsole", "justMyCode": True},

@@ -8,7 +8,7 @@ from debug_helpers import debug, ok
 from traitlets.config import Config
 
 from jupyter_agent_tools import Runtime
-from jupyter_agent_tools.dap.adapters import merge_specs
+from jupyter_agent_tools.dap.adapters import BUILTIN_ADAPTERS, merge_specs
 
 
 def by_name(result) -> dict[str, dict]:
@@ -95,7 +95,7 @@ def test_config_overrides_fields_and_contains_invalid_ones():
                                          "command": ["{binary}"], "markers": []}},
                                 logging.getLogger("test"))
     assert specs["debugpy"].markers == ["setup.cfg"]
-    assert specs["debugpy"].command == ["{binary}", "-m", "debugpy.adapter"]
+    assert specs["debugpy"].command == BUILTIN_ADAPTERS["debugpy"].command  # kept
     # An invalid override leaves the built-in as it was; an invalid new spec is left out.
     assert "no_such_field" in errors["lldb"] and specs["lldb"].command == ["{binary}"]
     assert "gdb" not in specs and errors["gdb"].startswith("binaries: Input should be a valid list")
