@@ -171,6 +171,7 @@ class DebugSession:
         self.program: str | None = None
         # An attached debuggee is not ours: it is detached from, never terminated or killed.
         self.attached = False
+        self.began = False  # launch or attach sent: a debuggee may exist
         self.debuggee_pid: int | None = None
         self.exit_code: int | None = None
         self.stop: StopInfo | None = None
@@ -243,6 +244,7 @@ class DebugSession:
         """Run the start sequence for `launch` or `attach`, up to the adapter's answer."""
         client = self._client()
         self.attached = command == "attach"
+        self.began = True
         try:
             self.capabilities = await client.request(
                 "initialize", InitializeArguments(adapter_id=self.spec.adapter_id), Capabilities,
@@ -482,7 +484,8 @@ class DebugSession:
     async def _end(self) -> None:
         client = self.client
         adapter_alive = self.processes is None or self.processes.running
-        if client is not None and not client.closed and adapter_alive:
+        # An adapter never asked to launch or attach has no debuggee: end of input ends it.
+        if client is not None and not client.closed and adapter_alive and self.began:
             short = min(self.limits.request_timeout, 5.0)
             with contextlib.suppress(DapError, AdapterGone, RequestTimeout):
                 # Only requests the adapter advertises: lldb-dap 19 crashes on `terminate`.

@@ -54,6 +54,15 @@ class Conversation:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
+@dataclass
+class _SpareAdapter:
+    """An adapter process started ahead of the next launch (no debuggee), and what for."""
+
+    key: tuple[str, tuple[str, ...], Path]  # spec name, argv, folder
+    session: DebugSession
+    expiry: asyncio.TimerHandle
+
+
 class DebugSupervisor(ResourceProvider):
     """Starts debug adapters for runs, keyed by conversation id, and ends them all."""
 
@@ -98,6 +107,13 @@ class DebugSupervisor(ResourceProvider):
         "answers at once.",
     ).tag(config=True)
 
+    spare_adapter_seconds = Float(
+        300.0, help="After a debugpy launch, one more adapter for the same interpreter and "
+        "folder is started and kept ready this long for the next launch (starting one takes "
+        "about a quarter of a second: a Python process importing debugpy). At most one is kept; "
+        "it has no debuggee. 0: none.",
+    ).tag(config=True)
+
     @default("adapters")
     def _default_adapters(self) -> dict[str, Any]:
         return {}
@@ -108,6 +124,7 @@ class DebugSupervisor(ResourceProvider):
         self.binaries = BinaryFinder(self.binary_probe_timeout_seconds)
         self.conversations: dict[str, Conversation] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._spare: _SpareAdapter | None = None
 
     # -- resource provider -----------------------------------------------------------------
 
@@ -133,6 +150,7 @@ class DebugSupervisor(ResourceProvider):
             await self._end(conversation, "the server shut down")
         self.conversations.clear()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._drop_spare()
 
     async def status(self) -> dict[str, Any]:
         """Which adapters' binaries are found (markers depend on each run's directory)."""
@@ -191,7 +209,12 @@ class DebugSupervisor(ResourceProvider):
             if command == "launch":
                 arguments = {**arguments, "python": [found.binary]}
         argv = [part.replace("{binary}", binary) for part in spec.command]
-        session = DebugSession(spec, self._limits(), self.log, self._adapter_gone)
+        cwd = found.project_root or run.cwd
+        spare_key = (spec.name, tuple(argv), cwd)
+        session = await self._take_spare(spare_key)
+        opened = session is not None
+        if session is None:
+            session = DebugSession(spec, self._limits(), self.log, self._adapter_gone)
         session.program = program
         conversation.ended_because = None
         conversation.session, conversation.owner_run = session, run.id
@@ -199,8 +222,8 @@ class DebugSupervisor(ResourceProvider):
             if command == "attach" and spec.attach_transport == "tcp":
                 assert port is not None
                 await session.connect("127.0.0.1", port)
-            else:
-                await session.open(argv, found.project_root or run.cwd, env=dict(os.environ))
+            elif not opened:
+                await session.open(argv, cwd, env=dict(os.environ))
             await session.begin(command, arguments, dict(conversation.breakpoints))
             await session.wait_for_change()
         except (SessionFailed, OSError) as exc:
@@ -210,7 +233,44 @@ class DebugSupervisor(ResourceProvider):
             await asyncio.shield(self._end(conversation, None, expected=session))
             raise
         self._expire(conversation, session)
+        if command == "launch" and spec.python and self.spare_adapter_seconds > 0:
+            # Started once this launch has stopped or run: the next launch takes it.
+            self._spawn(self._start_spare(spec, spare_key))
         return session
+
+    async def _take_spare(self, key: tuple[str, tuple[str, ...], Path]) -> DebugSession | None:
+        """The spare adapter if it was started for `key` and still runs; any other is ended."""
+        spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        spare.expiry.cancel()
+        session = spare.session
+        if spare.key == key and session.gone is None and session.processes is not None \
+                and session.processes.running:
+            return session
+        await session.end()
+        return None
+
+    async def _start_spare(self, spec: AdapterSpec, key: tuple[str, tuple[str, ...], Path]) -> None:
+        await self._drop_spare()
+        session = DebugSession(spec, self._limits(), self.log, self._adapter_gone)
+        try:
+            await session.open(list(key[1]), key[2], env=dict(os.environ))
+        except OSError:  # the launch that asked for it says what is wrong, if anything is
+            await session.end()
+            return
+        if self._spare is not None:  # two launches at once: keep one spare
+            await session.end()
+            return
+        expiry = asyncio.get_running_loop().call_later(
+            self.spare_adapter_seconds, lambda: self._spawn(self._drop_spare()))
+        self._spare = _SpareAdapter(key, session, expiry)
+
+    async def _drop_spare(self) -> None:
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.expiry.cancel()
+            await spare.session.end()
 
     def _expire(self, conversation: Conversation, session: DebugSession) -> None:
         # Every step of the start is bounded; the hard TTL counts from a working session.
