@@ -4,7 +4,8 @@ Baselines in the same run: the program with no debugger, the same round scripted
 `python -m pdb`, and `continue` sent straight to the DAP session (no tool layers). Prints
 p50 latencies and the ratios. The first launch starts debugpy's adapter; later ones take the
 spare adapter started after the previous launch, so rounds are a second apart (an agent's turn
-between two calls), outside the timed part. Run: python -m benchmarks.bench_dap [--rounds N] [--continues N]
+between two calls), outside the timed part.
+Run: python -m benchmarks.bench_dap [--rounds N] [--continues N]
 """
 
 from __future__ import annotations
@@ -103,10 +104,12 @@ async def _main(rounds: int, continues: int) -> None:
             await runtime.shutdown()
     tool_s, pdb_s, plain_s = (statistics.median(x) for x in (tool[1:] or tool, pdb, plain))
     print(f"launch → breakpoint → evaluate → terminate, median of {rounds}:")
-    print(f"  debug tool (debugpy), first launch           {tool[0] * 1000:8.0f} ms")
-    print(f"  debug tool (debugpy), later (spare adapter)  {tool_s * 1000:8.0f} ms")
-    print(f"  python -m pdb scripted                       {pdb_s * 1000:8.0f} ms   later/pdb   {tool_s / pdb_s:5.1f}x")
-    print(f"  plain run, no debugger                       {plain_s * 1000:8.0f} ms   later/plain {tool_s / plain_s:5.1f}x")
+    rows = [("debug tool (debugpy), first launch", tool[0], ""),
+            ("debug tool (debugpy), later (spare adapter)", tool_s, ""),
+            ("python -m pdb scripted", pdb_s, f"later/pdb   {tool_s / pdb_s:5.1f}x"),
+            ("plain run, no debugger", plain_s, f"later/plain {tool_s / plain_s:5.1f}x")]
+    for label, seconds, ratio in rows:
+        print(f"  {label:<44} {seconds * 1000:8.0f} ms   {ratio}".rstrip())
     print(f"continue to the next breakpoint hit, {continues} each:")
     tool_summary, direct_summary = summarize(through_tool), summarize(direct)
     print("  " + line("debug tool continue", tool_summary))

@@ -13,7 +13,7 @@ import os
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from traitlets import Dict, Float, Int, default
 from typing_extensions import override
@@ -54,11 +54,19 @@ class Conversation:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
+class _SpareKey(NamedTuple):
+    """What a launch must match to take the spare adapter."""
+
+    spec_name: str
+    argv: tuple[str, ...]
+    folder: Path
+
+
 @dataclass
 class _SpareAdapter:
     """An adapter process started ahead of the next launch (no debuggee), and what for."""
 
-    key: tuple[str, tuple[str, ...], Path]  # spec name, argv, folder
+    key: _SpareKey
     session: DebugSession
     expiry: asyncio.TimerHandle
 
@@ -210,7 +218,7 @@ class DebugSupervisor(ResourceProvider):
                 arguments = {**arguments, "python": [found.binary]}
         argv = [part.replace("{binary}", binary) for part in spec.command]
         cwd = found.project_root or run.cwd
-        spare_key = (spec.name, tuple(argv), cwd)
+        spare_key = _SpareKey(spec.name, tuple(argv), cwd)
         session = await self._take_spare(spare_key)
         opened = session is not None
         if session is None:
@@ -238,7 +246,7 @@ class DebugSupervisor(ResourceProvider):
             self._spawn(self._start_spare(spec, spare_key))
         return session
 
-    async def _take_spare(self, key: tuple[str, tuple[str, ...], Path]) -> DebugSession | None:
+    async def _take_spare(self, key: _SpareKey) -> DebugSession | None:
         """The spare adapter if it was started for `key` and still runs; any other is ended."""
         spare, self._spare = self._spare, None
         if spare is None:
@@ -248,14 +256,14 @@ class DebugSupervisor(ResourceProvider):
         if spare.key == key and session.gone is None and session.processes is not None \
                 and session.processes.running:
             return session
-        await session.end()
+        self._spawn(session.end())  # a launch elsewhere does not wait for it
         return None
 
-    async def _start_spare(self, spec: AdapterSpec, key: tuple[str, tuple[str, ...], Path]) -> None:
+    async def _start_spare(self, spec: AdapterSpec, key: _SpareKey) -> None:
         await self._drop_spare()
         session = DebugSession(spec, self._limits(), self.log, self._adapter_gone)
         try:
-            await session.open(list(key[1]), key[2], env=dict(os.environ))
+            await session.open(list(key.argv), key.folder, env=dict(os.environ))
         except OSError:  # the launch that asked for it says what is wrong, if anything is
             await session.end()
             return
