@@ -154,6 +154,11 @@ class ManagedProcess(ProcessTree):
     def running(self) -> bool:
         return self.process.returncode is None
 
+    def alive_now(self) -> bool:
+        """Running by the system's word: asyncio hears of an exit only once it reaps it."""
+        known = self._known.get(self.pid)
+        return self.running and known is not None and _running(known)
+
     # -- waiting and ending ----------------------------------------------------------------
 
     async def exited(self, timeout: float | None = None) -> bool:

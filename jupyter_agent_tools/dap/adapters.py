@@ -13,13 +13,16 @@ import glob
 import logging
 import os
 import sys
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
+from subprocess import DEVNULL
 from typing import Any, Literal
 
 from pydantic import Field
 
 from ..discovery import BinaryFinder, Spec, find_root, load_specs, missing_marker
+from ..processes import ManagedProcess
 
 
 class AdapterSpec(Spec):
@@ -66,6 +69,8 @@ class AdapterSpec(Spec):
         return program.suffix in self.program_suffixes
 
 
+DEBUGPY_ENTRY = str(Path(__file__).with_name("debugpy_adapter.py"))
+
 BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
     spec.name: spec
     for spec in (
@@ -75,10 +80,14 @@ BUILTIN_ADAPTERS: dict[str, AdapterSpec] = {
             binaries=["python3", "python"],
             python=True,
             # debugpy's adapter with quick ACKs to its debuggees (see debugpy_adapter.py).
-            command=["{binary}", str(Path(__file__).with_name("debugpy_adapter.py"))],
+            command=["{binary}", DEBUGPY_ENTRY],
             markers=["pyproject.toml", "setup.py", "requirements.txt"],
             program_suffixes=[".py"],
-            launch_arguments={"console": "internalConsole", "justMyCode": True},
+            launch_arguments={
+                "console": "internalConsole", "justMyCode": True,
+                # The debuggee starts through that file too: its frames are not the program's.
+                "rules": [{"path": DEBUGPY_ENTRY, "include": False}],
+            },
             # `debugpy --listen` runs its own adapter: the client connects to it directly.
             attach_transport="tcp",
             attach_arguments={"justMyCode": True},
@@ -192,6 +201,56 @@ async def availability(spec: AdapterSpec, cwd: Path, root: Path,
     if problem is not None:
         reasons.append(problem)
     return Availability(spec, project, binary, " and ".join(reasons) or None)
+
+
+class LauncherScripts:
+    """The interpreter a launcher script on PATH (pyenv's or asdf's shim) picks for a folder.
+
+    A shim is a shell script that chooses a Python by folder and then execs it; given to
+    debugpy it would run before both the launcher and the debuggee (60-90 ms each here). An
+    ELF binary is used as it is; a script is asked once per folder for `sys.executable`,
+    and each later use asks again in the background, so a changed `.python-version` shows
+    from the next launch on. When the question fails, the script itself is used.
+    """
+
+    _QUESTION = ("-c", "import sys; print(sys.executable)")
+
+    def __init__(self, timeout: float, spawn: Callable[[Coroutine[Any, Any, None]], None]) -> None:
+        self.timeout = timeout
+        self._spawn = spawn
+        self._known: dict[tuple[str, Path], str] = {}
+
+    async def interpreter(self, python: str, folder: Path) -> str:
+        if not await asyncio.to_thread(_is_script, python):
+            return python
+        key = (python, folder)
+        known = self._known.get(key)
+        if known is not None and os.access(known, os.X_OK):
+            self._spawn(self._ask(python, folder))
+            return known
+        await self._ask(python, folder)
+        return self._known.get(key, python)
+
+    async def _ask(self, python: str, folder: Path) -> None:
+        try:
+            process = await ManagedProcess.start([python, *self._QUESTION], cwd=folder,
+                                                 stderr=DEVNULL)
+        except OSError:
+            return
+        done = await process.collect(self.timeout, 4096)
+        answer = done.stdout.text().strip()
+        if done.returncode == 0 and os.path.isabs(answer) and os.access(answer, os.X_OK):
+            self._known[(python, folder)] = answer
+        else:
+            self._known.pop((python, folder), None)
+
+
+def _is_script(path: str) -> bool:
+    try:
+        with open(path, "rb") as file:
+            return file.read(2) == b"#!"
+    except OSError:
+        return False
 
 
 def adapter_python(debuggee_python: str) -> str:

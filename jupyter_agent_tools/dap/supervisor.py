@@ -22,7 +22,14 @@ from ..discovery import BinaryFinder
 from ..runtime.protocols import RunView
 from ..runtime.resources import ResourceProvider
 from ..runtime.tool import Resource
-from .adapters import AdapterSpec, Availability, adapter_python, availability, merge_specs
+from .adapters import (
+    AdapterSpec,
+    Availability,
+    LauncherScripts,
+    adapter_python,
+    availability,
+    merge_specs,
+)
 from .errors import (
     AdapterUnusable,
     DebugError,
@@ -130,6 +137,7 @@ class DebugSupervisor(ResourceProvider):
         super().__init__(**kwargs)
         self.specs, self.spec_errors = merge_specs(dict(self.adapters), self.log)
         self.binaries = BinaryFinder(self.binary_probe_timeout_seconds)
+        self.launcher_scripts = LauncherScripts(self.binary_probe_timeout_seconds, self._spawn)
         self.conversations: dict[str, Conversation] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._spare: _SpareAdapter | None = None
@@ -212,12 +220,13 @@ class DebugSupervisor(ResourceProvider):
             raise AdapterUnusable(spec.name, run.relpath(run.cwd) or ".", found.reason or "")
         assert found.binary is not None
         binary = found.binary
+        cwd = found.project_root or run.cwd
         if spec.python:
             binary = adapter_python(found.binary)
             if command == "launch":
-                arguments = {**arguments, "python": [found.binary]}
+                python = await self.launcher_scripts.interpreter(found.binary, cwd)
+                arguments = {**arguments, "python": [python]}
         argv = [part.replace("{binary}", binary) for part in spec.command]
-        cwd = found.project_root or run.cwd
         spare_key = _SpareKey(spec.name, tuple(argv), cwd)
         session = await self._take_spare(spare_key)
         opened = session is not None
@@ -254,7 +263,7 @@ class DebugSupervisor(ResourceProvider):
         spare.expiry.cancel()
         session = spare.session
         if spare.key == key and session.gone is None and session.processes is not None \
-                and session.processes.running:
+                and session.processes.alive_now():
             return session
         self._spawn(session.end())  # a launch elsewhere does not wait for it
         return None
