@@ -4,6 +4,7 @@ from .atomic import write_files_atomically
 from .contained import (
     FileIdentity,
     identity_inside,
+    is_text,
     read_bytes_inside,
     read_decoded_inside,
     read_text_inside,
@@ -30,7 +31,7 @@ __all__ = [
     "DecodedText", "FileIdentity", "FileMissing", "FileWalker", "FilesError", "LineBreakText",
     "LinkSwapped", "NotAFile", "NotEncodable", "NotText", "NulInPath", "OsRefused",
     "OutsideRoot", "PathTooLong", "StaleFile", "TooLarge",
-    "WalkStats", "identity_inside", "line_endings",
+    "WalkStats", "identity_inside", "is_text", "line_endings",
     "read_bytes_inside", "read_decoded_inside", "read_text_inside", "real_root",
     "relative_to_root",
     "resolve_inside", "write_files_atomically",

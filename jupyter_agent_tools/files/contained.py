@@ -209,6 +209,11 @@ def read_bytes_inside(root: Path, path: Path, max_bytes: int | None = None, *,
     return data
 
 
+def is_text(data: bytes) -> bool:
+    """Whether a file's bytes are text as the tools take it: no NUL in its first 8 KiB."""
+    return b"\x00" not in data[:_SNIFF_BYTES]
+
+
 def read_text_inside(root: Path, path: Path, max_bytes: int, *,
                      shown: str | None = None) -> str:
     """A text file's content (see `read_decoded_inside`); binary files are refused."""
@@ -221,7 +226,7 @@ def read_decoded_inside(root: Path, path: Path, max_bytes: int, *,
     `files.text`); binary files are refused (NotText)."""
     shown = shown or shown_name(root, path)
     data = read_bytes_inside(root, path, max_bytes, shown=shown)
-    if b"\x00" in data[:_SNIFF_BYTES]:
+    if not is_text(data):
         raise NotText(shown)
     return DecodedText.of(data)
 

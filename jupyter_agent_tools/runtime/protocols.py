@@ -53,6 +53,7 @@ class RuntimeView(Protocol):
     max_output_chars: int
     max_read_lines: int
     max_read_bytes: int
+    max_loop_read_bytes: int
     max_notebook_bytes: int
     max_cell_output_bytes: int
     notebook_run_timeout_seconds: float
@@ -80,6 +81,7 @@ class RunView(Protocol):
 
     id: str
     cwd: Path
+    cwd_under_root: str  # the cwd as a path from the root ("." for the root)
     conversation_id: str | None
     resources: dict[Resource, Any]
     # What the agent saw of notebook cells and changed in them: stale_edit checks, revert.

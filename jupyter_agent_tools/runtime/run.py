@@ -90,6 +90,8 @@ class Run:
         self.cwd = cwd
         self._cwd_text = os.fspath(cwd)
         self._cwd_prefix = os.path.join(self._cwd_text, "")  # with one trailing separator
+        # The cwd as a path from the root: where a read from the kernel's caches starts.
+        self.cwd_under_root = relative_to_root(runtime.root_path, cwd)
         self.surface = options.surface
         self.conversation_id = options.conversation_id
         self.space = options.space

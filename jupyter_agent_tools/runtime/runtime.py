@@ -113,6 +113,12 @@ class Runtime(RenamedConfig, LoggingConfigurable):
     max_read_bytes = Int(
         2_000_000, help="Largest file `read`, `edit` and the search tools open."
     ).tag(config=True)
+    max_loop_read_bytes = Int(
+        65_536, help="A file up to this size that the kernel holds in memory is read by `read` "
+        "on the event loop, skipping the hop to a worker thread (Linux 5.12+: openat2 with "
+        "RESOLVE_CACHED and a non-waiting read; anything else goes to a thread). 0: always in "
+        "a thread."
+    ).tag(config=True)
     max_notebook_bytes = Int(
         32_000_000, help="Largest notebook (.ipynb) `read`, `edit`, `grep`, `ast_grep`, "
         "`ast_edit` and `resolve` open (max_read_bytes is for other files): outputs such as "

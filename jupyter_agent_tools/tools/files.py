@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..files import LineBreakText, line_endings, read_decoded_inside, write_files_atomically
+from ..files import (
+    DecodedText,
+    LineBreakText,
+    is_text,
+    line_endings,
+    read_decoded_inside,
+    real_root,
+    write_files_atomically,
+)
+from ..files.cached import read_cached_beneath
 from ..notebooks import (
     Cell,
     InvalidNotebook,
@@ -80,8 +90,13 @@ class Read(Tool):
                             "leave them out (read shows the whole cell).")
 
     async def call(self, ctx: CallContext, args: ReadArgs) -> ToolResult:
-        # Disk work and formatting a big file stay off the server's event loop; a plain file
-        # is resolved and read in one trip to a thread.
+        # A small file the kernel holds in memory is read on the loop, at once; other disk
+        # work and formatting a big file stay off it: a plain file is resolved and read in
+        # one trip to a thread.
+        if ctx.runtime.max_loop_read_bytes > 0 and not is_notebook_path(args.path):
+            result = self._read_cached(ctx, args)
+            if result is not None:
+                return result
         path, result = await asyncio.to_thread(self._read_plain_file, ctx, args)
         if result is not None:
             return result
@@ -94,6 +109,23 @@ class Read(Tool):
             return await asyncio.to_thread(
                 _notebook_listing, ctx, args, path, notebook, shared=True)
         return await asyncio.to_thread(self._read, ctx, args, path)
+
+    def _read_cached(self, ctx: CallContext, args: ReadArgs) -> ToolResult | None:
+        """The listing of a small text file read from the kernel's caches (`files.cached`),
+        or None: then the usual read in a thread answers, and says why a file cannot be read."""
+        if args.path.startswith(("/", "~")):
+            return None
+        runtime = ctx.runtime
+        top = real_root(runtime.root_path)
+        # Not normalized: `a/../b` is resolved by the kernel, where a link `a` is refused.
+        relative = os.path.join(ctx.run.cwd_under_root, args.path)
+        data = read_cached_beneath(top, relative,
+                                   min(runtime.max_loop_read_bytes, runtime.max_read_bytes))
+        if data is None or not is_text(data):
+            return None
+        # No link was on the way, so the lexical path is the real one.
+        path = Path(os.path.normpath(os.path.join(top, relative)))
+        return self._read_text(ctx, args, path, decoded=DecodedText.of(data))
 
     def _read_plain_file(self, ctx: CallContext, args: ReadArgs) -> tuple[Path, ToolResult | None]:
         """The resolved path, and its listing unless it is a notebook (None: read on the loop's
@@ -114,10 +146,13 @@ class Read(Tool):
         return self._read_text(ctx, args, path)
 
     @staticmethod
-    def _read_text(ctx: CallContext, args: ReadArgs, path: Path, note: str = "") -> ToolResult:
+    def _read_text(ctx: CallContext, args: ReadArgs, path: Path, note: str = "",
+                   decoded: DecodedText | None = None) -> ToolResult:
         runtime = ctx.runtime
         rel = ctx.run.relpath(path)
-        decoded = read_decoded_inside(runtime.root_path, path, runtime.max_read_bytes, shown=rel)
+        if decoded is None:
+            decoded = read_decoded_inside(runtime.root_path, path, runtime.max_read_bytes,
+                                          shown=rel)
         lines = decoded.text.splitlines()
         endings = line_endings(decoded.text)
         start = (args.offset or 1) - 1
