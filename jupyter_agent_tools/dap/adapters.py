@@ -221,11 +221,13 @@ class LauncherScripts:
         self._known: dict[tuple[str, Path], str] = {}
 
     async def interpreter(self, python: str, folder: Path) -> str:
-        if not await asyncio.to_thread(_is_script, python):
-            return python
         key = (python, folder)
         known = self._known.get(key)
-        if known is not None and os.access(known, os.X_OK):
+        script, known_runs = await asyncio.to_thread(
+            lambda: (_is_script(python), known is not None and _runnable(known)))
+        if not script:
+            return python
+        if known is not None and known_runs:
             self._spawn(self._ask(python, folder))
             return known
         await self._ask(python, folder)
@@ -239,10 +241,14 @@ class LauncherScripts:
             return
         done = await process.collect(self.timeout, 4096)
         answer = done.stdout.text().strip()
-        if done.returncode == 0 and os.path.isabs(answer) and os.access(answer, os.X_OK):
+        if done.returncode == 0 and await asyncio.to_thread(_runnable, answer):
             self._known[(python, folder)] = answer
         else:
             self._known.pop((python, folder), None)
+
+
+def _runnable(path: str) -> bool:
+    return os.path.isabs(path) and os.access(path, os.X_OK)
 
 
 def _is_script(path: str) -> bool:

@@ -125,6 +125,8 @@ class Read(Tool):
             return None
         # No link was on the way, so the lexical path is the real one.
         path = Path(os.path.normpath(os.path.join(top, relative)))
+        if is_notebook_path(path.name):  # an open one is read from its shared document
+            return None
         return self._read_text(ctx, args, path, decoded=DecodedText.of(data))
 
     def _read_plain_file(self, ctx: CallContext, args: ReadArgs) -> tuple[Path, ToolResult | None]:
