@@ -10,7 +10,9 @@
 - `bash true` in that run (its servers' files listed before and after, here with 2000 data
   files beside the sources) vs in a run of a runtime without language servers, interleaved;
 - and that the server was started once for all of it.
-Targets (issue #4): tool ≤ 1.1 × direct + 2 ms; write ≤ publish + 50 ms.
+Targets: hover and definition ≤ direct + 0.5 ms at p50 (issue 30; the call, its checks, the
+document from memory when unchanged, the answer's quoted lines); write ≤ publish + 50 ms
+(issue 4).
 """
 
 from __future__ import annotations
@@ -142,9 +144,8 @@ def main() -> None:
     print("lsp benchmark (medians, ms)")
     for action in ("hover", "definition"):
         tool, direct = figures[f"{action}_tool"], figures[f"{action}_direct"]
-        budget = 1.1 * direct + 2
-        print(f"  {action:<10} tool {tool:7.2f}  direct {direct:7.2f}  ratio {tool / direct:5.2f}x"
-              f"  budget {budget:6.2f}  {'OK' if tool <= budget else 'OVER'}"
+        print(f"  {action:<10} tool {tool:7.2f}  direct {direct:7.2f}  overhead "
+              f"{tool - direct:+5.2f} (target <= +0.5)  {'OK' if tool - direct <= 0.5 else 'OVER'}"
               f"  (min: tool {figures[f'{action}_tool_min']:.2f}, "
               f"direct {figures[f'{action}_direct_min']:.2f})")
     write, publish = figures["write_tool"], figures["publish_direct"]

@@ -15,8 +15,9 @@ import logging
 import os
 import re
 import shutil
+import stat
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -46,12 +47,27 @@ SpecT = TypeVar("SpecT", bound=Spec)
 # -- root markers -----------------------------------------------------------------------------
 
 
-def find_root(markers: Sequence[str], path: Path, stop: Path) -> tuple[Path, str] | None:
+# How a name's status is asked: `stat_on_disk` (blocking, in a worker thread) or, on the event
+# loop, a `files.cached.CachedLookup`, which raises rather than wait for the disk.
+StatOf = Callable[[Path], "os.stat_result | None"]
+
+
+def stat_on_disk(path: Path) -> os.stat_result | None:
+    """`os.stat(path)` following links, None where it fails (as `os.path.exists` says no)."""
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
+def find_root(markers: Sequence[str], path: Path, stop: Path,
+              stat_of: StatOf = stat_on_disk) -> tuple[Path, str] | None:
     """The nearest folder from `path` up to `stop` holding one of `markers`, and that marker."""
-    folder = path if path.is_dir() else path.parent
+    found = stat_of(path)
+    folder = path if found is not None and stat.S_ISDIR(found.st_mode) else path.parent
     while True:
         for marker in markers:
-            if (folder / marker).exists():
+            if stat_of(folder / marker) is not None:
                 return folder, marker
         if folder == stop or stop not in folder.parents:
             return None

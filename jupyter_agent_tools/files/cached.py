@@ -9,11 +9,17 @@ RESOLVE_NO_XDEV (no other mount, where sizes may not be what a read gives) and R
 not that simple — a link, a miss in the caches, a file over the bound or not a regular file,
 another system — answers None, and the caller reads in a thread the usual way, which also
 says why a file cannot be read. Neither call can block the loop.
+
+`CachedLookup` asks the same of a name's status (is it there, a folder, a file, its size and
+times): an `O_PATH` open (nothing is opened for reading, a device's open has no effect) under
+the same rules, and `fstat`. A name the caches know to be absent answers None; one they
+cannot answer for raises `NotCached`, and the caller asks in a thread.
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import stat
 import sys
@@ -32,6 +38,7 @@ _FILE_RESOLVE = (_RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINK
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
 _FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC
+_LOOKUP_FLAGS = getattr(os, "O_PATH", 0) | _CLOEXEC
 _AT_FDCWD = -100
 
 
@@ -59,6 +66,7 @@ def _syscall() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
 # The kernel only reads these: built once, not per call.
 _ROOT_HOW = _OpenHow(_FOLDER_FLAGS, 0, _RESOLVE_CACHED)
 _FILE_HOW = _OpenHow(_FILE_FLAGS, 0, _FILE_RESOLVE)
+_LOOKUP_HOW = _OpenHow(_LOOKUP_FLAGS, 0, _FILE_RESOLVE)
 _HOW_SIZE = ctypes.c_size_t(ctypes.sizeof(_OpenHow))
 
 
@@ -98,3 +106,48 @@ def read_cached_beneath(root: Path, relative: str, max_bytes: int) -> bytes | No
         return None
     finally:
         os.close(fd)
+
+
+class NotCached(Exception):
+    """The kernel's caches cannot answer without the disk (or the name is reached through a
+    link, or this system cannot say): ask in a worker thread."""
+
+
+class CachedLookup:
+    """`stat` of names beneath the real `root`, answered on the event loop from the kernel's
+    caches: None for a name they know is absent, `NotCached` for anything they cannot
+    answer at once. Follows no link (a link raises `NotCached`; the thread's `os.stat`
+    follows it)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = os.fsencode(root)
+        self._beneath = self.root.rstrip(b"/") + b"/"  # bytes, not pathlib: a call is µs
+
+    def __call__(self, path: Path) -> os.stat_result | None:
+        call = _syscall()
+        name = os.fsencode(path)
+        if name == self.root:
+            relative = b"."
+        elif name.startswith(self._beneath) and b"\x00" not in name:
+            relative = name[len(self._beneath):]
+        else:
+            raise NotCached
+        if call is None:
+            raise NotCached
+        folder = _openat2(call, _AT_FDCWD, self.root, _ROOT_HOW)
+        if folder < 0:
+            raise NotCached
+        try:
+            fd = _openat2(call, folder, relative, _LOOKUP_HOW)
+            failure = ctypes.get_errno()
+        finally:
+            os.close(folder)
+        if fd < 0:
+            # Absent, or a file where a folder was expected: what `os.stat` fails on too.
+            if failure in (errno.ENOENT, errno.ENOTDIR):
+                return None
+            raise NotCached
+        try:
+            return os.fstat(fd)
+        finally:
+            os.close(fd)

@@ -24,8 +24,9 @@ from urllib.parse import urlsplit
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..discovery import BinaryCheck, missing_binary, missing_marker
+from ..discovery import BinaryCheck, StatOf, missing_binary, missing_marker, stat_on_disk
 from ..files import FilesError, read_text_inside, resolve_inside
+from ..files.cached import CachedLookup, NotCached
 from ..files.walk import DEFAULT_SKIP_DIRS
 from ..notebooks import (
     Cell,
@@ -192,7 +193,8 @@ class ServerPool(Protocol):
 
     async def leave(self, key: tuple[Path, str], run_id: str) -> None: ...
 
-    def find_root(self, spec: ServerSpec, path: Path, stop: Path) -> tuple[Path, str] | None: ...
+    def find_root(self, spec: ServerSpec, path: Path, stop: Path,
+                  stat_of: StatOf = ...) -> tuple[Path, str] | None: ...
 
     async def binary(self, spec: ServerSpec) -> str | None: ...
 
@@ -217,6 +219,7 @@ class LspSession:
         self._texts: dict[tuple[Path, bool], tuple[tuple[int, int, int],
                                                    str | SourceDocument]] = {}
         self._texts_lock = threading.Lock()  # reads run in worker threads
+        self._cached_lookup = CachedLookup(run.runtime.root_path)
         # The code actions last listed at each place, so that applying one by its number
         # applies what was listed, and is refused once the file changed since.
         self.offered_actions: OrderedDict[tuple[Any, ...], OfferedActions] = OrderedDict()
@@ -244,7 +247,7 @@ class LspSession:
             if is_notebook_path(path.name):
                 document = self._last_read(path)
                 if document is None:
-                    document = await asyncio.to_thread(self.document_now, path)
+                    document = await self.document(path)
                 path = document.served
             suffix = path.suffix.lower()
             specs = [s for s in self.pool.specs.values() if suffix in s.extensions]
@@ -252,19 +255,24 @@ class LspSession:
         enabled = [spec for spec in specs if spec.enabled]
         if not enabled:
             return []
-        # Every spec's markers in one thread hop: a write asks this of each file it changed.
-        def roots_and_builds() -> list[tuple[tuple[Path, str] | None, bool]]:
+        def roots_and_builds(stat_of: StatOf) -> list[tuple[tuple[Path, str] | None, bool]]:
             found = []
             for spec in enabled:
-                root = self.pool.find_root(spec, path, stop)
+                root = self.pool.find_root(spec, path, stop, stat_of)
                 if root is None and notebook_folder is not None:
                     root = (notebook_folder, NOTEBOOK_FOLDER)
-                found.append((root, root is not None and spec.lacks_build_config(root[0])))
+                found.append((root, root is not None and spec.lacks_build_config(root[0],
+                                                                                 stat_of)))
             return found
 
+        # From the kernel's caches on the loop, as it is once the markers were looked for;
+        # else every spec's markers in one thread hop (a write asks this of each file).
+        try:
+            roots = roots_and_builds(self._lookup)
+        except NotCached:
+            roots = await asyncio.to_thread(roots_and_builds, stat_on_disk)
         found = []
-        for spec, (root, guesses) in zip(enabled, await asyncio.to_thread(roots_and_builds),
-                                         strict=True):
+        for spec, (root, guesses) in zip(enabled, roots, strict=True):
             binary = await self.pool.binary_check(spec)
             found.append(Availability(spec, root[0] if root else None, root[1] if root else None,
                                       binary.path, binary.problem, guesses))
@@ -279,7 +287,7 @@ class LspSession:
         options = await self.availability(path)
         if not options:
             if is_notebook_path(path.name):
-                document = await asyncio.to_thread(self.document_now, path)
+                document = await self.document(path)
                 language = document.notebook.language if document.notebook else "?"
                 return [], f"no language server handles {language} notebooks"
             suffix = path.suffix or "extension-less"
@@ -378,17 +386,58 @@ class LspSession:
         except OSError:
             return read()  # says what is wrong
         stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-        key = (path, document)
+        known = self._remembered((path, document), stamp)
+        if known is not None:
+            return known
+        text = read()
         with self._texts_lock:
-            cached = self._texts.get(key)
-        if cached is None or cached[0] != stamp:
-            cached = (stamp, read())
-        with self._texts_lock:
-            self._texts.pop(key, None)
-            self._texts[key] = cached  # most recently used last
+            self._texts[(path, document)] = (stamp, text)
             while len(self._texts) > _TEXT_CACHE_FILES:
                 del self._texts[next(iter(self._texts))]
-        return cached[1]
+        return text
+
+    def _remembered(self, key: tuple[Path, bool], stamp: tuple[int, int, int]
+                    ) -> str | SourceDocument | None:
+        """What was read of the file at `stamp`, now the most recently used; else None."""
+        with self._texts_lock:
+            cached = self._texts.pop(key, None)
+            if cached is None:
+                return None
+            self._texts[key] = cached  # most recently used last
+        return cached[1] if cached[0] == stamp else None
+
+    def _lookup(self, path: Path) -> os.stat_result | None:
+        """`path`'s status from the kernel's caches, on the loop (`CachedLookup`); NotCached
+        also when `Runtime.max_loop_read_bytes` is 0, which sends every look to a thread."""
+        if self.run.runtime.max_loop_read_bytes <= 0:
+            raise NotCached
+        return self._cached_lookup(path)
+
+    def _in_memory(self, path: Path, *, document: bool) -> str | SourceDocument | None:
+        """What was read of `path` (as `document_now` or `read_now` keep it) if the file is
+        unchanged since, asked on the event loop: its status comes from the kernel's caches,
+        following no link. None when that cannot be said at once."""
+        try:
+            found = self._lookup(path)
+        except NotCached:
+            return None
+        if found is None:
+            return None
+        return self._remembered((path, document), (found.st_ino, found.st_mtime_ns,
+                                                   found.st_size))
+
+    async def document(self, path: Path) -> SourceDocument:
+        """`document_now` from the event loop: a file unchanged since it was read is not read
+        again, nor sent to a thread."""
+        if is_notebook_path(path.name):
+            known = self._in_memory(path, document=True)
+            if isinstance(known, SourceDocument):
+                return known
+        else:
+            text = self._in_memory(path, document=False)
+            if isinstance(text, str):
+                return SourceDocument(path, path, text)
+        return await asyncio.to_thread(self.document_now, path)
 
     def notebook_of(self, served: Path) -> SourceDocument | None:
         """The notebook whose virtual document a server named `served`, if it is one (in the
@@ -411,7 +460,7 @@ class LspSession:
 
     async def open_document(self, server: LanguageServer, path: Path) -> SourceDocument:
         """Sync what `server` should see of `path` (a notebook: its virtual document)."""
-        document = await asyncio.to_thread(self.document_now, path)
+        document = await self.document(path)
         uri, _, _ = await server.sync(document.served, document.text)
         await server.project_loaded(uri, self.limits.request_timeout_seconds)
         return document
@@ -555,11 +604,32 @@ class LspSession:
         """Locations as results show them: the path as the server named it (relative when it
         can be), the 1-based line and the line's text. A file outside the server root (a
         symlinked folder can lead there) is marked `outside_root`, never read. Read in a
-        worker thread."""
-        return await asyncio.to_thread(self._locations_now, found)
+        worker thread, unless every place is in a small file already read and unchanged."""
+        in_memory = self._locations_in_memory(found)
+        return (in_memory if in_memory is not None
+                else await asyncio.to_thread(self._locations_now, found))
+
+    def _locations_in_memory(self, found: list[tuple[str, types.Range]]
+                             ) -> list[dict[str, Any]] | None:
+        """`_locations_now` on the loop, when each place is a plain file beneath the root
+        (reached by no link) whose text is in memory and small; else None."""
+        lines_of: dict[Path, list[str]] = {}
+        for uri, _ in found:
+            path = Path(to_fs_path(uri) or uri)
+            if path in lines_of:
+                continue
+            if _SERVED_NOTEBOOK.match(path.name) or is_notebook_path(path.name):
+                return None
+            text = self._in_memory(path, document=False)
+            if not isinstance(text, str) or len(text) > self.run.runtime.max_loop_read_bytes:
+                return None
+            lines_of[path] = text.splitlines()
+        return [self._file_location(path, lines_of[path], range_.start)
+                for path, range_ in ((Path(to_fs_path(uri) or uri), range_)
+                                     for uri, range_ in found)]
 
     def _locations_now(self, found: list[tuple[str, types.Range]]) -> list[dict[str, Any]]:
-        lines_of: dict[Path, list[str]] = {}
+        lines_of: dict[Path, list[str] | None] = {}
         entries = []
         for uri, range_ in found:
             path = Path(to_fs_path(uri) or uri)
@@ -571,22 +641,25 @@ class LspSession:
                 entries.append(self._native_cell_location(path, urlsplit(uri).fragment,
                                                           range_.start))
                 continue
-            entry: dict[str, Any] = {"path": self.run.relpath(path),
-                                     "line": range_.start.line + 1}
             real = self.contained(path)
-            if real is None:
-                entry["outside_root"] = True
-            else:
-                if real not in lines_of:
-                    try:
-                        lines_of[real] = self.read_now(real).splitlines()
-                    except FilesError:
-                        lines_of[real] = []
-                lines = lines_of[real]
-                if range_.start.line < len(lines):
-                    entry["text"] = lines[range_.start.line].strip()
-            entries.append(entry)
+            if real is not None and real not in lines_of:
+                try:
+                    lines_of[real] = self.read_now(real).splitlines()
+                except FilesError:
+                    lines_of[real] = []
+            entries.append(self._file_location(path, lines_of[real] if real else None,
+                                               range_.start))
         return entries
+
+    def _file_location(self, path: Path, lines: list[str] | None, start: types.Position
+                       ) -> dict[str, Any]:
+        """A place in a plain file; `lines` None: the file is outside the root, never read."""
+        entry: dict[str, Any] = {"path": self.run.relpath(path), "line": start.line + 1}
+        if lines is None:
+            entry["outside_root"] = True
+        elif start.line < len(lines):
+            entry["text"] = lines[start.line].strip()
+        return entry
 
     def _native_cell_location(self, path: Path, fragment: str, start: types.Position
                               ) -> dict[str, Any]:

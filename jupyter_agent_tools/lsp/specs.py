@@ -9,6 +9,7 @@ or disable any spec with `c.LanguageServerSupervisor.language_servers`.
 from __future__ import annotations
 
 import logging
+import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ..discovery import Spec, find_executable, find_root
+from ..discovery import Spec, StatOf, find_executable, find_root, stat_on_disk
 from ..discovery import load_specs as load_validated
 
 ENTRY_POINT_GROUP = "jupyter_agent_tools.lsp_specs"
@@ -84,15 +85,16 @@ class ServerSpec(Spec):
     def serves(self, path: Path) -> bool:
         return self.enabled and path.suffix.lower() in self.extensions
 
-    def find_root(self, path: Path, stop: Path) -> tuple[Path, str] | None:
+    def find_root(self, path: Path, stop: Path,
+                  stat_of: StatOf = stat_on_disk) -> tuple[Path, str] | None:
         """The nearest folder from `path` up to `stop` holding a root marker, and that marker."""
-        return find_root(self.root_markers, path, stop)
+        return find_root(self.root_markers, path, stop, stat_of)
 
-    def lacks_build_config(self, root: Path) -> bool:
-        """Whether the server will guess how `root`'s project builds (blocking: stats)."""
+    def lacks_build_config(self, root: Path, stat_of: StatOf = stat_on_disk) -> bool:
+        """Whether the server will guess how `root`'s project builds."""
         return bool(self.build_config) and not any(
-            (folder / name).is_file() for folder in (root, root / "build")
-            for name in self.build_config)
+            (found := stat_of(folder / name)) is not None and stat.S_ISREG(found.st_mode)
+            for folder in (root, root / "build") for name in self.build_config)
 
 
 _PY_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from traitlets import Dict, Enum, Float, Int, List, Unicode
 from typing_extensions import override
 
-from ..discovery import BinaryCheck, BinaryFinder
+from ..discovery import BinaryCheck, BinaryFinder, StatOf, stat_on_disk
 from ..runtime.config import RenamedConfig, renamed_to
 from ..runtime.resources import ResourceProvider
 from ..runtime.tool import Resource
@@ -150,13 +150,14 @@ class LanguageServerSupervisor(RenamedConfig, ResourceProvider):
         at call time so an install or removal shows; see `BinaryFinder` for the caching."""
         return await self._binaries.check(spec.binary_names, spec.version_args, spec.install)
 
-    def find_root(self, spec: ServerSpec, path: Path, stop: Path) -> tuple[Path, str] | None:
+    def find_root(self, spec: ServerSpec, path: Path, stop: Path,
+                  stat_of: StatOf = stat_on_disk) -> tuple[Path, str] | None:
         """`spec.find_root`, remembering hits: a remembered marker is re-checked with one stat."""
         key = (spec.root_markers, path.parent, stop)
         known = self._roots.get(key)
-        if known is not None and (known[0] / known[1]).exists():
+        if known is not None and stat_of(known[0] / known[1]) is not None:
             return known
-        found = spec.find_root(path, stop)
+        found = spec.find_root(path, stop, stat_of)
         if found is not None:
             self._roots[key] = found
         return found

@@ -116,8 +116,9 @@ class Runtime(RenamedConfig, LoggingConfigurable):
     max_loop_read_bytes = Int(
         65_536, help="A file up to this size that the kernel holds in memory is read by `read` "
         "on the event loop, skipping the hop to a worker thread (Linux 5.12+: openat2 with "
-        "RESOLVE_CACHED and a non-waiting read; anything else goes to a thread). 0: always in "
-        "a thread."
+        "RESOLVE_CACHED and a non-waiting read; anything else goes to a thread). `lsp` likewise "
+        "looks up root markers and files it read before from the kernel's caches on the loop, "
+        "and quotes answers' lines from files up to this size. 0: always in a thread."
     ).tag(config=True)
     max_notebook_bytes = Int(
         32_000_000, help="Largest notebook (.ipynb) `read`, `edit`, `grep`, `ast_grep`, "

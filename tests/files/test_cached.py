@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_agent_tools.files import cached
-from jupyter_agent_tools.files.cached import read_cached_beneath
+from jupyter_agent_tools.files.cached import CachedLookup, NotCached, read_cached_beneath
 
 pytestmark = pytest.mark.skipif(not cached.available(),
                                 reason="needs Linux 5.12+ (openat2 with RESOLVE_CACHED)")
@@ -104,3 +104,31 @@ async def test_read_answers_from_memory_as_from_its_thread(runtime_factory, root
         # folder: the usual read in a thread, which says what is wrong.
         expected = [] if fast.ok and path != "../link.py" else ["_read_plain_file"]
         assert hops == expected, path
+
+
+def test_a_lookup_answers_from_the_caches_as_stat_does(root: Path):
+    (root / "src").mkdir()
+    (root / "src" / "a.py").write_text("x = 1\n")
+    (root / "link.py").symlink_to(root / "src" / "a.py")
+    (root / "folder-link").symlink_to(root / "src")
+    outside = root.parent / "outside.txt"
+    outside.write_text("secret\n")
+    lookup = CachedLookup(root)
+    for present in (root, root / "src", root / "src" / "a.py"):
+        found, expected = lookup(present), os.stat(present)
+        assert found is not None and (found.st_ino, found.st_mode, found.st_size,
+                                      found.st_mtime_ns) == (expected.st_ino, expected.st_mode,
+                                                             expected.st_size,
+                                                             expected.st_mtime_ns), present
+    absent = root / "src" / "missing.py"
+    with pytest.raises(NotCached):  # never looked up: only the disk can say
+        lookup(absent)
+    with pytest.raises(FileNotFoundError):
+        os.stat(absent)  # the kernel now knows it is absent
+    assert lookup(absent) is None
+    # A link (the thread's os.stat follows it), anything not beneath the root, a NUL.
+    for refused in (root / "link.py", root / "folder-link" / "a.py", outside,
+                    root / "src" / ".." / ".." / "outside.txt", Path("/etc/passwd"),
+                    root / "src" / "a.py\x00"):
+        with pytest.raises(NotCached):
+            lookup(refused)
