@@ -11,8 +11,11 @@ caches), warm = best of `--repeat` searches again, files unchanged. Ratio = note
 Matches are compared as (module, line in the module): a cell's line plus the cell's first
 line in the module must give back the line of the same match in the `.py` file.
 
-grep (best of `--repeat`) is timed the same way: in notebooks it runs a second ripgrep over
-the cells' sources, written out as text, so its cost over `.py` files is that writing.
+grep is timed the same way: first (cold: every notebook parsed, its cells written to a mirror
+file) and best of `--repeat` after (warm: a stat per notebook, ripgrep over the mirrors). In
+notebooks a grep is three ripgreps: the search of the other files, the listing of the
+notebooks, and the search of their mirrors (the last two beside the first). Target (issue 30):
+warm grep <= 1.5x the `.py` files.
 """
 
 from __future__ import annotations
@@ -91,17 +94,17 @@ async def search(root: Path, folder: str, repeat: int) -> dict:
     return figures
 
 
-async def grep(root: Path, folder: str, repeat: int) -> tuple[float, int]:
-    """grep's best time over `folder`, and how many lines it found."""
+async def grep(root: Path, folder: str, repeat: int) -> tuple[float, float, int]:
+    """grep's first and best later time over `folder`, and how many lines it found."""
     runtime = Runtime(root_dir=str(root), max_read_bytes=100_000_000)
     try:
         run = await runtime.create_run()
-        best = float("inf")
-        for _ in range(repeat):
+        times = []
+        for _ in range(repeat + 1):
             began = time.perf_counter()
             result = await run.call("grep", {"pattern": GREP_PATTERN, "path": folder})
-            best = min(best, time.perf_counter() - began)
-        return best, result.data["total"]
+            times.append(time.perf_counter() - began)
+        return times[0], min(times[1:]), result.data["total"]
     finally:
         await runtime.shutdown()
 
@@ -141,8 +144,10 @@ def main() -> None:
         same = "same places" if ours == theirs else (
             f"differ: {len(theirs - ours)} only in .py, {len(ours - theirs)} only in notebooks")
         print(f"  {pattern}: {len(theirs)} in .py, {len(ours)} in notebooks: {same}")
-    print(f"grep {GREP_PATTERN!r}: .py {grep_plain[0]:.3f} s ({grep_plain[1]} lines), notebooks "
-          f"{grep_notebooks[0]:.3f} s ({grep_notebooks[1]} lines), "
+    print(f"grep {GREP_PATTERN!r}: .py {grep_plain[1]:.3f} s ({grep_plain[2]} lines), notebooks "
+          f"{grep_notebooks[1]:.3f} s ({grep_notebooks[2]} lines): "
+          f"{grep_notebooks[1] / grep_plain[1]:.2f}x (target <= 1.5x); first grep "
+          f"{grep_plain[0]:.3f} s and {grep_notebooks[0]:.3f} s: "
           f"{grep_notebooks[0] / grep_plain[0]:.2f}x")
 
 

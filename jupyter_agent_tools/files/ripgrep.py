@@ -12,8 +12,9 @@ above it), applied below the starting point; a start inside an ignored folder is
 Notebooks are searched in their cell sources, not their JSON: in the JSON a line of code is
 an escaped string (`print(\\"hi\\")`, indented, quoted), so a regex with quotes, backslashes
 or anchors would miss it, and outputs and metadata would match. rg lists the notebooks under
-the same rules, their cells' sources are written as plain text to a temporary folder, and a
-second rg searches that; each match line is mapped back to its cell and line within the cell.
+the same rules, their cells' sources are kept as plain text files in a scratch folder while
+each notebook is unchanged (`notebook_mirror`), and a second rg searches those; each match
+line is mapped back to its cell and line within the cell.
 
 Globs (`grep`'s `glob`, and `glob` itself) are rg's: its globset dialect, matched by rg's
 linear-time regex engine, never by a backtracking one under the interpreter lock.
@@ -47,9 +48,7 @@ from typing import Any, TypeVar
 from ..processes import signal_process_group
 from . import landlock
 from .atomic import SCRATCH_GLOBS
-from .contained import read_bytes_inside
-from .errors import FilesError
-from .nbformat3 import cells_as_v4, is_nbformat3
+from .notebook_mirror import NotebookMirrors
 from .walk import is_binary
 
 # rg --debug names each entry it leaves out; counting those lines keeps the `skipped` counts
@@ -112,6 +111,8 @@ class RipgrepQuery:
     max_notebook_bytes: int = 32_000_000
     # Threads of each rg process; 0 leaves the choice to rg (about one per core).
     threads: int = 0
+    # Bytes of notebooks' cell sources kept as text between searches (`NotebookMirrors`).
+    max_mirror_bytes: int = 128 * 1024 * 1024
 
 
 @dataclass
@@ -249,6 +250,7 @@ class SearchThreads:
 
     def __init__(self, root: Path, rg: str) -> None:
         self.scratch = Path(os.path.realpath(tempfile.mkdtemp(prefix="agent-tools-rg-")))
+        self.notebooks = NotebookMirrors(self.scratch / "cells")
         self._allowed = {root: landlock.READ_FILE | landlock.READ_DIR,
                          self.scratch: landlock.READ_FILE | landlock.READ_DIR,
                          Path(rg): landlock.EXECUTE | landlock.READ_FILE,
@@ -306,6 +308,8 @@ class SearchThreads:
 
 
 _POOL_THREADS = 32
+# Mirror files named on one rg command line: well within the kernel's bound on its arguments.
+_MIRRORS_PER_RUN = 10_000
 # Below the server's loop (0): rg's CPU-bound walks are background work.
 _SEARCH_NICENESS = 10
 
@@ -348,46 +352,55 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
             return RipgrepOutcome([], 0, True, {"ignored": 0, "binary": 0, "oversized": 0,
                                                 left_out: 1})
         if _is_notebook(query.start):
-            return _search_notebooks(rg, query, limits, handle, threads.scratch, [query.start])
+            return _search_notebooks(rg, query, limits, handle, threads.notebooks,
+                                     [query.start])
     ignore_file = _ignore_file(query, threads.scratch)
     argv = _filters(rg, query, ignore_file, output=_SEARCH_OUTPUT,
                     max_file_bytes=query.max_file_bytes)
     start_rel = query.start.relative_to(query.root).as_posix()
-    listing: Future[_Output] | None = None
+    in_notebooks: Future[tuple[RipgrepOutcome | None, bool]] | None = None
     try:
         if query.start.is_dir():
-            # A folder's notebooks are listed by a second rg, beside the search: one after the
-            # other, the two walks doubled a search's time.
+            # A folder's notebooks are listed by a second rg, and searched in their cells,
+            # beside the search: one after the other, the walks added up.
             # A glob of the user's own is a whitelist: adding ours would widen it.
             only_notebooks = [] if query.glob else ["--glob", _NOTEBOOK_GLOB]
             # Without the search's --json and --debug: the debug log of every file left out
             # would cost more than the listing. Notebooks have their own size bound.
             lister = _filters(rg, query, ignore_file, output=(),
                               max_file_bytes=query.max_notebook_bytes)
-            listing = threads.listings.submit(
-                _run, [*lister, *only_notebooks, "--files", "--", start_rel], query.root,
-                limits, handle)
+            in_notebooks = threads.listings.submit(
+                _search_listed_notebooks, rg, query,
+                [*lister, *only_notebooks, "--files", "--", start_rel], limits, handle,
+                threads.notebooks)
         searched = _run(
             [*argv, "--glob", f"!{_NOTEBOOK_GLOB}", "--regexp", query.pattern, "--", start_rel],
             query.root, limits, handle)
         plain = _parse(query, limits, searched)
-        if listing is None:
+        if in_notebooks is None:
             return plain
-        listed = listing.result()
+        cells, listed_all = in_notebooks.result()
     finally:
-        if listing is not None and not listing.done():
-            handle.cancel()  # the search failed: its listing is not needed
-            wait([listing])
+        if in_notebooks is not None and not in_notebooks.done():
+            handle.cancel()  # the search failed: its notebooks are not needed
+            wait([in_notebooks])
         if ignore_file is not None:
             ignore_file.unlink(missing_ok=True)
+    return plain if cells is None else _merged(query, limits, plain, cells, listed_all)
+
+
+def _search_listed_notebooks(rg: str, query: RipgrepQuery, lister: list[str],
+                             limits: RipgrepLimits, handle: _Handle, mirrors: NotebookMirrors
+                             ) -> tuple[RipgrepOutcome | None, bool]:
+    """The matches in the cells of the notebooks `lister` lists (None when it lists none),
+    and whether the listing is whole."""
+    listed = _run(lister, query.root, limits, handle)
     notebooks = [Path(os.path.normpath(query.root / os.fsdecode(name)))
                  for name in listed.stdout.splitlines()
                  if _is_notebook(Path(os.fsdecode(name)))]
     if not notebooks:
-        return plain
-    return _merged(query, limits, plain,
-                   _search_notebooks(rg, query, limits, handle, threads.scratch, notebooks),
-                   listed.kept_all)
+        return None, listed.kept_all
+    return _search_notebooks(rg, query, limits, handle, mirrors, notebooks), listed.kept_all
 
 
 def _list(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: ListingLimits,
@@ -461,55 +474,36 @@ def _is_notebook(path: Path) -> bool:
 
 
 def _search_notebooks(rg: str, query: RipgrepQuery, limits: RipgrepLimits, handle: _Handle,
-                      scratch: Path, notebooks: list[Path]) -> RipgrepOutcome:
-    """The matches in the cell sources of `notebooks`, addressed by cell.
-
-    All the sources go to one text file (creating a file costs more than writing it), in
-    path order, so that rg's first matches are the first in path order.
-    """
+                      mirrors: NotebookMirrors, notebooks: list[Path]) -> RipgrepOutcome:
+    """The matches in the cell sources of `notebooks`, addressed by cell: rg over their
+    mirrors (one text file per notebook, kept while it is unchanged)."""
     notebooks = sorted(notebooks, key=lambda path: path.relative_to(query.root).parts)
-    first_lines: list[int] = []  # of every cell, in the text file (from 0)
-    places: list[tuple[Path, int]] = []  # the notebook and cell number of each
-    line = invalid = 0
-    with tempfile.TemporaryDirectory(prefix="agent-tools-cells-", dir=scratch) as folder:
-        cells_root = Path(os.path.realpath(folder))
-        with open(cells_root / "cells.txt", "w", encoding="utf-8") as text_file:
-            for notebook in notebooks:
-                sources = _cell_sources(query, notebook)
-                if sources is None:
-                    invalid += 1
-                    continue
-                for number, source in enumerate(sources, 1):
-                    first_lines.append(line)
-                    places.append((notebook, number))
-                    if source and not source.endswith("\n"):
-                        source += "\n"
-                    text_file.write(source)
-                    line += source.count("\n")
-        searched = _run(
-            [rg, "--json", "--no-config", "--no-ignore", "--hidden", "--text",
-             "--regexp", query.pattern, "--", "cells.txt"], cells_root, limits, handle)
-        found = _parse(replace(query, root=cells_root), limits, searched)
-    matches = []
-    for match in found.matches:
-        index = bisect.bisect_right(first_lines, match.line - 1) - 1
-        notebook, cell = places[index]
-        matches.append(RipgrepMatch(notebook, match.line - first_lines[index], match.text,
-                                    cell=cell))
+    matches: list[RipgrepMatch] = []
+    total, complete = 0, True
+    threads = ["--threads", str(query.threads)] if query.threads else []
+    with mirrors.reading(query.root, notebooks, query.max_notebook_bytes,
+                         query.max_mirror_bytes) as (found, invalid):
+        by_file = {mirror.file: mirror for mirror in found}
+        order = {mirror.file: index for index, mirror in enumerate(found)}
+        # In runs of consecutive notebooks (argv has a bound): outcomes follow in path order.
+        for first in range(0, len(found), _MIRRORS_PER_RUN):
+            searched = _run(
+                [rg, "--json", "--no-config", "--no-ignore", "--hidden", "--text", *threads,
+                 "--regexp", query.pattern, "--",
+                 *(mirror.file for mirror in found[first:first + _MIRRORS_PER_RUN])],
+                mirrors.folder, limits, handle)
+            outcome = _parse(replace(query, root=mirrors.folder), limits, searched,
+                             order=order.__getitem__)
+            for match in outcome.matches:
+                mirror = by_file[match.file.name]
+                cell = bisect.bisect_right(mirror.first_lines, match.line - 1)
+                matches.append(RipgrepMatch(mirror.notebook,
+                                            match.line - mirror.first_lines[cell - 1], match.text,
+                                            cell=cell))
+            total += outcome.total
+            complete = complete and outcome.complete
     skipped = {"invalid_notebook": invalid} if invalid else {}
-    return RipgrepOutcome(matches, found.total, found.complete, skipped)
-
-
-def _cell_sources(query: RipgrepQuery, notebook: Path) -> list[str] | None:
-    """Every cell's source, in order; None when `notebook` is not a notebook (or is gone)."""
-    try:
-        data = json.loads(read_bytes_inside(query.root, notebook, query.max_notebook_bytes))
-        # An nbformat 3 notebook is searched as read shows it: upgraded to nbformat 4.
-        cells = cells_as_v4(data) if is_nbformat3(data) else data["cells"]
-        return ["".join(source) if isinstance(source, list) else str(source)
-                for source in (cell.get("source", "") for cell in cells)]
-    except (FilesError, ValueError, TypeError, KeyError, AttributeError):
-        return None
+    return RipgrepOutcome(matches[: limits.max_results], total, complete, skipped)
 
 
 def _merged(query: RipgrepQuery, limits: RipgrepLimits, plain: RipgrepOutcome,
@@ -739,7 +733,9 @@ class _StderrTally:
                 self.messages += line + b"\n"
 
 
-def _parse(query: RipgrepQuery, limits: RipgrepLimits, output: _Output) -> RipgrepOutcome:
+def _parse(query: RipgrepQuery, limits: RipgrepLimits, output: _Output, *,
+           order: Callable[[str], Any] | None = None) -> RipgrepOutcome:
+    """rg's JSON output as matches, files in path order (or in `order` of their names)."""
     lines = output.stdout.splitlines()
     if output.kept_all and output.returncode == 2 and not any(b'"type":"summary"' in line
                                                                for line in lines[-1:]):
@@ -758,7 +754,7 @@ def _parse(query: RipgrepQuery, limits: RipgrepLimits, output: _Output) -> Ripgr
     total = output.more_matches
     outside = 0
     folders_inside: dict[Path, bool] = {}
-    for name in sorted(files, key=lambda n: PurePosixPath(n).parts):
+    for name in sorted(files, key=order or (lambda n: PurePosixPath(n).parts)):
         path = Path(os.path.normpath(query.root / name))
         file_lines = files[name]
         if not _inside(query.root, path, folders_inside):

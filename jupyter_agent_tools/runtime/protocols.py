@@ -55,6 +55,7 @@ class RuntimeView(Protocol):
     max_read_bytes: int
     max_loop_read_bytes: int
     max_notebook_bytes: int
+    max_notebook_mirror_bytes: int
     max_cell_output_bytes: int
     notebook_run_timeout_seconds: float
     max_notebook_run_timeout_seconds: float

@@ -126,6 +126,12 @@ class Runtime(RenamedConfig, LoggingConfigurable):
         "plots make notebooks big. What `read` shows stays within max_read_lines and "
         "max_line_chars."
     ).tag(config=True)
+    max_notebook_mirror_bytes = Int(
+        128 * 1024 * 1024, help="Most bytes of notebooks' cell sources `grep` keeps as text "
+        "files in its scratch folder (under the system's temporary folder) between searches, "
+        "so that an unchanged notebook is not parsed again; past it the least recently "
+        "searched are dropped. 0: every search parses every notebook it searches."
+    ).tag(config=True)
     max_line_chars = Int(2_000, help="Longest line shown by `read` and `grep`.").tag(config=True)
     max_cell_output_bytes = Int(
         10_000_000, help="Most bytes of output one cell run by `notebook` writes into the "

@@ -161,6 +161,7 @@ class Grep(Tool):
                 respect_gitignore=runtime.respect_gitignore,
                 skip_dirs=tuple(runtime.skip_dirs), max_file_bytes=runtime.max_read_bytes,
                 max_notebook_bytes=runtime.max_notebook_bytes,
+                max_mirror_bytes=runtime.max_notebook_mirror_bytes,
                 # rg's own threads (one per core) for a lone search; one each when several
                 # run at once, which already keep the cores busy: a thread per core and rg
                 # cost more to start than a small tree takes to search.

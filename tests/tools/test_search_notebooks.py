@@ -7,6 +7,9 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
+from jupyter_agent_tools.files import notebook_mirror
+from jupyter_agent_tools.files.notebook_mirror import NotebookMirrors
+
 
 def _notebook(path: Path, cells) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -71,3 +74,67 @@ async def test_grep_in_one_notebook_and_with_a_glob(runtime, root):
     (root / "broken.ipynb").write_text("{not json")
     broken = await run.call("grep", {"pattern": "print"})
     assert broken.ok and broken.data["skipped"]["invalid_notebook"] == 1
+
+
+async def test_grep_keeps_each_notebooks_cells_while_it_is_unchanged(runtime, root, monkeypatch):
+    _project(root)
+    parsed: list[str] = []
+    real = notebook_mirror.cell_sources
+
+    def counted(root_: Path, notebook: Path, max_bytes: int):
+        parsed.append(notebook.name)
+        return real(root_, notebook, max_bytes)
+
+    monkeypatch.setattr(notebook_mirror, "cell_sources", counted)
+    run = await runtime.create_run()
+    first = await run.call("grep", {"pattern": "load"})
+    assert parsed == ["analysis.ipynb"]
+    again = await run.call("grep", {"pattern": "load"})
+    assert (again.data, parsed) == (first.data, ["analysis.ipynb"])  # not parsed again
+
+    # Changed: parsed again and its new cells answer, from the first search on.
+    _notebook(root / "analysis.ipynb", [new_code_cell("x = 1\n\nload('moved')")])
+    moved = await run.call("grep", {"pattern": "load"})
+    assert [(m["file"], m.get("cell"), m["line"]) for m in moved.data["matches"]] == [
+        ("analysis.ipynb", 1, 3), ("app.py", None, 1)]
+    assert parsed == ["analysis.ipynb", "analysis.ipynb"]
+    # Gone: no match from what it held; broken since: counted as invalid, its cells forgotten.
+    (root / "analysis.ipynb").unlink()
+    assert [m["file"] for m in (await run.call("grep", {"pattern": "load"})).data["matches"]] \
+        == ["app.py"]
+    _notebook(root / "b.ipynb", [new_code_cell("load(1)")])
+    assert (await run.call("grep", {"pattern": "load"})).data["total"] == 2
+    (root / "b.ipynb").write_text("{not json")
+    broken = await run.call("grep", {"pattern": "load"})
+    assert broken.data["total"] == 1 and broken.data["skipped"]["invalid_notebook"] == 1
+
+
+async def test_a_cell_with_a_lone_surrogate_is_searched(runtime, root):
+    # JSON may hold a lone surrogate; it cannot be UTF-8 and is searched as one "?".
+    (root / "odd.ipynb").write_text(
+        '{"cells": [{"cell_type": "code", "source": "a = \\"\\ud800\\"\\nload(a)", '
+        '"metadata": {}, "outputs": [], "execution_count": null}], "metadata": {}, '
+        '"nbformat": 4, "nbformat_minor": 5}')
+    run = await runtime.create_run()
+    found = await run.call("grep", {"pattern": "load"})
+    assert found.ok, found.text
+    assert found.data["matches"] == [{"file": "odd.ipynb", "line": 2, "text": "load(a)",
+                                      "cell": 1}]
+
+
+def test_a_replaced_mirror_stays_while_a_search_reads_it(root, tmp_path_factory):
+    mirrors = NotebookMirrors(tmp_path_factory.mktemp("mirrors"))
+    notebook = root / "a.ipynb"
+    _notebook(notebook, [new_code_cell("one")])
+    with mirrors.reading(root, [notebook], 10_000, 10_000) as (held, invalid):
+        assert invalid == 0
+        _notebook(notebook, [new_code_cell("two\ntwo")])
+        with mirrors.reading(root, [notebook], 10_000, 10_000) as (newer, _):
+            assert (mirrors.folder / newer[0].file).read_text() == "two\ntwo\n"
+        # The first search still maps its matches with the file it started with.
+        assert (mirrors.folder / held[0].file).read_text() == "one\n"
+    assert sorted(path.name for path in mirrors.folder.iterdir()) == [newer[0].file]
+    # Past the bound, what no search reads is dropped at once.
+    with mirrors.reading(root, [notebook], 10_000, 0):
+        pass
+    assert list(mirrors.folder.iterdir()) == []
