@@ -151,10 +151,6 @@ def parse(source: bytes, language: str) -> SgRoot:
     return SgRoot(source.decode("utf-8"), language)
 
 
-def has_error(root: SgRoot) -> bool:
-    return root.root().find(kind="ERROR") is not None
-
-
 def syntax_errors(source: bytes, language: str) -> list[tuple[int, int]]:
     """(byte offset, line from 0) of each syntax error of the text as ast-grep parses it,
     in document order: an ERROR node (not what it holds), and a token the parser had to
@@ -175,9 +171,20 @@ def syntax_errors(source: bytes, language: str) -> list[tuple[int, int]]:
     return found
 
 
-def find(pattern: SgPattern, root: SgRoot, source: bytes) -> Iterator[Found]:
-    """Every match of `pattern` in the parsed file, in ast-grep's order (outer first)."""
-    matches = root.root().find_all(pattern=pattern.source)
+def find(pattern: SgPattern, root: SgRoot, source: bytes, *, look_for_errors: bool
+         ) -> tuple[Iterator[Found], bool]:
+    """Every match of `pattern` in the parsed file, in ast-grep's order (outer first); and,
+    when asked, whether the file has a syntax error (an ERROR node), found in the same walk
+    of the tree: a walk of its own cost a search of every file as much as the matching."""
+    if not look_for_errors:
+        return _found(pattern, root.root().find_all(pattern=pattern.source), source), False
+    either = root.root().find_all(any=[{"pattern": pattern.source}, {"kind": "ERROR"}])
+    matches = [node for node in either
+               if node.kind() != "ERROR" or node.matches(pattern=pattern.source)]
+    return _found(pattern, matches, source), len(matches) < len(either)
+
+
+def _found(pattern: SgPattern, matches: list[SgNode], source: bytes) -> Iterator[Found]:
     if not matches:
         return
     positions = Positions(source.decode("utf-8"), source)  # the root's text() is trimmed

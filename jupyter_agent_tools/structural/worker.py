@@ -209,17 +209,19 @@ class SearchEngine:
                 counts["searched"] -= 1
                 counts["not_utf8"] += 1
                 continue
-            if entry.syntax_errors is None:
-                entry.syntax_errors = (astgrep.has_error(tree) if matcher is None
-                                       else tree.root_node.has_error)
-            if entry.syntax_errors:
-                parse_errors.append(path)
             if matcher is not None:
+                if entry.syntax_errors is None:
+                    entry.syntax_errors = tree.root_node.has_error
                 matched: Iterable[Found] = (_found(source, first, last, env)
                                             for first, last, env in matcher.find(tree, source))
             else:
                 assert isinstance(pattern, SgPattern)
-                matched = astgrep.find(pattern, tree, source)
+                matched, has_error = astgrep.find(pattern, tree, source,
+                                                  look_for_errors=entry.syntax_errors is None)
+                if entry.syntax_errors is None:
+                    entry.syntax_errors = has_error
+            if entry.syntax_errors:
+                parse_errors.append(path)
             found = 0
             in_cells = _CellMapper(path, entry, job) if entry.document is not None else None
             for match in matched:

@@ -310,3 +310,22 @@ async def test_a_pattern_of_several_statements_is_a_run_the_answer_notes(run, fi
     assert [m["text"] for m in res.data["matches"]] == ["x = 1\ny = 2"]
     assert res.data["engine"] == "built-in"
     assert "take a pattern of one node only" in res.text
+
+
+async def test_files_with_syntax_errors_are_named_searched_cold_and_warm(run, files):
+    # The ERROR nodes are looked for in the same walk as the matches, once per file version.
+    files({"app.py": PY, "broken.py": "x = = 1\nprint(x)\n", "clean.py": "print(1)\n",
+           "web.js": "function f( {\n  console.log(1)\n}\n", "ok.js": "console.log(2)\n"})
+    for _ in range(2):
+        py = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
+        assert py.ok, py.text
+        assert py.data["parse_errors"] == ["broken.py"]
+        assert {m["file"] for m in py.data["matches"]} >= {"app.py", "clean.py"}
+        assert "1 file(s) have syntax errors" in py.text
+        js = await run.call("ast_grep", {"pattern": "console.log($A)", "language": "javascript"})
+        assert js.data["parse_errors"] == ["web.js"]
+        assert "ok.js" in {m["file"] for m in js.data["matches"]}
+    files({"broken.py": "def f(x):\n    print(x)\n"})  # repaired: no longer named
+    again = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
+    assert again.data["parse_errors"] == [] and "broken.py" in {
+        m["file"] for m in again.data["matches"]}
