@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,21 @@ def api(jp_fetch):
         return response.code, payload
 
     return call
+
+
+@pytest.fixture
+def thread_hops_of(monkeypatch) -> Callable[[str], list[str]]:
+    """`thread_hops_of("pkg.module")`: the names of the functions that module sends to a worker
+    thread with `asyncio.to_thread`, in order (they still run there)."""
+    def spy(module: str) -> list[str]:
+        hops: list[str] = []
+        to_thread = asyncio.to_thread
+
+        def counted(function, /, *args, **kwargs):
+            hops.append(function.__name__)
+            return to_thread(function, *args, **kwargs)
+
+        monkeypatch.setattr(f"{module}.asyncio.to_thread", counted)
+        return hops
+
+    return spy

@@ -3,7 +3,6 @@ answering from it exactly as from its usual read in a thread."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 from pathlib import Path
@@ -59,17 +58,9 @@ def test_a_file_not_in_memory_is_not_waited_for(root: Path):
 
 
 @pytest.fixture
-def thread_hops(monkeypatch) -> list[str]:
-    """The functions `read` sends to a worker thread (they still run there)."""
-    hops: list[str] = []
-    to_thread = asyncio.to_thread
-
-    def counted(function, /, *args, **kwargs):
-        hops.append(function.__name__)
-        return to_thread(function, *args, **kwargs)
-
-    monkeypatch.setattr("jupyter_agent_tools.tools.files.asyncio.to_thread", counted)
-    return hops
+def thread_hops(thread_hops_of) -> list[str]:
+    """The functions `read` sends to a worker thread."""
+    return thread_hops_of("jupyter_agent_tools.tools.files")
 
 
 FILES = {

@@ -4,7 +4,6 @@ in worker threads; a changed file, or one too big to quote from the loop, goes t
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -20,17 +19,9 @@ DEFINITION = {"action": "definition", "file": "main.py", "line": 4, "symbol": "a
 
 
 @pytest.fixture
-def thread_hops(monkeypatch) -> list[str]:
-    """The functions the lsp session sends to a worker thread (they still run there)."""
-    hops: list[str] = []
-    to_thread = asyncio.to_thread
-
-    def counted(function, /, *args, **kwargs):
-        hops.append(function.__name__)
-        return to_thread(function, *args, **kwargs)
-
-    monkeypatch.setattr("jupyter_agent_tools.lsp.session.asyncio.to_thread", counted)
-    return hops
+def thread_hops(thread_hops_of) -> list[str]:
+    """The functions the lsp session sends to a worker thread."""
+    return thread_hops_of("jupyter_agent_tools.lsp.session")
 
 
 def answer(result) -> tuple:
