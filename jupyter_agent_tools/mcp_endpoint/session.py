@@ -210,7 +210,9 @@ class McpSession:
         self.ended.set()
 
     async def _follow_run(self) -> None:
-        async with self.run.events.subscribe() as events:
+        # Only what it acts on: woken for every call's events, it cost each call two wake-ups.
+        async with self.run.events.subscribe(only=frozenset({"run_closed", "tools_changed"})
+                                             ) as events:
             while True:
                 event = await events.get()
                 if event["type"] == "run_closed":

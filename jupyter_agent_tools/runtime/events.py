@@ -19,23 +19,29 @@ class EventBus:
     """
 
     def __init__(self, max_queue: int = 1000) -> None:
-        self._subscribers: set[asyncio.Queue[Event]] = set()
+        # Each subscriber's queue, and the event types it takes (None: all of them).
+        self._subscribers: dict[asyncio.Queue[Event], frozenset[str] | None] = {}
         self._max_queue = max_queue
 
     def publish(self, type_: str, **payload: Any) -> None:
-        if not self._subscribers:  # every call publishes twice: no event when no one listens
-            return
-        event = {"type": type_, "time": time.time(), **payload}
-        for queue in list(self._subscribers):
+        # Every call publishes twice: no event is built, and no task woken, for no one.
+        event: Event | None = None
+        for queue, wanted in list(self._subscribers.items()):
+            if wanted is not None and type_ not in wanted:
+                continue
+            if event is None:
+                event = {"type": type_, "time": time.time(), **payload}
             if queue.full():
                 queue.get_nowait()
             queue.put_nowait(event)
 
     @asynccontextmanager
-    async def subscribe(self) -> AsyncIterator[asyncio.Queue[Event]]:
+    async def subscribe(self, only: frozenset[str] | None = None
+                        ) -> AsyncIterator[asyncio.Queue[Event]]:
+        """A queue of the events published from now on (of the types `only` names, if given)."""
         queue: asyncio.Queue[Event] = asyncio.Queue(self._max_queue)
-        self._subscribers.add(queue)
+        self._subscribers[queue] = only
         try:
             yield queue
         finally:
-            self._subscribers.discard(queue)
+            self._subscribers.pop(queue, None)

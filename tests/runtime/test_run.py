@@ -83,6 +83,18 @@ async def test_transcript_and_events_record_every_call(runtime, root):
     assert first["duration_ms"] >= 0
 
 
+async def test_a_subscriber_of_some_event_types_gets_only_those(runtime, root):
+    (root / "a.txt").write_text("a\n")
+    run = await runtime.create_run()
+    async with run.events.subscribe(only=frozenset({"call_finished"})) as finished, \
+            run.events.subscribe() as everything:
+        await run.call("read", {"path": "a.txt"})
+        run.events.publish("tools_changed")
+        assert [(await finished.get())["type"]] == ["call_finished"] and finished.empty()
+        assert [everything.get_nowait()["type"] for _ in range(3)] == [
+            "call_started", "call_finished", "tools_changed"]
+
+
 class _SlowArgs(ToolArgs):
     key: str = Field(description="Which interpreter")
 
