@@ -27,6 +27,10 @@ from .contained import read_bytes_inside
 from .errors import FilesError
 from .nbformat3 import cells_as_v4, is_nbformat3
 
+# Rough bytes of memory per mirror and per cell kept beside its file.
+_KEPT_PER_MIRROR = 512
+_KEPT_PER_CELL = 8
+
 
 @dataclass(frozen=True)
 class CellsMirror:
@@ -37,7 +41,9 @@ class CellsMirror:
     # The first line of each cell in the file (from 0), in cell order.
     first_lines: tuple[int, ...]
     stamp: tuple[int, int, int, int]
-    size: int
+    # What it counts against the bound: its file, and what is kept of it in memory (so
+    # that notebooks of empty cells are bounded too).
+    cost: int
 
 
 class NotebookMirrors:
@@ -117,17 +123,18 @@ class NotebookMirrors:
             self._readers[name] += 1
         with open(self.folder / name, "wb") as file:
             file.write(text)
-        mirror = CellsMirror(notebook, name, tuple(first_lines), stamp, len(text))
+        mirror = CellsMirror(notebook, name, tuple(first_lines), stamp,
+                             len(text) + _KEPT_PER_MIRROR + _KEPT_PER_CELL * len(first_lines))
         with self._lock:
             if (replaced := self._mirrors.pop(notebook, None)) is not None:
                 self._drop(replaced)
             self._mirrors[notebook] = mirror
-            self._bytes += mirror.size
+            self._bytes += mirror.cost
         return mirror
 
     def _drop(self, mirror: CellsMirror) -> None:
         """With the lock held: its file goes now, or when the last search reading it ends."""
-        self._bytes -= mirror.size
+        self._bytes -= mirror.cost
         if self._readers[mirror.file]:
             self._stale.add(mirror.file)
         else:
