@@ -29,18 +29,17 @@ from .protocol import BridgeReply
 
 # A frame's length, before it: 4 bytes, big-endian (the in-kernel end reads the same).
 FRAME_HEADER = struct.Struct(">I")
-# The largest request a cell may send (a `write` of a big file): the server's HTTP body bound.
-MAX_FRAME_BYTES = 100 * 1024 * 1024
-
 Answer = Callable[[dict[str, Any]], Awaitable[BridgeReply]]
 
 
 class BridgeSocket:
     """Serves one kernel's tool() calls on a Unix socket; `path` and `token` go to the bridge."""
 
-    def __init__(self, answer: Answer, log: logging.Logger) -> None:
+    def __init__(self, answer: Answer, log: logging.Logger, max_frame_bytes: int) -> None:
         self._answer = answer
         self._log = log
+        # The largest request a cell may send here (KernelFactory.max_bridge_frame_bytes).
+        self.max_frame_bytes = max_frame_bytes
         self._folder = Path(tempfile.mkdtemp(prefix="agent-tools-bridge-"))  # mode 0700
         self.path = str(self._folder / "s")
         self.token = secrets.token_hex(16)
@@ -64,10 +63,10 @@ class BridgeSocket:
         if task is not None:
             self._connections.add(task)
         try:
-            token = await self._read_frame(reader)
+            token = await self._read_frame(reader, self.max_frame_bytes)
             if token is None or not hmac.compare_digest(token, self.token.encode()):
                 return
-            while (frame := await self._read_frame(reader)) is not None:
+            while (frame := await self._read_frame(reader, self.max_frame_bytes)) is not None:
                 try:
                     request = json.loads(frame)
                 except ValueError:
@@ -95,13 +94,13 @@ class BridgeSocket:
                 self._connections.discard(task)
 
     @staticmethod
-    async def _read_frame(reader: asyncio.StreamReader) -> bytes | None:
+    async def _read_frame(reader: asyncio.StreamReader, max_bytes: int) -> bytes | None:
         """The next frame; None when the peer closed or sent more than a frame may hold."""
         try:
             header = await reader.readexactly(FRAME_HEADER.size)
         except asyncio.IncompleteReadError:
             return None
         (size,) = FRAME_HEADER.unpack(header)
-        if size > MAX_FRAME_BYTES:
+        if size > max_bytes:
             return None
         return await reader.readexactly(size)

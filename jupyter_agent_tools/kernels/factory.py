@@ -92,6 +92,12 @@ class KernelFactory(ResourceProvider):
     bridge_timeout_seconds = Float(
         600.0, help="Longest a tool() call from a cell may take.",
     ).tag(config=True)
+    max_bridge_frame_bytes = Int(
+        100 * 1024 * 1024, help="Largest tool() request or answer carried over the Unix "
+        "socket between a kernel on this machine and the server; a bigger request goes over "
+        "the kernel's stdin channel instead, and the server closes a connection that sends "
+        "more.",
+    ).tag(config=True)
     start_timeout_seconds = Float(
         60.0, help="Longest a kernel may take to start and answer.",
     ).tag(config=True)
@@ -216,7 +222,7 @@ class KernelFactory(ResourceProvider):
         channels = (GatewayChannels(user_kernel.kernel_id, self.log) if self._remote(manager)
                     else ZmqChannels(_client_of_its_own(kernel), self.log))
         session = KernelSession(handle, channels, bridge_timeout=self.bridge_timeout_seconds,
-                                log=self.log)
+                                max_frame_bytes=self.max_bridge_frame_bytes, log=self.log)
         self._borrowed_sessions.add(session)
         try:
             # Installing the bridge queues behind a cell the user is running: same budget.
@@ -269,7 +275,7 @@ class KernelFactory(ResourceProvider):
         channels = (GatewayChannels(kernel_id, self.log) if remote
                     else ZmqChannels(_client_of_its_own(kernel), self.log))
         session = KernelSession(handle, channels, bridge_timeout=self.bridge_timeout_seconds,
-                                log=self.log)
+                                max_frame_bytes=self.max_bridge_frame_bytes, log=self.log)
         self._borrowed_sessions.add(session)
         try:
             await session.start("", self.start_timeout_seconds, bridge=False)
@@ -385,7 +391,7 @@ class KernelFactory(ResourceProvider):
         channels = (GatewayChannels(kernel_id, self.log) if self._remote(manager)
                     else ZmqChannels(kernel.client(), self.log))
         session = KernelSession(handle, channels, bridge_timeout=self.bridge_timeout_seconds,
-                                log=self.log)
+                                max_frame_bytes=self.max_bridge_frame_bytes, log=self.log)
         self._sessions.add(session)
         try:
             await session.start(str(cwd), self.start_timeout_seconds, bridge=bridge)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_core.utils import ensure_async
 
-from .bridge_socket import MAX_FRAME_BYTES, BridgeSocket
+from .bridge_socket import BridgeSocket
 from .channels import KernelChannels
 from .errors import KernelError, SetupFailed, UserKernelBusy
 from .inkernel import source
@@ -96,10 +96,11 @@ class KernelSession:
     """A kernel with the bridge installed, bound to at most one run at a time."""
 
     def __init__(self, handle: KernelHandle, channels: KernelChannels, *, bridge_timeout: float,
-                 log: logging.Logger) -> None:
+                 max_frame_bytes: int, log: logging.Logger) -> None:
         self.handle = handle
         self.channels = channels
         self.bridge_timeout = bridge_timeout
+        self.max_frame_bytes = max_frame_bytes
         self.log = log
         # Answers the tool() calls of the run's cells; handed in with each cell.
         self.caller: ToolCaller | None = None
@@ -168,9 +169,9 @@ class KernelSession:
 
     async def _install_python_bridge(self, cwd: str, timeout: float) -> None:
         if self._socket is None:
-            self._socket = BridgeSocket(self._answer_counted, self.log)
+            self._socket = BridgeSocket(self._answer_counted, self.log, self.max_frame_bytes)
             await self._socket.start()
-        lane = (self._socket.path, self._socket.token, MAX_FRAME_BYTES)
+        lane = (self._socket.path, self._socket.token, self.max_frame_bytes)
         boot = (
             "def _agent_tools_boot(src, *args):\n"
             "    import sys, types\n"

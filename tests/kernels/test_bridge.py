@@ -244,3 +244,25 @@ async def test_a_bridge_call_past_its_timeout_stops_the_inner_cell(make_runtime)
     assert result.text == "inner timeout", result.text
     # The abandoned cell was interrupted: the JavaScript interpreter is usable, state kept.
     assert (await run.call("eval", cell("j", language="javascript"))).text == "3"
+
+
+async def test_a_request_over_the_frame_bound_takes_the_stdin_lane(make_runtime, root):
+    run = await make_runtime(max_bridge_frame_bytes=4096).create_run()
+    code = (
+        "import agent_tools, socket, struct\n"
+        "lane = agent_tools._bridge.lane\n"
+        "print(lane.max_bytes)\n"
+        "tool('write', {'path': 'big.txt', 'content': 'x' * 10_000})\n"
+        "print(open('big.txt').read() == 'x' * 10_000)\n"
+        # The server closes a socket connection that announces a frame over the bound.
+        "s = socket.socket(socket.AF_UNIX)\n"
+        "s.settimeout(30)\n"
+        "s.connect(lane.path)\n"
+        "s.sendall(struct.pack('>I', len(lane.token)) + lane.token + struct.pack('>I', 5000))\n"
+        "print(repr(s.recv(100)))\n"
+        "print(tool('bash', {'command': 'echo fine'}).text.strip())"
+    )
+    result = await run.call("eval", cell(code))
+    assert result.text.splitlines() == ["4096", "True", "b''", "fine"], result.text
+    write = [entry for entry in run.transcript.entries() if entry.tool == "write"]
+    assert len(write) == 1 and write[0].ok and write[0].origin == "cell"
