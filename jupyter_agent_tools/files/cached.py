@@ -79,19 +79,25 @@ def available() -> bool:
     return _syscall() is not None
 
 
+def _open_beneath(root: bytes, relative: bytes, how: _OpenHow) -> tuple[int, int]:
+    """(fd, 0) of `relative` opened beneath the real `root` as `how` says, or (-1, errno)."""
+    call = _syscall()
+    if call is None or b"\x00" in relative:
+        return -1, errno.EAGAIN
+    folder = _openat2(call, _AT_FDCWD, root, _ROOT_HOW)
+    if folder < 0:
+        return -1, ctypes.get_errno()
+    try:
+        fd = _openat2(call, folder, relative, how)
+        return fd, 0 if fd >= 0 else ctypes.get_errno()
+    finally:
+        os.close(folder)
+
+
 def read_cached_beneath(root: Path, relative: str, max_bytes: int) -> bytes | None:
     """The bytes of the regular file `relative` (to the real `root`, at most `max_bytes`), if
     the kernel gives them at once from its caches, following no link; else None."""
-    call = _syscall()
-    if call is None or "\x00" in relative:
-        return None
-    folder = _openat2(call, _AT_FDCWD, os.fsencode(root), _ROOT_HOW)
-    if folder < 0:
-        return None
-    try:
-        fd = _openat2(call, folder, os.fsencode(relative), _FILE_HOW)
-    finally:
-        os.close(folder)
+    fd, _ = _open_beneath(os.fsencode(root), os.fsencode(relative), _FILE_HOW)
     if fd < 0:
         return None
     try:
@@ -124,24 +130,14 @@ class CachedLookup:
         self._beneath = self.root.rstrip(b"/") + b"/"  # bytes, not pathlib: a call is µs
 
     def __call__(self, path: Path) -> os.stat_result | None:
-        call = _syscall()
         name = os.fsencode(path)
         if name == self.root:
             relative = b"."
-        elif name.startswith(self._beneath) and b"\x00" not in name:
+        elif name.startswith(self._beneath):
             relative = name[len(self._beneath):]
         else:
             raise NotCached
-        if call is None:
-            raise NotCached
-        folder = _openat2(call, _AT_FDCWD, self.root, _ROOT_HOW)
-        if folder < 0:
-            raise NotCached
-        try:
-            fd = _openat2(call, folder, relative, _LOOKUP_HOW)
-            failure = ctypes.get_errno()
-        finally:
-            os.close(folder)
+        fd, failure = _open_beneath(self.root, relative, _LOOKUP_HOW)
         if fd < 0:
             # Absent, or a file where a folder was expected: what `os.stat` fails on too.
             if failure in (errno.ENOENT, errno.ENOTDIR):

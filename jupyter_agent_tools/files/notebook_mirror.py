@@ -120,16 +120,19 @@ class NotebookMirrors:
         with self._lock:
             self._serial += 1
             name = f"{self._serial}.txt"
-            self._readers[name] += 1
-        with open(self.folder / name, "wb") as file:
-            file.write(text)
+        try:
+            (self.folder / name).write_bytes(text)
+        except OSError:  # a full temporary folder: the call says so (os_error), none is left
+            (self.folder / name).unlink(missing_ok=True)
+            raise
         mirror = CellsMirror(notebook, name, tuple(first_lines), stamp,
                              len(text) + _KEPT_PER_MIRROR + _KEPT_PER_CELL * len(first_lines))
-        with self._lock:
+        with self._lock:  # known to no other search until now
             if (replaced := self._mirrors.pop(notebook, None)) is not None:
                 self._drop(replaced)
             self._mirrors[notebook] = mirror
             self._bytes += mirror.cost
+            self._readers[name] += 1
         return mirror
 
     def _drop(self, mirror: CellsMirror) -> None:
