@@ -93,10 +93,9 @@ class KernelFactory(ResourceProvider):
         600.0, help="Longest a tool() call from a cell may take.",
     ).tag(config=True)
     max_bridge_frame_bytes = Int(
-        100 * 1024 * 1024, help="Largest tool() request or answer carried over the Unix "
-        "socket between a kernel on this machine and the server; a bigger request goes over "
-        "the kernel's stdin channel instead, and the server closes a connection that sends "
-        "more.",
+        100 * 1024 * 1024, help="Largest tool() request a kernel on this machine sends over "
+        "its Unix socket to the server; a bigger request goes over the kernel's stdin channel "
+        "instead, and the server closes a socket connection that announces more.",
     ).tag(config=True)
     start_timeout_seconds = Float(
         60.0, help="Longest a kernel may take to start and answer.",
