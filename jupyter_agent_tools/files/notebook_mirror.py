@@ -7,13 +7,19 @@ notebook has a mirror file of its own, written again only when the notebook's st
 size, modification and change times) differs, so a search costs a `stat` per notebook and rg
 over the mirrors, in parallel as over `.py` files.
 
-Mirror files are never rewritten in place: a changed notebook gets a new file. The old one
-(and any evicted past the size bound) is deleted once no running search reads it: a search
-maps its matches back to cells with the mirrors it started with.
+A search's mirrors are then packed one after another into a few files (`CellsPack`), kept
+while the same mirrors are searched again: rg over hundreds of small files spent most of its
+time opening them, and a notebook's lines are found again by where its mirror starts.
+
+Mirror and pack files are never rewritten in place: a changed notebook gets a new file, and a
+new set of mirrors a new pack. The old ones (and any evicted past the size bound) are deleted
+once no running search reads them: a search maps its matches back to cells with the files it
+started with.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import threading
@@ -21,15 +27,22 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 
 from .contained import read_bytes_inside
 from .errors import FilesError
 from .nbformat3 import cells_as_v4, is_nbformat3
 
+_Stamp = tuple[int, int, int, int]  # inode, size, modification and change times
+
 # Rough bytes of memory per mirror and per cell kept beside its file.
 _KEPT_PER_MIRROR = 512
 _KEPT_PER_CELL = 8
+# A pack's files are cut at about this size, so that rg searches a big one in parallel.
+_PACK_PART_BYTES = 8 * 1024 * 1024
+# Packs kept for searches to come (of other folders, say): each is a copy of its mirrors.
+_PACKS_KEPT = 4
 
 
 @dataclass(frozen=True)
@@ -40,9 +53,40 @@ class CellsMirror:
     file: str
     # The first line of each cell in the file (from 0), in cell order.
     first_lines: tuple[int, ...]
-    stamp: tuple[int, int, int, int]
+    stamp: _Stamp
+    # Bytes and lines of its file.
+    size: int
+    lines: int
     # What it counts against the bound: its file, and what is kept of it in memory (so
     # that notebooks of empty cells are bounded too).
+    cost: int
+
+
+@dataclass(frozen=True)
+class PackPart:
+    """Mirrors one after another in `file`; a part of one mirror is that mirror's own file."""
+
+    file: str
+    members: tuple[CellsMirror, ...]
+    # The first line of each member in the file (from 0).
+    starts: tuple[int, ...]
+
+    def cell_of(self, line: int) -> tuple[CellsMirror, int, int]:
+        """The notebook, cell (from 1) and line in the cell (from 1) of the file's `line`."""
+        member = bisect.bisect_right(self.starts, line - 1) - 1
+        mirror = self.members[member]
+        in_mirror = line - self.starts[member]
+        cell = bisect.bisect_right(mirror.first_lines, in_mirror - 1)
+        return mirror, cell, in_mirror - mirror.first_lines[cell - 1]
+
+
+@dataclass(frozen=True)
+class CellsPack:
+    """A search's mirrors, in the order given, in `parts`."""
+
+    parts: tuple[PackPart, ...]
+    # The files of its own (not a member's), and what they count against the bound.
+    own_files: tuple[str, ...]
     cost: int
 
 
@@ -52,7 +96,9 @@ class NotebookMirrors:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         folder.mkdir(exist_ok=True)
-        self._mirrors: OrderedDict[Path, CellsMirror] = OrderedDict()  # least recently used first
+        self._mirrors: OrderedDict[str, CellsMirror] = OrderedDict()  # least recently used first
+        # By their members' files, least recently used first.
+        self._packs: OrderedDict[tuple[str, ...], CellsPack] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
         self._readers: Counter[str] = Counter()  # running searches reading each file
@@ -60,49 +106,117 @@ class NotebookMirrors:
         self._serial = 0
 
     @contextmanager
-    def reading(self, root: Path, notebooks: list[Path], max_notebook_bytes: int,
-                max_bytes: int) -> Iterator[tuple[list[CellsMirror], int]]:
-        """The mirror of each notebook, in the order given (written where the notebook changed
-        or was never mirrored), and how many are not notebooks that can be read. Their files
-        stay until the block ends; past `max_bytes` in all the least recently used mirrors
-        are then dropped."""
-        found: list[CellsMirror] = []
-        invalid = 0
+    def reading(self, root: Path, notebooks: list[str], max_notebook_bytes: int,
+                max_bytes: int) -> Iterator[tuple[CellsPack, int]]:
+        """The mirrors of the notebooks (absolute paths), packed in the order given (written
+        where a notebook changed or was never mirrored), and how many are not notebooks that
+        can be read. Their files stay until the block ends; past `max_bytes` in all the least
+        recently used packs, then mirrors, are then dropped."""
+        held: list[str] = []  # files counted as read, so they stay
         try:
-            for notebook in notebooks:
-                mirror = self._current(root, notebook, max_notebook_bytes)
+            # Every stamp first, then one lock: a search of hundreds of unchanged notebooks
+            # costs little more than their stats.
+            stamps = [_stamp(notebook) for notebook in notebooks]
+            unchanged: list[CellsMirror | None] = []
+            with self._lock:
+                for notebook, stamp in zip(notebooks, stamps, strict=True):
+                    mirror = self._mirrors.get(notebook)
+                    if mirror is None or mirror.stamp != stamp:
+                        unchanged.append(None)
+                        continue
+                    self._mirrors.move_to_end(notebook)
+                    self._readers[mirror.file] += 1
+                    held.append(mirror.file)
+                    unchanged.append(mirror)
+            found: list[CellsMirror] = []
+            invalid = 0
+            for notebook, stamp, mirror in zip(notebooks, stamps, unchanged, strict=True):
                 if mirror is None:
-                    invalid += 1
-                else:
-                    found.append(mirror)
-            yield found, invalid
+                    mirror = self._written(root, notebook, stamp, max_notebook_bytes)
+                    if mirror is None:
+                        invalid += 1
+                        continue
+                    held.append(mirror.file)
+                found.append(mirror)
+            yield self._pack(found, held), invalid
         finally:
             with self._lock:
-                for mirror in found:
-                    self._readers[mirror.file] -= 1
-                    if not self._readers[mirror.file]:
-                        del self._readers[mirror.file]
-                        if mirror.file in self._stale:
-                            self._stale.discard(mirror.file)
-                            self._delete(mirror.file)
-                while self._bytes > max_bytes and self._mirrors:
-                    self._drop(self._mirrors.popitem(last=False)[1])
+                for name in held:
+                    self._readers[name] -= 1
+                    if not self._readers[name]:
+                        del self._readers[name]
+                        if name in self._stale:
+                            self._stale.discard(name)
+                            self._delete(name)
+                while self._bytes > max_bytes and (self._packs or self._mirrors):
+                    if self._packs:
+                        self._drop_pack(self._packs.popitem(last=False)[1])
+                    else:
+                        self._drop(self._mirrors.popitem(last=False)[1])
 
-    def _current(self, root: Path, notebook: Path, max_notebook_bytes: int) -> CellsMirror | None:
-        """The notebook's mirror, up to date and counted as read; None if it cannot be read."""
-        try:
-            status = os.stat(notebook)
-        except OSError:
-            status = None
-        stamp = status and (status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+    def _pack(self, found: list[CellsMirror], held: list[str]) -> CellsPack:
+        """`found` packed (the same pack as last time where they are the same mirrors), its
+        files counted as read in `held`."""
+        key = tuple(mirror.file for mirror in found)
         with self._lock:
-            mirror = self._mirrors.get(notebook)
-            if mirror is not None and mirror.stamp == stamp:
-                self._mirrors.move_to_end(notebook)
-                self._readers[mirror.file] += 1
-                return mirror
+            pack = self._packs.get(key)
+            if pack is not None:
+                self._packs.move_to_end(key)
+                for name in pack.own_files:
+                    self._readers[name] += 1
+                    held.append(name)
+                return pack
+        groups: list[list[CellsMirror]] = []
+        size = 0
+        for mirror in found:
+            if not groups or size + mirror.size > _PACK_PART_BYTES:
+                groups.append([])
+                size = 0
+            groups[-1].append(mirror)
+            size += mirror.size
+        parts, own_files, cost = [], [], 0
+        for group in groups:
+            starts = tuple(accumulate([mirror.lines for mirror in group[:-1]], initial=0))
+            if len(group) == 1:
+                parts.append(PackPart(group[0].file, tuple(group), starts))
+                continue
+            name = self._new_name("pack")
+            try:
+                with open(self.folder / name, "wb") as stream:
+                    for mirror in group:
+                        stream.write((self.folder / mirror.file).read_bytes())
+            except OSError:  # as for a mirror: the call says so, no part is left
+                (self.folder / name).unlink(missing_ok=True)
+                raise
+            with self._lock:
+                self._readers[name] += 1
+            held.append(name)
+            parts.append(PackPart(name, tuple(group), starts))
+            own_files.append(name)
+            cost += sum(mirror.size for mirror in group) + _KEPT_PER_MIRROR
+        pack = CellsPack(tuple(parts), tuple(own_files), cost)
+        if not own_files:  # the mirrors' own files: nothing to keep
+            return pack
+        with self._lock:
+            if (replaced := self._packs.pop(key, None)) is not None:
+                self._drop_pack(replaced)
+            self._packs[key] = pack
+            self._bytes += pack.cost
+            while len(self._packs) > _PACKS_KEPT:
+                self._drop_pack(self._packs.popitem(last=False)[1])
+        return pack
+
+    def _new_name(self, kind: str) -> str:
+        with self._lock:
+            self._serial += 1
+            return f"{kind}-{self._serial}.txt"
+
+    def _written(self, root: Path, notebook: str, stamp: _Stamp | None,
+                 max_notebook_bytes: int) -> CellsMirror | None:
+        """The notebook's mirror written anew and counted as read; None if it cannot be read."""
         # Read after the stat: a change in between makes the next search read it again.
-        sources = None if stamp is None else cell_sources(root, notebook, max_notebook_bytes)
+        sources = None if stamp is None else cell_sources(root, Path(notebook),
+                                                          max_notebook_bytes)
         if sources is None:
             with self._lock:
                 if (gone := self._mirrors.pop(notebook, None)) is not None:
@@ -117,15 +231,13 @@ class NotebookMirrors:
             line += source.count("\n")
         # A lone surrogate (JSON allows one) cannot be UTF-8: it becomes "?", one character.
         text = "".join(sources).encode("utf-8", "replace")
-        with self._lock:
-            self._serial += 1
-            name = f"{self._serial}.txt"
+        name = self._new_name("cells")
         try:
             (self.folder / name).write_bytes(text)
         except OSError:  # a full temporary folder: the call says so (os_error), none is left
             (self.folder / name).unlink(missing_ok=True)
             raise
-        mirror = CellsMirror(notebook, name, tuple(first_lines), stamp,
+        mirror = CellsMirror(Path(notebook), name, tuple(first_lines), stamp, len(text), line,
                              len(text) + _KEPT_PER_MIRROR + _KEPT_PER_CELL * len(first_lines))
         with self._lock:  # known to no other search until now
             if (replaced := self._mirrors.pop(notebook, None)) is not None:
@@ -136,16 +248,34 @@ class NotebookMirrors:
         return mirror
 
     def _drop(self, mirror: CellsMirror) -> None:
-        """With the lock held: its file goes now, or when the last search reading it ends."""
+        """With the lock held: forgotten, its file deleted (`_discard`)."""
         self._bytes -= mirror.cost
-        if self._readers[mirror.file]:
-            self._stale.add(mirror.file)
+        self._discard(mirror.file)
+
+    def _drop_pack(self, pack: CellsPack) -> None:
+        """With the lock held: forgotten, its own files deleted (`_discard`)."""
+        self._bytes -= pack.cost
+        for name in pack.own_files:
+            self._discard(name)
+
+    def _discard(self, name: str) -> None:
+        """With the lock held: the file goes now, or when the last search reading it ends."""
+        if self._readers[name]:
+            self._stale.add(name)
         else:
-            self._readers.pop(mirror.file, None)
-            self._delete(mirror.file)
+            self._readers.pop(name, None)
+            self._delete(name)
 
     def _delete(self, name: str) -> None:
         (self.folder / name).unlink(missing_ok=True)
+
+
+def _stamp(notebook: str) -> _Stamp | None:
+    try:
+        status = os.stat(notebook)
+    except OSError:
+        return None
+    return status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
 
 
 def cell_sources(root: Path, notebook: Path, max_bytes: int) -> list[str] | None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import bisect
 import json
 import logging
 import os
@@ -58,6 +57,10 @@ _IGNORED = re.compile(rb"^rg: DEBUG\|ignore::walk\|[^\n]*: ignoring [^\n]*Ignore
 _OVERSIZED = re.compile(rb"^rg: DEBUG\|ignore::walk\|[^\n]*: ignoring [^\n]*: \d+ bytes$",
                         re.MULTILINE)
 _BINARY = re.compile(rb"^rg: DEBUG\|[^\n]*: ignoring [^\n]*: found binary data", re.MULTILINE)
+# The same for notebooks alone: their listing counts them (the search leaves every notebook
+# out before the size bound applies).
+_OVERSIZED_NOTEBOOK = re.compile(
+    rb"^rg: DEBUG\|ignore::walk\|[^\n]*: ignoring [^\n]*\.ipynb: \d+ bytes$", re.MULTILINE)
 # Listed, then gone before rg opened it (an atomic writer's temp file, a deletion).
 _VANISHED = re.compile(rb"^rg: (?!DEBUG\|)[^\n]*: No such file or directory \(os error 2\)$",
                        re.MULTILINE)
@@ -308,8 +311,8 @@ class SearchThreads:
 
 
 _POOL_THREADS = 32
-# Mirror files named on one rg command line: well within the kernel's bound on its arguments.
-_MIRRORS_PER_RUN = 10_000
+# Pack parts named on one rg command line: well within the kernel's bound on its arguments.
+_PARTS_PER_RUN = 10_000
 # Below the server's loop (0): rg's CPU-bound walks are background work.
 _SEARCH_NICENESS = 10
 
@@ -353,7 +356,7 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
                                                 left_out: 1})
         if _is_notebook(query.start):
             return _search_notebooks(rg, query, limits, handle, threads.notebooks,
-                                     [query.start])
+                                     [os.fspath(query.start)])
     ignore_file = _ignore_file(query, threads.scratch)
     argv = _filters(rg, query, ignore_file, output=_SEARCH_OUTPUT,
                     max_file_bytes=query.max_file_bytes)
@@ -363,19 +366,16 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
         if query.start.is_dir():
             # A folder's notebooks are listed by a second rg, and searched in their cells,
             # beside the search: one after the other, the walks added up.
-            # A glob of the user's own is a whitelist: adding ours would widen it.
-            only_notebooks = [] if query.glob else ["--glob", _NOTEBOOK_GLOB]
-            # Without the search's --json and --debug: the debug log of every file left out
-            # would cost more than the listing. Notebooks have their own size bound.
-            lister = _filters(rg, query, ignore_file, output=(),
+            # Every file is listed and the notebooks picked here: a `*.ipynb` glob would
+            # override .gitignore. Notebooks have their own size bound.
+            lister = _filters(rg, query, ignore_file, output=("--debug",),
                               max_file_bytes=query.max_notebook_bytes)
             in_notebooks = threads.listings.submit(
                 _search_listed_notebooks, rg, query,
-                [*lister, *only_notebooks, "--files", "--", start_rel], limits, handle,
+                [*lister, "--null", "--files", "--", start_rel], limits, handle,
                 threads.notebooks)
-        searched = _run(
-            [*argv, "--glob", f"!{_NOTEBOOK_GLOB}", "--regexp", query.pattern, "--", start_rel],
-            query.root, limits, handle)
+        searched = _run([*argv, *_notebooks_left_out(query), "--regexp", query.pattern, "--",
+                         start_rel], query.root, limits, handle)
         plain = _parse(query, limits, searched)
         if in_notebooks is None:
             return plain
@@ -389,18 +389,39 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
     return plain if cells is None else _merged(query, limits, plain, cells, listed_all)
 
 
+def _notebooks_left_out(query: RipgrepQuery) -> list[str]:
+    """rg's arguments leaving notebooks out of the search of the other files."""
+    if query.glob:
+        # The user's glob overrides every type: ours must be a glob too, after it.
+        return ["--glob", f"!{_NOTEBOOK_GLOB}"]
+    # A type rather than a glob, where it can be: rg applies .gitignore first (an ignored
+    # notebook is counted as such), and its --debug line for each notebook is shorter, which
+    # is a fifth of a grep over a folder of notebooks.
+    return ["--type-add", f"ipynb:{_NOTEBOOK_GLOB}", "--type-not", "ipynb"]
+
+
 def _search_listed_notebooks(rg: str, query: RipgrepQuery, lister: list[str],
                              limits: RipgrepLimits, handle: _Handle, mirrors: NotebookMirrors
                              ) -> tuple[RipgrepOutcome | None, bool]:
-    """The matches in the cells of the notebooks `lister` lists (None when it lists none),
-    and whether the listing is whole."""
-    listed = _run(lister, query.root, limits, handle)
-    notebooks = [Path(os.path.normpath(query.root / os.fsdecode(name)))
-                 for name in listed.stdout.splitlines()
-                 if _is_notebook(Path(os.fsdecode(name)))]
-    if not notebooks:
-        return None, listed.kept_all
-    return _search_notebooks(rg, query, limits, handle, mirrors, notebooks), listed.kept_all
+    """The matches in the cells of the notebooks `lister` lists, with the notebooks its walk
+    left out (None when there is none of either), and whether the listing is whole."""
+    names = _NotebookNames(limits.max_output_bytes)
+    left_out = _StderrTally()
+    try:
+        _stream(lister, query.root, limits.timeout_seconds, handle, names, left_out.feed)
+    finally:
+        left_out.close()
+    oversized = left_out.counts["oversized_notebook"]
+    skipped = {"oversized": oversized} if oversized else {}
+    if not names.kept:
+        return (RipgrepOutcome([], 0, True, skipped) if skipped else None), not names.cut
+    # Strings, not Paths, until a match needs one: hundreds of Paths cost milliseconds.
+    root = os.fspath(query.root)
+    notebooks = [os.path.join(root, os.path.normpath(os.fsdecode(name))) for name in names.kept]
+    cells = _search_notebooks(rg, query, limits, handle, mirrors, notebooks)
+    for what, count in skipped.items():
+        cells.skipped[what] = cells.skipped.get(what, 0) + count
+    return cells, not names.cut
 
 
 def _list(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: ListingLimits,
@@ -474,32 +495,30 @@ def _is_notebook(path: Path) -> bool:
 
 
 def _search_notebooks(rg: str, query: RipgrepQuery, limits: RipgrepLimits, handle: _Handle,
-                      mirrors: NotebookMirrors, notebooks: list[Path]) -> RipgrepOutcome:
-    """The matches in the cell sources of `notebooks`, addressed by cell: rg over their
-    mirrors (one text file per notebook, kept while it is unchanged)."""
-    notebooks = sorted(notebooks, key=lambda path: path.relative_to(query.root).parts)
+                      mirrors: NotebookMirrors, notebooks: list[str]) -> RipgrepOutcome:
+    """The matches in the cell sources of `notebooks` (absolute, normal paths under the root),
+    addressed by cell: rg over their mirrors (one text file per notebook, kept while it is
+    unchanged)."""
+    notebooks = sorted(notebooks, key=lambda path: path.split("/"))  # in path order
     matches: list[RipgrepMatch] = []
     total, complete = 0, True
     threads = ["--threads", str(query.threads)] if query.threads else []
     with mirrors.reading(query.root, notebooks, query.max_notebook_bytes,
-                         query.max_mirror_bytes) as (found, invalid):
-        by_file = {mirror.file: mirror for mirror in found}
-        order = {mirror.file: index for index, mirror in enumerate(found)}
-        # In runs of consecutive notebooks (argv has a bound): outcomes follow in path order.
-        for first in range(0, len(found), _MIRRORS_PER_RUN):
+                         query.max_mirror_bytes) as (pack, invalid):
+        by_file = {part.file: part for part in pack.parts}
+        order = {part.file: index for index, part in enumerate(pack.parts)}
+        # In runs of consecutive parts (argv has a bound): outcomes follow in path order.
+        for first in range(0, len(pack.parts), _PARTS_PER_RUN):
             searched = _run(
                 [rg, "--json", "--no-config", "--no-ignore", "--hidden", "--text", *threads,
                  "--regexp", query.pattern, "--",
-                 *(mirror.file for mirror in found[first:first + _MIRRORS_PER_RUN])],
+                 *(part.file for part in pack.parts[first:first + _PARTS_PER_RUN])],
                 mirrors.folder, limits, handle)
             outcome = _parse(replace(query, root=mirrors.folder), limits, searched,
                              order=order.__getitem__)
             for match in outcome.matches:
-                mirror = by_file[match.file.name]
-                cell = bisect.bisect_right(mirror.first_lines, match.line - 1)
-                matches.append(RipgrepMatch(mirror.notebook,
-                                            match.line - mirror.first_lines[cell - 1], match.text,
-                                            cell=cell))
+                mirror, cell, line = by_file[match.file.name].cell_of(match.line)
+                matches.append(RipgrepMatch(mirror.notebook, line, match.text, cell=cell))
             total += outcome.total
             complete = complete and outcome.complete
     skipped = {"invalid_notebook": invalid} if invalid else {}
@@ -610,15 +629,25 @@ def _stream(argv: list[str], cwd: Path, timeout_seconds: float, handle: _Handle,
     handle.started(process)
     deadline = time.monotonic() + timeout_seconds
     reading = True
+    # rg writes its debug log a few bytes at a time. Read as it came, that was hundreds of
+    # wake-ups per search, each taking the interpreter lock from the threads beside it: the
+    # log is read at most every _STDERR_PAUSE_SECONDS, and meanwhile waits in the pipe.
+    stderr_due: float | None = None  # while paused, when stderr is read again
     try:
         with selectors.DefaultSelector() as selector:
             selector.register(process.stdout, selectors.EVENT_READ)  # type: ignore[arg-type]
             selector.register(process.stderr, selectors.EVENT_READ)  # type: ignore[arg-type]
-            while selector.get_map() and reading:
-                remaining = deadline - time.monotonic()
+            while (selector.get_map() or stderr_due is not None) and reading:
+                now = time.monotonic()
+                remaining = deadline - now
                 if remaining <= 0:
                     raise RipgrepTimeout()
-                for key, _ in selector.select(remaining):
+                if stderr_due is not None and now >= stderr_due:
+                    selector.register(process.stderr,  # type: ignore[arg-type]
+                                      selectors.EVENT_READ)
+                    stderr_due = None
+                wait = remaining if stderr_due is None else min(remaining, stderr_due - now)
+                for key, _ in selector.select(wait):
                     chunk = os.read(key.fd, 1 << 16)
                     if not chunk:
                         selector.unregister(key.fileobj)
@@ -626,6 +655,8 @@ def _stream(argv: list[str], cwd: Path, timeout_seconds: float, handle: _Handle,
                         reading = reading and on_stdout(chunk)
                     else:
                         on_stderr(chunk)
+                        selector.unregister(key.fileobj)
+                        stderr_due = now + _STDERR_PAUSE_SECONDS
         if reading:
             # Both pipes are at EOF: rg is exiting. (wait(timeout) would poll with sleeps.)
             process.wait()
@@ -695,12 +726,40 @@ class _PathLines:
         self._partial = b""
 
 
+class _NotebookNames:
+    """The notebooks' names in `rg --null --files` output, up to `max_bytes` of them (then
+    `cut`, and rg is stopped)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.kept: list[bytes] = []
+        self.cut = False
+        self._room = max_bytes
+        self._partial = b""
+
+    def __call__(self, chunk: bytes) -> bool:
+        names = (self._partial + chunk).split(b"\0")
+        self._partial = names.pop()  # rg ends every name with NUL: the rest comes next
+        for name in names:
+            # As the search's `!*.ipynb` glob: case matters.
+            if name.endswith(b".ipynb"):
+                self._room -= len(name)
+                if self._room < 0:
+                    self.cut = True
+                    return False
+                self.kept.append(name)
+        return True
+
+
 # What rg's stderr says it left out, by the `skipped` key that counts it.
 _LEFT_OUT = {"ignored": _IGNORED, "binary": _BINARY, "oversized": _OVERSIZED,
-             "vanished": _VANISHED, "unreadable": _DENIED}
+             "vanished": _VANISHED, "unreadable": _DENIED,
+             "oversized_notebook": _OVERSIZED_NOTEBOOK}
 _MESSAGE_LINE = re.compile(rb"^(?!rg: DEBUG\|)[^\n]+$", re.MULTILINE)
 _MAX_MESSAGE_BYTES = 64 * 1024
 _MAX_LINE_BYTES = 1 << 20
+# How long rg's stderr may wait in its pipe (64 KiB) between reads; rg's log fills it at
+# about 6 MB/s, so it rarely waits on a full pipe.
+_STDERR_PAUSE_SECONDS = 0.005
 
 
 class _StderrTally:

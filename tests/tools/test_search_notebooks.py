@@ -126,15 +126,75 @@ def test_a_replaced_mirror_stays_while_a_search_reads_it(root, tmp_path_factory)
     mirrors = NotebookMirrors(tmp_path_factory.mktemp("mirrors"))
     notebook = root / "a.ipynb"
     _notebook(notebook, [new_code_cell("one")])
-    with mirrors.reading(root, [notebook], 10_000, 10_000) as (held, invalid):
+    with mirrors.reading(root, [str(notebook)], 10_000, 10_000) as (held, invalid):
         assert invalid == 0
         _notebook(notebook, [new_code_cell("two\ntwo")])
-        with mirrors.reading(root, [notebook], 10_000, 10_000) as (newer, _):
-            assert (mirrors.folder / newer[0].file).read_text() == "two\ntwo\n"
+        with mirrors.reading(root, [str(notebook)], 10_000, 10_000) as (newer, _):
+            assert (mirrors.folder / newer.parts[0].file).read_text() == "two\ntwo\n"
         # The first search still maps its matches with the file it started with.
-        assert (mirrors.folder / held[0].file).read_text() == "one\n"
-    assert sorted(path.name for path in mirrors.folder.iterdir()) == [newer[0].file]
+        assert (mirrors.folder / held.parts[0].file).read_text() == "one\n"
+    assert sorted(path.name for path in mirrors.folder.iterdir()) == [newer.parts[0].file]
     # Past the bound, what no search reads is dropped at once.
-    with mirrors.reading(root, [notebook], 10_000, 0):
+    with mirrors.reading(root, [str(notebook)], 10_000, 0):
         pass
     assert list(mirrors.folder.iterdir()) == []
+
+
+async def test_a_notebook_gitignore_names_is_not_searched_and_is_counted(runtime, root):
+    # By its own name, not its folder's: listing notebooks with a `*.ipynb` glob whitelisted it.
+    _notebook(root / "kept.ipynb", [new_code_cell("load(1)")])
+    _notebook(root / "sub" / "scratch.ipynb", [new_code_cell("load(2)")])
+    (root / ".gitignore").write_text("scratch.ipynb\n")
+    run = await runtime.create_run()
+    for path in (".", "sub"):
+        found = await run.call("grep", {"pattern": "load", "path": path})
+        assert found.ok, found.text
+        assert [m["file"] for m in found.data["matches"]] == (
+            ["kept.ipynb"] if path == "." else [])
+        assert found.data["skipped"]["ignored"] == 1
+
+
+def test_packs_map_lines_back_to_each_notebook_and_are_kept_while_unchanged(
+        root, tmp_path_factory, monkeypatch):
+    # Parts of about 20 bytes: the six notebooks take several parts, some of one notebook.
+    monkeypatch.setattr(notebook_mirror, "_PACK_PART_BYTES", 20)
+    mirrors = NotebookMirrors(tmp_path_factory.mktemp("mirrors"))
+    notebooks = []
+    for index in range(6):
+        notebook = root / f"n{index}.ipynb"
+        _notebook(notebook, [new_code_cell(""), new_code_cell(f"a{index}\nb{index}"),
+                             new_markdown_cell(f"c{index}" * (index + 1))])
+        notebooks.append(str(notebook))
+    with mirrors.reading(root, notebooks, 10_000, 10_000) as (pack, invalid):
+        assert invalid == 0 and 1 < len(pack.parts) < 6
+        assert any(len(part.members) > 1 for part in pack.parts)
+        # Every line of every part, back to its notebook, cell and line in the cell.
+        seen = []
+        for part in pack.parts:
+            lines = (mirrors.folder / part.file).read_text().splitlines()
+            for number, text in enumerate(lines, start=1):
+                mirror, cell, line = part.cell_of(number)
+                seen.append((mirror.notebook.name, cell, line, text))
+        assert seen == [entry for index in range(6) for entry in (
+            (f"n{index}.ipynb", 2, 1, f"a{index}"), (f"n{index}.ipynb", 2, 2, f"b{index}"),
+            (f"n{index}.ipynb", 3, 1, f"c{index}" * (index + 1)))]
+    with mirrors.reading(root, notebooks, 10_000, 10_000) as (again, _):
+        assert again is pack  # the same mirrors: the same files, nothing written
+    _notebook(root / "n3.ipynb", [new_code_cell("changed")])
+    with mirrors.reading(root, notebooks, 10_000, 10_000) as (changed, _):
+        texts = "".join((mirrors.folder / part.file).read_text() for part in changed.parts)
+        assert "changed\n" in texts and "a3" not in texts
+    # Past the bound, packs and mirrors that no search reads are dropped.
+    with mirrors.reading(root, notebooks, 10_000, 1):
+        pass
+    assert list(mirrors.folder.iterdir()) == []
+
+
+async def test_a_notebook_over_its_bound_is_counted_as_oversized(runtime_factory, root):
+    _notebook(root / "small.ipynb", [new_code_cell("load(1)")])
+    _notebook(root / "big.ipynb", [new_code_cell("load(2)\n" + "# padding\n" * 500)])
+    run = await runtime_factory(max_notebook_bytes=2_000).create_run()
+    found = await run.call("grep", {"pattern": "load"})
+    assert found.ok, found.text
+    assert [m["file"] for m in found.data["matches"]] == ["small.ipynb"]
+    assert found.data["skipped"] == {"ignored": 0, "binary": 0, "oversized": 1}
