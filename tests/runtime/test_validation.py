@@ -51,3 +51,15 @@ def test_any_other_problem_names_the_field_and_what_is_wrong():
         validate_action("web", ACTIONS, FlatArgs(action="fetch", url="https://x", retries=9))
     assert invalid.value.message.startswith("Invalid arguments for web fetch: `retries`: ")
     assert "less than or equal to 5" in invalid.value.message
+
+
+def test_a_tools_schema_is_built_once_and_each_caller_gets_its_own_copy(runtime):
+    # pydantic builds a schema anew each time: listing every tool cost 15-30 ms of the loop.
+    run_tools = {tool.name: tool for tool in runtime.registry}
+    grep = run_tools["grep"]
+    first = grep.json_schema()
+    expected = grep.Args.model_json_schema()
+    expected.pop("title")
+    assert first == expected
+    first["properties"].clear()  # a caller's change reaches nobody else
+    assert grep.json_schema() == expected
