@@ -198,3 +198,21 @@ async def test_a_notebook_over_its_bound_is_counted_as_oversized(runtime_factory
     assert found.ok, found.text
     assert [m["file"] for m in found.data["matches"]] == ["small.ipynb"]
     assert found.data["skipped"] == {"ignored": 0, "binary": 0, "oversized": 1}
+
+
+def test_an_evicted_pack_stays_while_a_search_reads_it(root, tmp_path_factory):
+    mirrors = NotebookMirrors(tmp_path_factory.mktemp("mirrors"))
+    notebooks = []
+    for index in range(notebook_mirror._PACKS_KEPT + 2):
+        notebook = root / f"n{index}.ipynb"
+        _notebook(notebook, [new_code_cell(f"cell {index}")])
+        notebooks.append(str(notebook))
+    with mirrors.reading(root, notebooks[:2], 10_000, 10**6) as (held, _):
+        [part] = held.parts
+        assert len(part.members) == 2  # a pack file of its own
+        # Other sets of notebooks searched meanwhile push it out of the packs kept.
+        for first in range(1, notebook_mirror._PACKS_KEPT + 1):
+            with mirrors.reading(root, notebooks[first:first + 2], 10_000, 10**6):
+                pass
+        assert (mirrors.folder / part.file).read_text() == "cell 0\ncell 1\n"
+    assert not (mirrors.folder / part.file).exists()
