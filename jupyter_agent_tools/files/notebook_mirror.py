@@ -5,7 +5,7 @@ Writing every notebook's sources anew for each search meant reading and parsing 
 notebook's JSON every time: over 500 notebooks, 60 ms of parsing for a 10 ms search. Here each
 notebook has a mirror file of its own, written again only when the notebook's status (inode,
 size, modification and change times) differs, so a search costs a `stat` per notebook and rg
-over the mirrors, in parallel as over `.py` files.
+over the mirrors.
 
 A search's mirrors are then packed one after another into a few files (`CellsPack`), kept
 while the same mirrors are searched again: rg over hundreds of small files spent most of its

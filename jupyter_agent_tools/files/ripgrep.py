@@ -651,12 +651,15 @@ def _stream(argv: list[str], cwd: Path, timeout_seconds: float, handle: _Handle,
                     chunk = os.read(key.fd, 1 << 16)
                     if not chunk:
                         selector.unregister(key.fileobj)
+                        if key.fileobj is process.stdout and stderr_due is not None:
+                            stderr_due = now  # rg is ending: the rest of its log at once
                     elif key.fileobj is process.stdout:
                         reading = reading and on_stdout(chunk)
                     else:
                         on_stderr(chunk)
-                        selector.unregister(key.fileobj)
-                        stderr_due = now + _STDERR_PAUSE_SECONDS
+                        if process.stdout in selector.get_map():  # no pause once it ends
+                            selector.unregister(key.fileobj)
+                            stderr_due = now + _STDERR_PAUSE_SECONDS
         if reading:
             # Both pipes are at EOF: rg is exiting. (wait(timeout) would poll with sleeps.)
             process.wait()
