@@ -8,7 +8,8 @@ After the interleaved timing, each transport makes the same calls again, in alte
 of 100, while the server's CPU time is read before and after each block
 (benchmarks/loop_probe.py): CPU per call is the figure
 that a shared machine's load moves least (the p50 ratio is a fixed MCP cost over an HTTP call
-that is faster or slower with the load). The client's own CPU per call is printed beside it: the
+that is faster or slower with the load), and of it the median of each pair of blocks' ratio
+(a block that a burst elsewhere, or a full garbage collection, slowed moves it least). The client's own CPU per call is printed beside it: the
 SDK client (httpx, its session and validation) is part of every MCP call's time. Target: server
 CPU per call MCP <= 1.2x HTTP. Last, where the server's loop spends its CPU: each transport's
 calls again under cProfile (loop thread, its CPU time), summed per package, per call. With
@@ -22,6 +23,7 @@ import argparse
 import asyncio
 import os
 import pstats
+import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -76,7 +78,8 @@ async def _cpu_per_call(http: httpx2.AsyncClient, call: Callable[[], Awaitable[N
 
 
 async def _compare(url: str, token: str, calls: int, profile: str) -> tuple[
-        list[float], list[float], dict[str, tuple[float, float]], dict[str, dict[str, float]]]:
+        list[float], list[float], dict[str, list[tuple[float, float]]],
+        dict[str, dict[str, float]]]:
     headers = {"Authorization": f"token {token}"}
     async with httpx2.AsyncClient(base_url=url + "agent-tools/api/", headers=headers,
                                   timeout=60) as http:
@@ -107,16 +110,16 @@ async def _compare(url: str, token: str, calls: int, profile: str) -> tuple[
             # In alternating blocks: the server's CPU per call drifts with the machine's load
             # over a run, and blocks of 1000 calls each measured one transport early, the
             # other late (the ratio moved between 1.45x and 2.4x from run to run).
-            spent = {"http": [0.0, 0.0], "mcp": [0.0, 0.0]}
+            # Each pair of blocks gives a ratio too: their median is what a block slowed by
+            # a neighbour's burst (or a full garbage collection) moves least.
+            spent: dict[str, list[tuple[float, float]]] = {"http": [], "mcp": []}
             blocks = max(1, calls // _CPU_BLOCK)
             for block in range(blocks):
                 order = [("http", over_http), ("mcp", over_mcp)]
                 for name, call in order if block % 2 else reversed(order):
-                    server_ms, client_ms = await _cpu_per_call(http, call, _CPU_BLOCK,
-                                                               profile=False)
-                    spent[name][0] += server_ms / blocks
-                    spent[name][1] += client_ms / blocks
-            cpu = {name: (server, client) for name, (server, client) in spent.items()}
+                    spent[name].append(await _cpu_per_call(http, call, _CPU_BLOCK,
+                                                           profile=False))
+            cpu = spent
             profiled = calls // 2
             await _cpu_per_call(http, over_http, profiled, profile=True)
             by_package = {"http": _cpu_by_package(profile, profiled)}
@@ -127,7 +130,7 @@ async def _compare(url: str, token: str, calls: int, profile: str) -> tuple[
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--profile", metavar="FILE",
                         help="cProfile the server's loop thread during the MCP-only block into FILE")
     options = parser.parse_args()
@@ -154,10 +157,13 @@ def main() -> None:
     print(f"MCP / HTTP p50: {over_mcp['p50_ms'] / over_http['p50_ms']:.2f}x (target <= 1.3x)   "
           f"calls/s: {over_mcp['calls_per_s'] / over_http['calls_per_s']:.2f}x")
     for side, index in (("server", 0), ("client", 1)):
-        http_ms, mcp_ms = cpu["http"][index], cpu["mcp"][index]
+        http_ms = statistics.fmean(block[index] for block in cpu["http"])
+        mcp_ms = statistics.fmean(block[index] for block in cpu["mcp"])
+        paired = statistics.median(mcp[index] / http[index]
+                                   for http, mcp in zip(cpu["http"], cpu["mcp"], strict=True))
         print(f"{side} CPU per call ({calls} calls each, in alternating blocks of {_CPU_BLOCK}): "
-              f"HTTP {http_ms:.2f} ms, "
-              f"MCP {mcp_ms:.2f} ms ({mcp_ms / http_ms:.2f}x)")
+              f"HTTP {http_ms:.2f} ms, MCP {mcp_ms:.2f} ms ({mcp_ms / http_ms:.2f}x); "
+              f"median of the blocks' ratios {paired:.2f}x")
     print("   target: server CPU MCP/HTTP <= 1.2x. The loop thread's CPU per call under cProfile, "
           "by package (ms; the profiler inflates all alike):")
     names = sorted(set(by_package["http"]) | set(by_package["mcp"]),

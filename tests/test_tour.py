@@ -71,10 +71,12 @@ def jp_server_config(jp_server_config):
 
 
 def printed(cell, tag: str) -> str:
-    for output in cell.outputs:
-        for line in output.get("text", "").splitlines():
-            if line.startswith(tag + " "):
-                return line.split(" ", 1)[1]
+    # One print can arrive as several stream outputs (the kernel flushes on a timer): join them.
+    text = "".join(output.get("text", "") for output in cell.outputs
+                   if output.get("output_type") == "stream")
+    for line in text.splitlines():
+        if line.startswith(tag + " "):
+            return line.split(" ", 1)[1]
     raise AssertionError(f"no {tag} line in {cell.outputs}")
 
 

@@ -4,6 +4,8 @@ Authentication and authorization are jupyter_server's (resource `agent_tools:mcp
 run token is good on its own run's route only (auth.py). Each request is handed to its
 session's SDK transport through the ASGI bridge. Refusals before a session exists are
 JSON-RPC errors (so MCP clients show the message) whose `data.code` is the contract's code.
+A request answered in one JSON body skips the bridge and the transport: its session answers it
+in this request's task (direct.py).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..http.base import (
 from ..http.handlers import RUN_ID
 from ..runtime import ErrorCode, ToolError
 from .asgi import TornadoASGIBridge
+from .direct import Answer, direct_request
 from .endpoint import McpEndpoint
 from .options import SERVER_PARAMETERS, run_request_from_query
 from .session import McpSession
@@ -123,18 +126,37 @@ class McpHandler(AgentToolsHandler):
             if session.transport.is_terminated:
                 await session.wait_ended(self.endpoint.end_timeout_seconds)
 
-        await self._serve(end_then_answer)
+        await self._serve(session, end_then_answer)
 
     async def _open(self, run_id: str | None) -> McpSession:  # noqa: ARG002 - a hook
         options = run_request_from_query(self.request.query_arguments)
         return await self.endpoint.open_new_run(options)
 
-    async def _serve(self, target: McpSession | ASGIApp) -> int | None:
-        self._bridge = TornadoASGIBridge(self)
-        if not isinstance(target, McpSession):
-            return await self._bridge.serve(target)
-        with target.response_mode(self.request.body or b""):
-            return await self._bridge.serve(target.handle)
+    async def _serve(self, session: McpSession, app: ASGIApp | None = None) -> int | None:
+        """Serve this request in `session` (with `app` in the session's place when given);
+        the HTTP status it was answered with."""
+        with session.serving():
+            body = self.request.body or b""
+            request = None
+            if app is None and self.request.method == "POST" and session.answers_in_json(body):
+                request = direct_request(self.request, body)
+            if request is not None:
+                return self._answered(session, await session.answer(request))
+            self._bridge = TornadoASGIBridge(self)
+            if app is not None:
+                return await self._bridge.serve(app)
+            with session.response_mode(body):
+                return await self._bridge.serve(session.handle)
+
+    def _answered(self, session: McpSession, answer: Answer | None) -> int:
+        self.set_header(MCP_SESSION_ID_HEADER, session.id)
+        if answer is None:  # what the transport answers once its session has ended
+            self._reject(404, types.INVALID_REQUEST,
+                         "Session terminated before the request completed")
+            return 404
+        self.set_header("Content-Type", "application/json")
+        self.finish(answer.model_dump_json(by_alias=True, exclude_unset=True))
+        return 200
 
     def _session_id(self) -> str:
         session_id = self.request.headers.get(MCP_SESSION_ID_HEADER)

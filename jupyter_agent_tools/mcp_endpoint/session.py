@@ -8,7 +8,11 @@ every other origin. It follows its run's events: `tools_changed` becomes
 A request is answered with one JSON body unless something may be said on its response stream
 before the answer (progress of a call that asked for it, a card asked by elicitation): then
 it is answered as server-sent events. A JSON answer costs the server about a quarter less CPU
-than an event stream (benchmarks/bench_mcp.py), and lets the client keep its connection.
+than an event stream (benchmarks/bench_mcp.py), and lets the client keep its connection. A
+request answered in JSON is dispatched in its HTTP request's own task (direct.py).
+
+The session, not the transport, keeps the idle clock: a request answered here never reaches
+the transport, and still holds the session while it runs.
 """
 
 from __future__ import annotations
@@ -26,15 +30,17 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
+from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import NotificationOptions, Server
-from mcp.server.runner import serve_loop
+from mcp.server.runner import ServerRunner, aclose_shielded
 from mcp.server.session import ServerSession
 from mcp.server.streamable_http import StreamableHTTPServerTransport
-from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
+from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher, progress_token_from_params
 
 from .._version import __version__
 from ..questions import RunQuestions
 from ..runtime import Origin, Resource, Run
+from .direct import Answer, DirectAnswers
 from .elicitation import CardElicitor
 from .results import call_tool_result, mcp_tools
 
@@ -106,8 +112,7 @@ class McpSession:
         self.owns_run = owns_run
         self.id = uuid.uuid4().hex
         self.transport = PerRequestTransport(
-            mcp_session_id=self.id, idle_timeout=settings.idle_timeout_seconds,
-        )
+            mcp_session_id=self.id)
         self.server: Server[Any] = Server(
             "jupyter-agent-tools", version=__version__,
             instructions=(f"The tools of jupyter-agent-tools run {run.id} (working directory "
@@ -121,6 +126,8 @@ class McpSession:
         # Only our observer: the SDK's default OpenTelemetry middleware costs a span per message
         # and Jupyter installs no exporter for it.
         self.server.middleware = [self._observe]
+        self._runner: ServerRunner[Any] | None = None
+        self._direct = DirectAnswers(log)
         self._server_session: ServerSession | None = None
         # tools/call requests in progress: a card they raise is asked on their response stream.
         self._calls_in_flight: dict[types.RequestId, ServerSession] = {}
@@ -129,6 +136,9 @@ class McpSession:
         self._client_elicits = False
         self._task: asyncio.Task[None] | None = None
         self._followers: list[asyncio.Task[None]] = []
+        self._requests_in_flight = 0
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._idle_end: asyncio.Task[None] | None = None  # kept: a task is only weakly held
         self.ended = asyncio.Event()
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -144,6 +154,40 @@ class McpSession:
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one HTTP request of this session (ASGI)."""
         await self.transport.handle_request(scope, receive, send)
+
+    async def answer(self, request: types.JSONRPCRequest) -> Answer | None:
+        """Answer a request that `answers_in_json` here, without the transport (direct.py);
+        None when the session ended before it was answered."""
+        if self._runner is None or self.transport.is_terminated:
+            return None
+        return await self._direct.answer(self._runner, request)
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Inside the block a request is in flight (an open GET stream is one): the session
+        does not idle out. Its idle clock starts again when the last one ends."""
+        self._requests_in_flight += 1
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        try:
+            yield
+        finally:
+            self._requests_in_flight -= 1
+            if not self._requests_in_flight:
+                self._start_idle_clock()
+
+    def _start_idle_clock(self) -> None:
+        if self.transport.is_terminated:  # ended (a DELETE's own request ends last)
+            return
+        self._idle_timer = asyncio.get_running_loop().call_later(
+            self.settings.idle_timeout_seconds, self._idled_out)
+
+    def _idled_out(self) -> None:
+        self._idle_timer = None
+        self.log.info("agent-tools mcp: session %s idle for %g s: ending it", self.id,
+                      self.settings.idle_timeout_seconds)
+        self._idle_end = asyncio.ensure_future(self.terminate())
 
     def answers_in_json(self, body: bytes) -> bool:
         """Whether the request with this body is answered with one JSON body, not an SSE stream.
@@ -166,7 +210,8 @@ class McpSession:
             _ANSWER_IN_JSON.reset(token)
 
     async def terminate(self) -> None:
-        """End the session now (the run closing, the server stopping)."""
+        """End the session now (the run closing, the server stopping, idle)."""
+        self._direct.cancel_all()
         if not self.transport.is_terminated:
             await self.transport.terminate()
 
@@ -180,17 +225,22 @@ class McpSession:
     async def _serve(self, ready: asyncio.Event) -> None:
         try:
             async with self.transport.connect() as (read_stream, write_stream):
+                # The SDK's serve_loop, its runner kept for the requests answered directly.
+                dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(
+                    read_stream, write_stream, inline_methods=frozenset({"initialize"}))
+                connection = Connection.for_loop(dispatcher, session_id=self.id)
+                self._runner = ServerRunner(
+                    self.server, connection, {},
+                    init_options=self.server.create_initialization_options(
+                        NotificationOptions(tools_changed=True)))
                 self._followers.append(asyncio.ensure_future(self._follow_run()))
+                self._start_idle_clock()
                 ready.set()
-                # The transport cancels its idle scope once no request has been in flight
-                # (an open GET stream counts) for the idle timeout.
-                with self.transport.idle_scope or anyio.CancelScope():
-                    await serve_loop(
-                        self.server, read_stream, write_stream, lifespan_state={},
-                        session_id=self.id,
-                        init_options=self.server.create_initialization_options(
-                            NotificationOptions(tools_changed=True)),
-                    )
+                try:
+                    await dispatcher.run(self._runner.on_request, self._runner.on_notify,
+                                         on_notify_intercept=self._direct.on_notification)
+                finally:
+                    await aclose_shielded(connection)
         except Exception:
             self.log.exception("agent-tools mcp: session %s failed", self.id)
         finally:
@@ -200,6 +250,8 @@ class McpSession:
 
     async def _release(self) -> None:
         await self.terminate()
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
         for task in self._followers:
             task.cancel()
         if self._elicitor is not None:
