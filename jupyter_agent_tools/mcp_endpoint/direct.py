@@ -53,9 +53,16 @@ class JsonAnswerContext:
 
     def __init__(self, request_id: types.RequestId) -> None:
         self.request_id = request_id
-        self.cancel_requested = anyio.Event()
+        self._cancel_requested: anyio.Event | None = None
         #: Why it was stopped, when it was: the client cancelled it, or the session ended.
         self.stopped: Literal["cancelled", "ended"] | None = None
+
+    @property
+    def cancel_requested(self) -> anyio.Event:
+        """Made when first asked for: few requests are (an event per call costs a few µs)."""
+        if self._cancel_requested is None:
+            self._cancel_requested = anyio.Event()
+        return self._cancel_requested
 
     @property
     def can_send_request(self) -> bool:

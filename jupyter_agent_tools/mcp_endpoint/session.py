@@ -137,6 +137,7 @@ class McpSession:
         self._task: asyncio.Task[None] | None = None
         self._followers: list[asyncio.Task[None]] = []
         self._requests_in_flight = 0
+        self._last_request_end = 0.0  # the event loop's clock
         self._idle_timer: asyncio.TimerHandle | None = None
         self._idle_end: asyncio.Task[None] | None = None  # kept: a task is only weakly held
         self.ended = asyncio.Event()
@@ -167,26 +168,23 @@ class McpSession:
         """Inside the block a request is in flight (an open GET stream is one): the session
         does not idle out. Its idle clock starts again when the last one ends."""
         self._requests_in_flight += 1
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
-            self._idle_timer = None
         try:
             yield
         finally:
             self._requests_in_flight -= 1
-            if not self._requests_in_flight:
-                self._start_idle_clock()
+            self._last_request_end = asyncio.get_running_loop().time()
 
-    def _start_idle_clock(self) -> None:
-        if self.transport.is_terminated:  # ended (a DELETE's own request ends last)
+    def _check_idle(self) -> None:
+        """The idle clock: one timer, looked at when it rings (not moved at every request)."""
+        loop = asyncio.get_running_loop()
+        timeout = self.settings.idle_timeout_seconds
+        left = timeout if self._requests_in_flight else (
+            self._last_request_end + timeout - loop.time())
+        if left > 0:
+            self._idle_timer = loop.call_later(left, self._check_idle)
             return
-        self._idle_timer = asyncio.get_running_loop().call_later(
-            self.settings.idle_timeout_seconds, self._idled_out)
-
-    def _idled_out(self) -> None:
         self._idle_timer = None
-        self.log.info("agent-tools mcp: session %s idle for %g s: ending it", self.id,
-                      self.settings.idle_timeout_seconds)
+        self.log.info("agent-tools mcp: session %s idle for %g s: ending it", self.id, timeout)
         self._idle_end = asyncio.ensure_future(self.terminate())
 
     def answers_in_json(self, body: bytes) -> bool:
@@ -234,7 +232,8 @@ class McpSession:
                     init_options=self.server.create_initialization_options(
                         NotificationOptions(tools_changed=True)))
                 self._followers.append(asyncio.ensure_future(self._follow_run()))
-                self._start_idle_clock()
+                self._last_request_end = asyncio.get_running_loop().time()
+                self._check_idle()
                 ready.set()
                 try:
                     await dispatcher.run(self._runner.on_request, self._runner.on_notify,
