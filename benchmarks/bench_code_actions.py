@@ -18,11 +18,13 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from jupyter_agent_tools import Runtime
+from jupyter_agent_tools.lsp.supervisor import LanguageServerSupervisor
 from jupyter_agent_tools.runtime import Resource
 
 SUPERVISOR = "jupyter_agent_tools.lsp.supervisor:LanguageServerSupervisor"
@@ -38,7 +40,7 @@ async def bench(rounds: int) -> dict[str, float]:
         (project / "pyproject.toml").write_text("[project]\nname = 'bench'\nversion = '0'\n")
         (project / "main.py").write_text(MAIN)
         runtime = Runtime(root_dir=tmp, resource_providers=[SUPERVISOR, PARSER])
-        supervisor = runtime.providers[Resource.LSP]
+        supervisor = cast(LanguageServerSupervisor, runtime.providers[Resource.LSP])
         supervisor.specs = {name: spec for name, spec in supervisor.specs.items()
                             if name == "ruff"}
         run = await runtime.create_run(cwd="proj")
@@ -46,6 +48,7 @@ async def bench(rounds: int) -> dict[str, float]:
         warm = await run.call("lsp", listing)
         assert warm.ok and warm.data["actions"], warm.text
         server = supervisor.existing((project.resolve(), "ruff"))
+        assert server is not None and server.connection is not None, "ruff's server is not up"
         connection = server.connection
         params = types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(from_fs_path(str(project / "main.py"))),

@@ -18,8 +18,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 from jupyter_agent_tools import Runtime
+from jupyter_agent_tools.dap.supervisor import DebugSupervisor
 
 from .stats import line, summarize
 
@@ -77,7 +79,9 @@ async def _continues(runtime: Runtime, count: int) -> tuple[list[float], list[fl
         result = await run.call("debug", {"action": "continue"})
         through_tool.append(time.perf_counter() - start)
         assert result.ok and result.data["state"] == "stopped", result.text
-    session = runtime.provider("debug").conversations["continues"].session
+    supervisor = cast(DebugSupervisor, runtime.provider("debug"))
+    session = supervisor.conversations["continues"].session
+    assert session is not None, "the debug conversation has no session"
     for _ in range(count):
         start = time.perf_counter()
         await session.resume("continue", None)

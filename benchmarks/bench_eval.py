@@ -19,12 +19,14 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 import httpx
 from jupyter_client.manager import AsyncKernelManager
 from traitlets.config import Config
 
 from jupyter_agent_tools import Runtime
+from jupyter_agent_tools.kernels.factory import KernelFactory
 
 from .server import jupyter_server
 from .stats import line, summarize
@@ -149,7 +151,7 @@ async def _eval_vs_bare(root: Path, calls: int) -> dict[str, dict[str, float]]:
 async def _first_eval_warm(root: Path, trials: int) -> dict[str, dict[str, float]]:
     runtime = Runtime(root_dir=str(root),
                       config=Config({"KernelFactory": {"warm_pool": {"python": 1}}}))
-    factory = runtime.provider("kernels")
+    factory = cast(KernelFactory, runtime.provider("kernels"))
     cold = []
     warm = []
     for _ in range(trials):

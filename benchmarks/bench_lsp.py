@@ -23,11 +23,13 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from jupyter_agent_tools import Runtime
+from jupyter_agent_tools.lsp.supervisor import LanguageServerSupervisor
 from jupyter_agent_tools.runtime import Resource
 
 SUPERVISOR = "jupyter_agent_tools.lsp.supervisor:LanguageServerSupervisor"
@@ -68,7 +70,7 @@ async def bench(rounds: int) -> dict[str, float]:
                                 disabled_resources=["lsp"])
         plain_run = await plain_runtime.create_run(cwd="proj")
         # basedpyright alone: the write comparison is against its publish time.
-        supervisor = runtime.providers[Resource.LSP]
+        supervisor = cast(LanguageServerSupervisor, runtime.providers[Resource.LSP])
         supervisor.specs = {name: spec for name, spec in supervisor.specs.items()
                             if name == "basedpyright"}
         run = await runtime.create_run(cwd="proj")
@@ -77,6 +79,7 @@ async def bench(rounds: int) -> dict[str, float]:
         warm = await run.call("lsp", hover_args)
         assert warm.ok, warm.text
         server = supervisor.existing((project.resolve(), "basedpyright"))
+        assert server is not None and server.connection is not None, "basedpyright is not up"
         connection = server.connection
         uri = from_fs_path(str(project / "main.py"))
         document = types.TextDocumentIdentifier(uri)
@@ -122,8 +125,8 @@ async def bench(rounds: int) -> dict[str, float]:
                 types.TEXT_DOCUMENT_DIAGNOSTIC, diagnostic_params), 60)
 
         for index in range(rounds):
-            order = [("listed", run), ("plain", plain_run)]
-            for kind, which in order if index % 2 else reversed(order):
+            runs = [("listed", run), ("plain", plain_run)]
+            for kind, which in runs if index % 2 else reversed(runs):
                 results[f"bash_{kind}"].append(
                     await _timed(which.call("bash", {"command": "true"})))
 

@@ -16,11 +16,13 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
 from jupyter_agent_tools import Runtime
+from jupyter_agent_tools.lsp.supervisor import LanguageServerSupervisor
 from jupyter_agent_tools.runtime import Resource
 
 SUPERVISOR = "jupyter_agent_tools.lsp.supervisor:LanguageServerSupervisor"
@@ -49,7 +51,7 @@ async def bench(rounds: int, cells: int) -> dict[str, float]:
         module = "\n\n\n".join(s.rstrip("\n").replace("%time", "#time") for s in sources)
         (project / "analysis.py").write_text(module + "\n")
         runtime = Runtime(root_dir=tmp, resource_providers=[SUPERVISOR])
-        supervisor = runtime.providers[Resource.LSP]
+        supervisor = cast(LanguageServerSupervisor, runtime.providers[Resource.LSP])
         supervisor.specs = {name: spec for name, spec in supervisor.specs.items()
                             if name == "basedpyright"}
         run = await runtime.create_run(cwd="proj")

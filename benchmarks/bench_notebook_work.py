@@ -156,6 +156,7 @@ async def open_in_lab(http: httpx.AsyncClient, ws_base: str, token: str) -> Asyn
     room = f"json:notebook:{session['fileId']}"
     url = f"{ws_base}api/collaboration/room/{room}?sessionId={session['sessionId']}&token={token}"
     human = Human()
+    websocket: Any  # httpx_ws has no types
     async with aconnect_ws(url, max_message_size_bytes=16 * 1024 * 1024) as websocket, \
             Provider(human.notebook.ydoc, HttpxWebsocket(websocket, room)):
         await human.seen(lambda: human.cells() >= 1, "the synced notebook")

@@ -60,7 +60,9 @@ def write_corpus(root: Path, count: int) -> dict[str, list[int]]:
         text = module.read_text(encoding="utf-8", errors="replace")
         (root / "py" / f"{name}.py").write_text(text)
         pieces = [piece for piece in _CELL_START.split(text) if piece]
-        cells, starts, line = [], [], 1
+        cells: list[nbformat.NotebookNode] = []
+        starts: list[int] = []
+        line = 1
         for piece in pieces:
             cells.append(new_code_cell(piece.rstrip("\n"), execution_count=len(cells) + 1,
                                        outputs=[new_output("stream", name="stdout",

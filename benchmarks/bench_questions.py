@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 from tornado.httpclient import HTTPRequest
-from tornado.websocket import websocket_connect
+from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 from jupyter_agent_tools import Runtime
 
@@ -29,6 +29,12 @@ from .server import jupyter_server
 from .stats import line, summarize
 
 QUESTION = {"question": "Proceed?", "options": [{"label": "yes"}, {"label": "no"}]}
+
+
+async def _message(ws: WebSocketClientConnection) -> str | bytes:
+    message = await ws.read_message()
+    assert message is not None, "the events socket closed"
+    return message
 
 
 async def _bare_handoff(cards: int) -> list[float]:
@@ -82,14 +88,14 @@ async def _over_server(url: str, token: str, cards: int) -> tuple[list[float], l
         run_id = (await http.post("runs", json={"space": "bench"})).json()["id"]
         ws_url = url.replace("http", "ws", 1) + "agent-tools/api/spaces/bench/events"
         ws = await websocket_connect(HTTPRequest(ws_url, headers=headers))
-        while json.loads(await ws.read_message())["type"] != "humans":
+        while json.loads(await _message(ws))["type"] != "humans":
             pass
         asked, plain = [], []
         for i in range(cards):
             start = time.perf_counter()
             call = asyncio.ensure_future(http.post(f"runs/{run_id}/calls", json={
                 "tool": "ask_user", "args": dict(QUESTION, question=f"Proceed {i}?")}))
-            while (event := json.loads(await ws.read_message()))["type"] != "question_asked":
+            while (event := json.loads(await _message(ws)))["type"] != "question_asked":
                 pass
             await http.post(f"runs/{run_id}/questions/{event['card']['id']}", json={"answer": "yes"})
             assert (await call).json()["ok"]

@@ -39,12 +39,14 @@ import sysconfig
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from ast_grep_py import SgRoot
 from traitlets.config import Config
 
 from jupyter_agent_tools import Resource, Runtime
 from jupyter_agent_tools.structural.astgrep import compile_sg
+from jupyter_agent_tools.structural.provider import ParserProvider
 
 ROOT = Path(__file__).resolve().parent.parent
 TYPESCRIPT_LIB = ROOT / ".tools" / "node" / "node_modules" / "typescript" / "lib"
@@ -134,8 +136,10 @@ async def run_ours(folder: Path, pattern: str, language: str) -> dict:
     started, cpu = time.perf_counter(), time.process_time()
     run = await runtime.create_run()
     session = run.resources[Resource.PARSER]
-    workers = runtime.provider(Resource.PARSER).pool.workers
-    figures = {}
+    provider = runtime.provider(Resource.PARSER)
+    assert isinstance(provider, ParserProvider)
+    workers = provider.pool.workers
+    figures: dict[str, Any] = {}
     try:
         outcome = await session.search(pattern, ".", language, limit=10**7)
         figures["cold"] = time.perf_counter() - started
