@@ -150,9 +150,12 @@ class McpHandler(AgentToolsHandler):
 
     def _answered(self, session: McpSession, answer: Answer | None) -> int:
         self.set_header(MCP_SESSION_ID_HEADER, session.id)
-        if answer is None:  # what the transport answers once its session has ended
+        if answer is None:  # a 404, as the transport answers once its session has ended
+            code = ErrorCode.NOT_FOUND.value
             self._reject(404, types.INVALID_REQUEST,
-                         "Session terminated before the request completed")
+                         f"{code}: the session ended before the request completed (its run "
+                         "closed, or it was deleted or idle). Open a new one with initialize.",
+                         {"code": code})
             return 404
         self.set_header("Content-Type", "application/json")
         self.finish(answer.model_dump_json(by_alias=True, exclude_unset=True))

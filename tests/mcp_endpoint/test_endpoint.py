@@ -395,6 +395,7 @@ async def test_a_json_answer_cut_short_by_the_run_closing_is_404_not_5xx(mcp_url
         answer = await asyncio.wait_for(pending, 30)
     assert answer.status_code == 404
     assert answer.json()["error"]["message"]
+    assert answer.json()["error"]["data"]["code"] == "not_found"
 
 
 async def test_deep_undecodable_or_oversized_bodies_get_4xx_never_5xx(mcp_url, auth_headers,
