@@ -61,6 +61,19 @@ def _cpu_by_package(profile_file: str, calls: int) -> dict[str, float]:
     return totals
 
 
+def _loop_waits(profile_file: str, calls: int) -> tuple[float, float]:
+    """Per call: the loop's iterations, and how often it waited for a socket to be readable
+    (tornado registers the reader each time the data it wants has not come yet)."""
+    iterations = waits = 0
+    stats = pstats.Stats(profile_file).stats  # type: ignore[attr-defined]
+    for (filename, _, function), (_, count, _, _, _) in stats.items():
+        if function == "_run_once" and filename.endswith("base_events.py"):
+            iterations += count
+        elif function == "register" and filename.endswith("selectors.py"):
+            waits += count
+    return iterations / calls, waits / calls
+
+
 async def _cpu_per_call(http: httpx2.AsyncClient, call: Callable[[], Awaitable[None]],
                         calls: int, profile: bool) -> tuple[float, float]:
     """Milliseconds of CPU time per call of the server process and of this client process,
@@ -79,7 +92,7 @@ async def _cpu_per_call(http: httpx2.AsyncClient, call: Callable[[], Awaitable[N
 
 async def _compare(url: str, token: str, calls: int, profile: str) -> tuple[
         list[float], list[float], dict[str, list[tuple[float, float]]],
-        dict[str, dict[str, float]]]:
+        dict[str, dict[str, float]], dict[str, tuple[float, float]]]:
     headers = {"Authorization": f"token {token}"}
     async with httpx2.AsyncClient(base_url=url + "agent-tools/api/", headers=headers,
                                   timeout=60) as http:
@@ -123,9 +136,11 @@ async def _compare(url: str, token: str, calls: int, profile: str) -> tuple[
             profiled = calls // 2
             await _cpu_per_call(http, over_http, profiled, profile=True)
             by_package = {"http": _cpu_by_package(profile, profiled)}
+            waits = {"http": _loop_waits(profile, profiled)}
             await _cpu_per_call(http, over_mcp, profiled, profile=True)
             by_package["mcp"] = _cpu_by_package(profile, profiled)
-    return samples["http"], samples["mcp"], cpu, by_package
+            waits["mcp"] = _loop_waits(profile, profiled)
+    return samples["http"], samples["mcp"], cpu, by_package, waits
 
 
 def main() -> None:
@@ -145,7 +160,7 @@ def main() -> None:
         (root / "small.py").write_text("".join(f"value_{i} = {i}\n" for i in range(40)))
         with jupyter_server(root, "--ServerApp.jpserver_extensions=benchmarks.loop_probe=True") \
                 as (url, token):
-            http, mcp, cpu, by_package = asyncio.run(_compare(url, token, calls, profile))
+            http, mcp, cpu, by_package, waits = asyncio.run(_compare(url, token, calls, profile))
     if not options.profile:
         os.unlink(profile)
     rows = {"POST runs/{id}/calls (HTTP)": summarize(http),
@@ -174,6 +189,13 @@ def main() -> None:
     total_http, total_mcp = sum(by_package["http"].values()), sum(by_package["mcp"].values())
     print(f"   {'total':<34} HTTP {total_http:6.3f}   MCP {total_mcp:6.3f}   "
           f"MCP - HTTP {total_mcp - total_http:+7.3f}")
+    (http_turns, http_waits), (mcp_turns, mcp_waits) = waits["http"], waits["mcp"]
+    # A wait is a wake-up of its own (a reader registered, polled, removed): it comes when
+    # the client's next bytes (a request, or its body after its headers) are not there yet
+    # when the server looks, so it counts the client's pace as much as the server's work.
+    print(f"   per call, loop iterations: HTTP {http_turns:.2f}, MCP {mcp_turns:.2f}; waits for "
+          f"the client's bytes: HTTP {http_waits:.2f}, MCP {mcp_waits:.2f} (a slower client, "
+          "and the SDK's is, leaves the server waiting more often)")
 
 
 if __name__ == "__main__":
