@@ -5,7 +5,7 @@ messages, and every setting whose name ends in `_last_activity`. jupyterhub-sing
 it to the hub every `JUPYTERHUB_ACTIVITY_INTERVAL` seconds, and jupyterhub-idle-culler stops a
 server whose reported activity is older than its timeout. An agent at work makes none of the
 first two: a 30-minute eval is one request and a silent kernel, a card waits for a human,
-a worker talks to the server directly. So, every `interval_seconds`, `agent_tools_last_activity`
+a worker talks to the server directly, a background job runs on its own. So, every `interval_seconds`, `agent_tools_last_activity`
 becomes now while any run has work in flight, else the time the last call started or ended.
 """
 
@@ -70,6 +70,8 @@ class AgentActivity:
             # Each open card holds the one call that asked it (ask_user, a permission).
             calls -= len(questions.pending)
         if calls > 0:
+            return True
+        if any(not job.done for job in run.jobs.background()):  # bash {background: true}
             return True
         workers = run.resources.get(Resource.WORKERS)
         return isinstance(workers, RunWorkers) and any(

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import os
 
+from jupyter_core.paths import jupyter_data_dir
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.serverapp import ServerApp
 from traitlets import Bool, Float, Int, List, Unicode
 
 from .activity import AgentActivity
+from .agent_tokens import AgentTokens
+from .files.denied import deny_folders
+from .files.order import order_contents_saves
 from .http.base import RequestLimits
 from .http.routes import HANDLER_MODULES, load_routes
 from .kernels.provisioner import launch_kernels_off_the_loop
+from .processes import forget_inherited_owner, sweep_orphans
 from .runtime import Runtime
+from .runtime.sandbox import support as sandbox_support
 
 
 class AgentToolsApp(ExtensionApp):
@@ -75,8 +83,25 @@ class AgentToolsApp(ExtensionApp):
              "waits for an answer (the card's own limit is c.QuestionPort.timeout_seconds).",
     ).tag(config=True)
 
+    sweep_orphans_at_start = Bool(
+        True,
+        help="At start, kill the processes a server that died left behind: `bash` commands, "
+             "background jobs and worker commands (and all they started) whose keeper died "
+             "with it. Each carries its server's pid and start time in its environment "
+             "(JUPYTER_AGENT_TOOLS_OWNER), so a process of a server still running, or of a "
+             "reused pid, is never touched. Done in a thread; it reads every process's "
+             "environment once.",
+    ).tag(config=True)
+
     def initialize_settings(self) -> None:
+        # A server started from another's `bash` inherits that one's mark: its own children
+        # (kernels, language servers) must not carry it.
+        forget_inherited_owner()
         server = self._server()
+        # Jupyter's own credentials, wherever this server keeps them: no file tool touches
+        # them (files/denied.py adds jupyter_core's runtime directory and config files).
+        deny_folders(server.runtime_dir, getattr(server.kernel_manager, "connection_dir", None),
+                     config_dirs=(server.config_dir,))
         if self.kernel_launch_off_loop:
             launch_kernels_off_the_loop(server)
         self.runtime = Runtime(
@@ -84,9 +109,17 @@ class AgentToolsApp(ExtensionApp):
             root_dir=str(server.root_dir),
             kernel_manager=server.kernel_manager,
             server_url=server.connection_url,
+            # Runs are kept across restarts where jupyter_server keeps its own state.
+            run_store_default=os.path.join(jupyter_data_dir(), "agent_tools", "runs.sqlite3"),
             log=self.log,
         )
         self.settings["agent_tools_runtime"] = self.runtime
+        # Agent tokens (c.AgentTokens.path): Jupyter's data directory, never the root.
+        self.agent_tokens = AgentTokens(self.runtime.root_path, parent=server, log=self.log)
+        self.settings["agent_tools_tokens"] = self.agent_tokens
+        # The user's saves take their file's turn in the order the runs' changes share.
+        order_contents_saves(server.contents_manager, self.runtime.root_path,
+                             self.runtime.file_locks)
         self.settings["agent_tools_request_limits"] = RequestLimits(
             max_request_bytes=self.max_request_bytes, max_request_values=self.max_request_values)
         # jupyter_server's last_activity() reads the web app's settings (self.settings is a
@@ -100,10 +133,25 @@ class AgentToolsApp(ExtensionApp):
         # workers reach the server through this URL.
         self.runtime.server_url = serverapp.connection_url
         self.activity.start()
+        if self.sweep_orphans_at_start:
+            self._sweep = asyncio.ensure_future(self._sweep_orphans())
+        # What this machine can confine is probed once, in a child process: now, in a thread,
+        # so that the first run asking for a sandbox does not wait for it on the event loop.
+        self._sandbox_probe = asyncio.ensure_future(asyncio.to_thread(sandbox_support))
         if self.freeze_startup_objects:
             gc.freeze()
             self.log.debug("agent-tools: %d start-up objects frozen out of the garbage "
                            "collector's scans", gc.get_freeze_count())
+
+    async def _sweep_orphans(self) -> None:
+        try:
+            killed = await asyncio.to_thread(sweep_orphans)
+        except Exception:  # a failed sweep must not stop the server
+            self.log.exception("agent-tools: the start-up sweep of orphaned processes failed")
+            return
+        if killed:
+            self.log.warning("agent-tools: killed %d processes a server that died left "
+                             "running: %s", len(killed), killed)
 
     def initialize_handlers(self) -> None:
         # The last route answers a JSON 404 for any other path under agent-tools/.
@@ -118,8 +166,17 @@ class AgentToolsApp(ExtensionApp):
         return self.serverapp
 
     async def stop_extension(self) -> None:
+        # jupyter_server runs it on SIGTERM too: every run closes, so every job and every call
+        # in flight ends with what it started (a keeper also ends it if the server dies).
         self.activity.stop()
+        runs = len(self.runtime.runs)
+        mcp = self.serverapp.web_app.settings.get("agent_tools_mcp") if self.serverapp else None
+        if mcp is not None:  # its sessions, those without a run yet included
+            await mcp.close()
         await self.runtime.shutdown()
+        self.agent_tokens.close()
+        self.log.info("agent-tools: stopped; %d run(s) closed, their jobs and processes ended",
+                      runs)
 
 
 main = launch_new_instance = AgentToolsApp.launch_instance

@@ -47,6 +47,28 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--surface", default="full", choices=["full", "plan", "readonly"])
     replay.add_argument("--json", action="store_true", help="print the report as JSON")
     replay.add_argument("--save", metavar="PATH", help="also write the new transcript here")
+
+    token = commands.add_parser("token", help="agent tokens: credentials for agents, each with "
+                                "a ceiling (create, list, revoke)")
+    token.add_argument("--file", metavar="PATH", help="the token file (default: <Jupyter data "
+                       "directory>/agent_tools/tokens.sqlite3, as c.AgentTokens.path)")
+    actions = token.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="mint a token and print it (shown once)")
+    create.add_argument("--surface", required=True, choices=["full", "plan", "readonly"],
+                        help="the widest surface its runs may have (readonly < plan < full)")
+    create.add_argument("--approvals", required=True, choices=["auto", "ask", "deny"],
+                        help="the least strict approvals its runs may have (auto < ask < deny)")
+    create.add_argument("--cwd", default=".", help="the folder, relative to the server root, "
+                        "its runs must work inside (default: the root)")
+    create.add_argument("--space", help="the only space its runs may show cards in")
+    create.add_argument("--expires", default="30d", help="when it expires: 90s, 15m, 12h, 7d, "
+                        "2w (default: 30d)")
+    create.add_argument("--label", default="agent", help="what it is for, as `list` shows it")
+    create.add_argument("--json", action="store_true", help="print JSON")
+    listing = actions.add_parser("list", help="the tokens, their ceilings and expiry")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    revoke = actions.add_parser("revoke", help="revoke a token: its next request is refused")
+    revoke.add_argument("id", help="the token's id (from `list`)")
     return parser
 
 
@@ -60,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _dispatch(options: argparse.Namespace) -> int:
+    if options.command == "token":
+        return _token(options)
     if options.command == "demo":
         from .demo.tour import run_demo
 
@@ -88,6 +112,12 @@ def _print_status(status: dict[str, Any], as_json: bool) -> int:
     print(f"tools: {', '.join(status['tools'])}")
     for origin, error in {**status["tool_load_errors"], **status["resource_errors"]}.items():
         print(f"  could not load {origin}: {error}")
+    sandbox = status.get("sandbox")
+    if sandbox is not None:  # what a sandboxed run can have here (runtime/sandbox.py)
+        network = ", ".join(f"{surface} {how or 'cannot'}"
+                            for surface, how in sandbox["network"].items())
+        print(f"sandbox: Landlock ABI {sandbox['landlock_abi']}; network off: {network}"
+              if sandbox["available"] else f"sandbox: unavailable ({sandbox['reason']})")
     for resource, detail in status["resources"].items():
         print(f"{resource}:")
         print("  " + json.dumps(_abridged(detail), default=str, indent=2).replace("\n", "\n  "))
@@ -136,6 +166,61 @@ async def _call(runtime: Runtime, options: argparse.Namespace) -> int:
     else:
         print(result.text)
     return EXIT_OK if result.ok else EXIT_TOOL_ERROR
+
+
+def _token(options: argparse.Namespace) -> int:
+    """`token create|list|revoke`, on the token file itself: no server needed (a running one
+    reads the file at each agent-token request)."""
+    from pathlib import Path
+
+    from .agent_tokens import Ceiling, TokenStore, default_path, normalize_cwd, parse_duration
+    from .runtime import Approvals, Surface
+
+    store = TokenStore(Path(options.file).expanduser() if options.file else default_path())
+    try:
+        if options.action == "create":
+            try:
+                ceiling = Ceiling(Surface(options.surface), Approvals(options.approvals),
+                                  normalize_cwd(options.cwd), options.space or None)
+                record, secret = store.create(options.label, ceiling,
+                                              parse_duration(options.expires))
+            except ValueError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return EXIT_USAGE
+            if options.json:
+                print(json.dumps({**record.to_json(), "token": secret}, indent=2))
+                return EXIT_OK
+            print(secret)
+            print(f"agent token {record.id} ({record.label}): {record.ceiling.describe()}; "
+                  f"expires {_when(record.expires_at)}. Shown once: it is stored hashed.",
+                  file=sys.stderr)
+            return EXIT_OK
+        if options.action == "list":
+            tokens = store.tokens()
+            if options.json:
+                print(json.dumps([token.to_json() for token in tokens], indent=2))
+                return EXIT_OK
+            for token in tokens:
+                state = "expired" if token.expired() else f"expires {_when(token.expires_at)}"
+                print(f"{token.id}  {token.label}  {token.ceiling.describe()}  {state}")
+            if not tokens:
+                print("no agent tokens; make one with `jupyter agent-tools token create`",
+                      file=sys.stderr)
+            return EXIT_OK
+        if store.revoke(options.id):
+            print(f"revoked agent token {options.id}")
+            return EXIT_OK
+        print(f"error: no agent token {options.id!r} (see `jupyter agent-tools token list`)",
+              file=sys.stderr)
+        return EXIT_TOOL_ERROR
+    finally:
+        store.close()
+
+
+def _when(timestamp: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M %Z", time.localtime(timestamp))
 
 
 if __name__ == "__main__":

@@ -6,14 +6,25 @@ the debuggee in a session of its own; `setsid` does the same) are remembered as 
 (psutil handles keep the start time, so a reused pid is never hit) and are killed too.
 Output is read to its end in chunks and kept within a byte bound, so a chatty child never
 blocks on a full pipe and never fills our memory.
+
+An *owned* process (`ManagedProcess.start(..., owned=True)`: `bash`, worker commands) runs
+under a keeper (`keeper.py`, Linux): a child subreaper that dies with the server (`kill -9`
+too) and ends everything the command started — double forks, `nohup`, `setsid` — when the
+command's main process exits, when it is stopped, or when the server dies. Each carries
+`OWNER_ENV` naming the server (pid and start time) in its environment, which its whole tree
+inherits: `sweep_orphans` at start-up kills what a server that died left behind anyway (a
+keeper killed with it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
+import shutil
 import signal
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +39,17 @@ _REAP_SECONDS = 5.0
 PIPE = asyncio.subprocess.PIPE
 DEVNULL = asyncio.subprocess.DEVNULL
 STDOUT = asyncio.subprocess.STDOUT
+KEEPER = Path(__file__).with_name("keeper.py")
+#: The launcher that confines a command (sandbox.py; a policy is its JSON).
+SANDBOX = Path(__file__).with_name("sandbox.py")
+#: In an owned process's environment: `pid:start time` of the server that owns it.
+OWNER_ENV = "JUPYTER_AGENT_TOOLS_OWNER"
+# After the keeper was asked to stop: its own grace, then this long to kill and reap.
+_KEEPER_SECONDS = 6.0
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+#: What a keeper gets when the server dies (keeper.py tells it from a request to stop).
+DEATH_SIGNAL = signal.SIGUSR2
 
 
 def signal_process_group(pgid: int, sig: signal.Signals = signal.SIGKILL) -> None:
@@ -132,19 +154,40 @@ class ManagedProcess(ProcessTree):
         self.process = process
         super().__init__(process.pid)
 
+    #: Whether a keeper runs the command (`start(owned=True)` on Linux); its grace.
+    owned = False
+    grace_seconds = 0.0
+
     @classmethod
     async def start(
         cls, argv: Sequence[str], *, cwd: str | Path | None = None,
         env: dict[str, str] | None = None, stdin: int = DEVNULL, stdout: int = PIPE,
         stderr: int = PIPE, preexec_fn: Callable[[], Any] | None = None,
-        limit: int = 2**16,
+        limit: int = 2**16, owned: bool = False, grace_seconds: float = 0.0,
+        sandbox: str | None = None,
     ) -> ManagedProcess:
-        """Start `argv` in a new session; OSError when it cannot be executed."""
+        """Start `argv` in a new session; OSError when it cannot be executed.
+
+        `owned`: under a keeper (see the module's docstring): nothing the command starts
+        outlives it, its stop, or the server. `grace_seconds`: when it is stopped, how long
+        its processes have between SIGTERM and SIGKILL. `sandbox`: a policy (sandbox.py) that
+        confines the command and all it starts (its keeper, for an owned one).
+        """
+        argv = list(argv)
+        kept = owned and _keeper_works()
+        if owned:
+            argv, env, preexec_fn = owned_command(argv, env=env, cwd=cwd,
+                                                  grace_seconds=grace_seconds,
+                                                  preexec_fn=preexec_fn, sandbox=sandbox)
+        elif sandbox is not None:
+            argv = sandboxed(sandbox, argv)
         process = await asyncio.create_subprocess_exec(
             *argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
             start_new_session=True, preexec_fn=preexec_fn, limit=limit,
         )
-        return cls(process)
+        managed = cls(process)
+        managed.owned, managed.grace_seconds = kept, grace_seconds
+        return managed
 
     @property
     def returncode(self) -> int | None:
@@ -178,20 +221,39 @@ class ManagedProcess(ProcessTree):
     async def stop(self, grace_seconds: float, *, terminate: bool = True) -> None:
         """End the process and its tree: SIGTERM the group (unless `terminate` is False,
         for a child already asked to exit in its own protocol), wait `grace_seconds` for
-        it to exit, then kill the group and every straggler."""
+        it to exit, then kill the group and every straggler.
+
+        An owned process's keeper does it: asked to stop, it gives the tree the grace it was
+        started with and kills all of it, setsid'ed processes too."""
         self.snapshot()
+        if self.owned:
+            if not terminate:
+                await self.exited(grace_seconds)
+            await self._stop_keeper()
+            return
         if terminate and self.running:
             signal_process_group(self.pid, signal.SIGTERM)
         await self.exited(grace_seconds)
         self.kill()
         await self.exited(_REAP_SECONDS)
 
-    async def collect(self, timeout: float, max_bytes: int,
-                      keep: Literal["head", "tail"] = "head") -> Collected:
-        """Drain stdout and stderr (those piped; each kept within `max_bytes`) until the
-        process exits and its pipes close, for at most `timeout` seconds. Past it, the tree
-        is killed and `timed_out` is set. Whatever happens, nothing is left running."""
-        out, err = BoundedOutput(max_bytes, keep), BoundedOutput(max_bytes, keep)
+    async def _stop_keeper(self) -> None:
+        if self.running:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGTERM)
+            await self.exited(self.grace_seconds + _KEEPER_SECONDS)
+        self.kill()  # a keeper that did not end in time (or was killed): what is known of it
+        await self.exited(_REAP_SECONDS)
+
+    async def collect(self, timeout: float | None, max_bytes: int,
+                      keep: Literal["head", "tail"] = "head", *,
+                      out: BoundedOutput | None = None) -> Collected:
+        """Drain stdout and stderr (those piped; each kept within `max_bytes`, stdout in `out`
+        when given) until the process exits and its pipes close, for at most `timeout`
+        seconds (None: no limit). Past it, the tree is killed and `timed_out` is set.
+        Whatever happens (the caller cancelled too), nothing is left running."""
+        out = out if out is not None else BoundedOutput(max_bytes, keep)
+        err = BoundedOutput(max_bytes, keep)
         readers = [drain(stream, sink.add) for stream, sink in
                    ((self.process.stdout, out), (self.process.stderr, err)) if stream]
         timed_out = False
@@ -200,10 +262,134 @@ class ManagedProcess(ProcessTree):
         except asyncio.TimeoutError:
             timed_out = True
         finally:
-            if self.running or timed_out:
+            if self.owned and (self.running or timed_out):
+                await self._stop_keeper()
+            elif self.running or timed_out:
                 self.kill()
                 await self.exited(_REAP_SECONDS)
         return Collected(self.process.returncode, out, err, timed_out)
+
+
+def owned_command(
+    argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | Path | None = None,
+    grace_seconds: float = 0.0, preexec_fn: Callable[[], Any] | None = None,
+    sandbox: str | None = None,
+) -> tuple[list[str], dict[str, str], Callable[[], Any] | None]:
+    """`argv`, its environment and its preexec_fn as they run under a keeper (Linux; else
+    only marked with OWNER_ENV), for `ManagedProcess.start(owned=True)` and for a
+    `subprocess.Popen(..., start_new_session=True)` alike. FileNotFoundError when `argv[0]`
+    cannot be executed. Start it from a thread that lives as long as the process should: the
+    keeper's death signal fires when that thread ends (it then polls its parent instead)."""
+    env = {**(os.environ if env is None else env), OWNER_ENV: owner_token()}
+    if not _keeper_works():
+        return (list(argv) if sandbox is None else sandboxed(sandbox, argv)), env, preexec_fn
+    _check_executable(argv[0], env, cwd)
+    confined = [] if sandbox is None else ["--sandbox", sandbox]
+    kept = [sys.executable, "-I", "-S", str(KEEPER), "--parent", str(os.getpid()),
+            "--grace", repr(float(grace_seconds)), *confined, "--", *argv]
+    return kept, env, _keeper_preexec(_libc(), preexec_fn)
+
+
+def sandboxed(policy: str, argv: Sequence[str]) -> list[str]:
+    """`argv` behind the launcher that confines it by `policy` (sandbox.py) and then runs it."""
+    return [sys.executable, "-I", "-S", str(SANDBOX), "--policy", policy, "--", *argv]
+
+
+def _keeper_works() -> bool:
+    return sys.platform.startswith("linux") and bool(sys.executable)
+
+
+_LIBC: list[Any] = []
+
+
+def _libc() -> Any:
+    """The C library, loaded in the server (never in a forked child, where loading is unsafe)."""
+    if not _LIBC:
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0]
+
+
+def _keeper_preexec(libc: Any, then: Callable[[], Any] | None) -> Callable[[], None]:
+    """In the forked child, before it executes the keeper: make it a child subreaper that gets
+    DEATH_SIGNAL when the server dies (both last across execve)."""
+    def preexec() -> None:
+        # Held back (the mask lasts across execve) until the keeper has its handler: until
+        # then the signal's default action would end it without a word.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {DEATH_SIGNAL})
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        libc.prctl(_PR_SET_PDEATHSIG, DEATH_SIGNAL, 0, 0, 0)
+        if then is not None:
+            then()
+
+    return preexec
+
+
+def _check_executable(program: str, env: dict[str, str], cwd: str | Path | None) -> None:
+    """FileNotFoundError when `program` would not start: the keeper would only exit 127."""
+    if os.sep in program:
+        path = Path(cwd or ".", program)
+        if not os.access(path, os.X_OK) or path.is_dir():
+            raise FileNotFoundError(2, "No such executable", program)
+    elif shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+        raise FileNotFoundError(2, "No such program on PATH", program)
+
+
+_OWNER: list[str] = []
+
+
+def owner_token(pid: int | None = None) -> str:
+    """`pid:start time` of a process (this one by default): what OWNER_ENV holds."""
+    if pid is None:
+        if not _OWNER:
+            _OWNER.append(owner_token(os.getpid()))
+        return _OWNER[0]
+    return f"{pid}:{psutil.Process(pid).create_time():.2f}"
+
+
+def forget_inherited_owner() -> None:
+    """Drop an OWNER_ENV this process inherited (a server started from another's `bash`):
+    its own children must not be taken for that owner's."""
+    os.environ.pop(OWNER_ENV, None)
+
+
+def owner_alive(token: str) -> bool:
+    """Whether the process an `owner_token` names still runs (a reused pid has another start
+    time)."""
+    pid_text, _, _ = token.partition(":")
+    try:
+        return owner_token(int(pid_text)) == token
+    except (ValueError, psutil.Error):
+        return False
+
+
+def sweep_orphans() -> list[int]:
+    """Kill every process of this user whose OWNER_ENV names a server that is gone (a reused
+    pid has another start time): what a server that crashed with its keepers left. Never this
+    process, its ancestors or its descendants. Blocking (it reads every process's
+    environment): run it in a thread. The pids killed."""
+    me = psutil.Process()
+    spared = {me.pid} | {p.pid for p in me.parents()}
+    with contextlib.suppress(psutil.Error):
+        spared |= {p.pid for p in me.children(recursive=True)}
+    dead_owners: dict[str, bool] = {}
+    killed = []
+    uid = os.getuid()
+    for process in psutil.process_iter(["uids"]):
+        if process.pid in spared or not process.info["uids"] or process.info["uids"].real != uid:
+            continue  # only this user's processes: their environments are ours to read
+        try:
+            token = process.environ().get(OWNER_ENV)
+        except (psutil.Error, OSError):
+            continue  # gone, or not ours to read
+        if not token:
+            continue
+        if token not in dead_owners:
+            dead_owners[token] = not owner_alive(token)
+        if dead_owners[token]:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+                killed.append(process.pid)
+    return killed
 
 
 def _running(process: psutil.Process) -> bool:

@@ -44,6 +44,15 @@ install_npm_servers() {
   if [ ! -x .tools/node/node_modules/.bin/configurable-http-proxy ]; then
     npm install --silent --no-fund --no-audit --prefix .tools/node configurable-http-proxy@5 >/dev/null
   fi
+  # The TypeScript MCP SDK's client, which checks results against outputSchema with ajv
+  # (tests/mcp_endpoint/test_ts_client.py).
+  if [ ! -f .tools/node/node_modules/@modelcontextprotocol/sdk/package.json ]; then
+    npm install --silent --no-fund --no-audit --prefix .tools/node @modelcontextprotocol/sdk@1 >/dev/null
+  fi
+  # The MCP Inspector's CLI (tests/mcp_endpoint/test_clients.py).
+  if [ ! -x .tools/node/node_modules/.bin/mcp-inspector ]; then
+    npm install --silent --no-fund --no-audit --prefix .tools/node @modelcontextprotocol/inspector@2 >/dev/null
+  fi
 }
 
 # Jupyter Enterprise Gateway for tests/kernels/test_enterprise_gateway.py, in a virtualenv of its
@@ -56,12 +65,24 @@ install_enterprise_gateway() {
   fi
 }
 
+# langchain-mcp-adapters for tests/mcp_endpoint/test_clients.py, in a virtualenv of its own: it
+# pins mcp<2, and this project's venv has the newest mcp (2.x).
+install_langchain_mcp() {
+  local lc=.tools/langchain-mcp
+  if [ ! -x "$lc/bin/python" ] || ! "$lc/bin/python" -c "import langchain_mcp_adapters" 2>/dev/null; then
+    "$PYTHON" -m venv "$lc"
+    "$lc/bin/python" -m pip install --quiet "langchain-mcp-adapters>=0.3,<0.4"
+  fi
+}
+
 # Debian packages for the C/C++ language server and debugger, and the browser of the JupyterLab
 # panel's tests (tests/lab drive Debian's chromium; no browser is ever downloaded). Skipped when
 # not root/apt.
 # lldb-dap ships only in the versioned lldb-NN packages (bookworm's plain `lldb` is 14, without it).
 # Never add plain `lldb` too: its python3-lldb-14 conflicts, and apt would remove lldb-19.
-DEBIAN_PACKAGES=(clangd lldb-19 gcc chromium)
+# nginx-light: the reverse proxy tests/mcp_endpoint/test_behind_proxy.py puts in front of the server
+# (a short proxy_read_timeout: no call may need a request open longer than max_call_seconds).
+DEBIAN_PACKAGES=(clangd lldb-19 gcc chromium nginx-light)
 install_debian_packages() {
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null) \
     || echo "setup: could not install $* (their tools will report unavailable)" >&2
@@ -78,11 +99,12 @@ step "virtualenv $VENV" make_venv
 step "pip install -e '.[all,test,bench,docs]' (builds the JupyterLab extension when its sources changed)" \
   install_package
 if command -v npm >/dev/null 2>&1; then
-  step "npm tools in .tools/node (TypeScript language server, JupyterHub's proxy)" install_npm_servers
+  step "npm tools in .tools/node (TypeScript language server, JupyterHub's proxy, MCP's TypeScript SDK and Inspector)" install_npm_servers
 else
   echo "setup: no npm: the TypeScript language server is left out"
 fi
 step "Jupyter Enterprise Gateway in .tools/enterprise-gateway (its own venv)" install_enterprise_gateway
+step "langchain-mcp-adapters in .tools/langchain-mcp (its own venv)" install_langchain_mcp
 missing=()
 for pkg in "${DEBIAN_PACKAGES[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

@@ -87,6 +87,16 @@ async def test_a_running_worker_is_activity(make_worker_runtime):
     assert activity.busy_runs() == []
 
 
+async def test_a_running_background_job_is_activity(runtime):
+    activity, _ = activity_of(runtime)
+    run = await runtime.create_run()
+    assert (await run.call("bash", {"command": "sleep 600", "background": True})).ok
+    # Its call has ended: the job alone keeps the run busy, until it is cancelled.
+    assert run.calls_in_flight == 0 and activity.busy_runs() == [run.id]
+    assert (await run.call("job", {"action": "cancel", "job_id": "job-1"})).ok
+    assert activity.busy_runs() == []
+
+
 async def test_the_server_reports_a_silent_eval_as_activity(jp_serverapp, api):
     """While an eval sleeps (no request, no kernel message), the server's last activity keeps
     moving, by the extension's periodic check (its interval shortened here)."""

@@ -21,12 +21,12 @@ ROOT = "__init__"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent / PACKAGE
 
 # The first part of a module's name below the package ("__init__" is the package's own).
-BASE = {"files", "notebooks", "processes", "_version"}
+BASE = {"files", "notebooks", "processes", "keeper", "sandbox", "_version"}
 RUNTIME = {"runtime"}
 RESOURCES = {"lsp", "dap", "kernels", "structural", "questions", "workers", "discovery"}
 TOOLS = {"tools"}
 OUTSIDE = {"__init__", "http", "mcp_endpoint", "widgets", "app", "activity", "auth", "cli", "client", "notebook",
-           "demo", "testing"}
+           "demo", "testing", "agent_tokens"}
 
 # Each resource package raises one family of exceptions, rooted in <package>/errors.py.
 ERROR_BASES = {
@@ -123,7 +123,8 @@ def broken_rule(importer: str, imported: str) -> str | None:
     importer_layer, imported_layer = _layer(importer_part), _layer(imported_part)
     if importer_layer == "base":
         # processes.py imports nothing of ours; files/ only it; notebooks/ the rest of the base.
-        allowed = {"processes": {"processes"}, "files": {"files", "processes"}}.get(importer_part, BASE)
+        allowed = {"processes": {"processes"}, "keeper": {"keeper"}, "sandbox": {"sandbox"},
+                   "files": {"files", "processes"}}.get(importer_part, BASE)
         if imported_part not in allowed:
             return f"{importer_part}/ imports only {' and '.join(sorted(allowed))}"
         return None

@@ -68,6 +68,8 @@ def test_every_builtin_tool_has_a_reference_on_a_tool_page(generator):
     for tool in registry:
         for field in tool.Args.model_fields:
             assert f"| `{field}` |" in pages[tool.name], (tool.name, field)
+        for field in set(tool.Output.model_fields) - {"error"}:  # the result's keys too
+            assert f"| `{field}` |" in pages[tool.name].split("Result:")[1], (tool.name, field)
     included = "".join(page.read_text() for page in (DOCS / "tools").glob("*.md"))
     not_included = [name for name in pages if f"_generated/tools/{name}.md" not in included]
     assert not_included == [], "a tool without a section on a docs/tools/ page"

@@ -5,11 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import psutil
 from process_helpers import ended
 
-from jupyter_agent_tools.processes import PIPE, STDOUT, ManagedProcess, ProcessTree
+from jupyter_agent_tools.processes import PIPE, STDOUT, ManagedProcess, ProcessTree, owned_command
 
 # A parent that ignores SIGTERM and starts a child in a session of its own (out of the
 # parent's process group) that ignores it too, then waits for ever.
@@ -84,3 +86,76 @@ def test_a_popen_child_is_ended_the_same_way_from_a_thread():
     popen.wait()
     popen.stdout.close()
     assert ended(child)
+
+
+# -- owned processes: under a keeper (keeper.py) ----------------------------------------------
+
+# A tree that ignores SIGTERM and leaves the group twice: a setsid'ed child, and a grandchild
+# whose parent exits at once (a double fork: it is handed to the keeper, the subreaper).
+ORPHANING_TREE = textwrap.dedent("""
+    import os, signal, subprocess, sys, time
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+    child = subprocess.Popen([sys.executable, "-c", stubborn], start_new_session=True)
+    middle = subprocess.Popen([sys.executable, "-c",
+        f"import subprocess, sys; print(subprocess.Popen([sys.executable, '-c', {stubborn!r}]).pid)"],
+        stdout=subprocess.PIPE)
+    orphan = int(middle.stdout.readline())
+    middle.wait()
+    print(child.pid, orphan, flush=True)
+    time.sleep(600)
+""")
+
+
+async def test_an_owned_tree_is_ended_by_its_keeper_after_the_grace(jp_asyncio_loop):
+    process = await ManagedProcess.start([sys.executable, "-c", ORPHANING_TREE], owned=True,
+                                         grace_seconds=0.3)
+    assert process.owned and process.process.stdout is not None
+    child, orphan = map(int, (await process.process.stdout.readline()).split())
+    assert psutil.Process(orphan).ppid() == process.pid  # the keeper adopted it
+
+    await process.stop(grace_seconds=0.3)
+
+    assert not process.running and ended(child) and ended(orphan)
+
+
+async def test_an_owned_command_exits_as_its_main_process_did(jp_asyncio_loop):
+    codes = []
+    for command in ("exit 7", "kill -TERM $$", "kill -KILL $$"):
+        process = await ManagedProcess.start(["bash", "-c", command], owned=True)
+        codes.append((await process.collect(60, 100)).returncode)
+    assert codes == [7, -15, -9]
+
+
+async def test_an_owned_missing_program_is_an_os_error(jp_asyncio_loop):
+    try:
+        await ManagedProcess.start(["surely-not-a-program-here"], owned=True)
+    except OSError as exc:
+        assert "surely-not-a-program-here" in str(exc)
+    else:
+        raise AssertionError("a missing program started")
+
+
+def test_a_keeper_outlives_the_thread_that_started_it():
+    # PR_SET_PDEATHSIG fires when the *thread* that forked the keeper ends: the keeper must
+    # tell that from the server's death (it watches its parent instead).
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start() -> None:
+        argv, env, preexec = owned_command(["sleep", "600"])
+        started.append(subprocess.Popen(argv, env=env, preexec_fn=preexec,
+                                        start_new_session=True))
+
+    thread = threading.Thread(target=start)
+    thread.start()
+    thread.join()
+    keeper = started[0]
+    deadline = time.monotonic() + 30
+    while not (children := psutil.Process(keeper.pid).children()):
+        assert time.monotonic() < deadline and keeper.poll() is None
+        time.sleep(0.02)
+    time.sleep(0.5)  # the keeper had its death signal when the thread ended
+    assert children[0].status() != psutil.STATUS_ZOMBIE and keeper.poll() is None
+    keeper.terminate()
+    keeper.wait()
+    assert ended(children[0].pid)

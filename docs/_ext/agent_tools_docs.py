@@ -115,6 +115,8 @@ def _schema_type(schema: dict[str, Any]) -> str:
     if "const" in schema:
         return json.dumps(schema["const"])
     kind = schema.get("type", "any")
+    if kind == "object" and schema.get("title"):  # a model inlined in a tool's schema
+        return str(schema["title"])
     if kind == "array":
         return "array of " + _schema_type(schema.get("items", {}))
     if isinstance(kind, list):
@@ -179,7 +181,7 @@ def http_models_page(document: dict[str, Any]) -> str:
 
 
 def tool_pages() -> dict[str, str]:
-    """A reference section per built-in tool: tier, description, argument fields."""
+    """A reference section per built-in tool: tier, description, argument and result fields."""
     from jupyter_agent_tools.runtime.registry import ToolRegistry
     from jupyter_agent_tools.runtime.runtime import BUILTIN_TOOLS
     from jupyter_agent_tools.runtime.schemas import tool_schema
@@ -198,6 +200,11 @@ def tool_pages() -> dict[str, str]:
                  "```text", tool.description.strip(), "```", "",
                  "Arguments:", ""]
         lines += _fields_table(schema.get("input_schema") or schema.get("parameters") or schema)
+        lines += ["Result: what `data` (MCP's `structuredContent`, its `outputSchema`) may carry; "
+                  "a failed call's has `error: {code, message}`.", ""]
+        output = schema["output_schema"]
+        lines += _fields_table({"properties": {name: spec for name, spec in
+                                               output["properties"].items() if name != "error"}})
         pages[tool.name] = "\n".join(lines)
     return pages
 

@@ -193,16 +193,20 @@ class DebugSession:
 
     # -- start -----------------------------------------------------------------------------
 
-    async def open(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
-        """Start the adapter process and connect to it."""
+    async def open(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None,
+                   sandbox: str | None = None) -> None:
+        """Start the adapter process and connect to it; confined by `sandbox` (a policy,
+        sandbox.py) when given: the debuggee it launches is confined with it."""
         if self.spec.transport == "unix":
-            self._socket_dir = tempfile.mkdtemp(prefix="agent-dap-")
+            # A confined adapter makes its socket in the run's temp folder (env's TMPDIR).
+            place = (env or {}).get("TMPDIR") if sandbox is not None else None
+            self._socket_dir = tempfile.mkdtemp(prefix="agent-dap-", dir=place)
             socket_path = os.path.join(self._socket_dir, "dap.sock")
             argv = [part.replace("{socket}", socket_path) for part in argv]
         stdio = self.spec.transport == "stdio"
         pipe = PIPE if stdio else DEVNULL
         self.processes = await ManagedProcess.start(argv, cwd=cwd, env=env, stdin=pipe,
-                                                    stdout=pipe, stderr=DEVNULL)
+                                                    stdout=pipe, stderr=DEVNULL, sandbox=sandbox)
         process = self.processes.process
         if stdio:
             assert process.stdout is not None and process.stdin is not None

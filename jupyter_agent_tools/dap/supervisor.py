@@ -9,6 +9,7 @@ closes, or when the runtime shuts down; the next call says which, once.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
@@ -144,8 +145,12 @@ class DebugSupervisor(ResourceProvider):
 
     # -- resource provider -----------------------------------------------------------------
 
+    def attaches(self, options: RunOptions) -> bool:
+        """Debug sessions are shared per conversation: a run without one gets none."""
+        return bool(options.conversation_id)
+
     def attach(self, run: Run, options: RunOptions) -> DebugSupervisor | None:
-        if not options.conversation_id:
+        if not self.attaches(options) or not options.conversation_id:
             return None
         self.conversations.setdefault(options.conversation_id, Conversation()).runs.add(run.id)
         return self
@@ -160,6 +165,9 @@ class DebugSupervisor(ResourceProvider):
             await self._end(conversation, "the run that started it closed")
         if not conversation.runs:
             self.conversations.pop(run.conversation_id or "", None)
+
+    async def release_idle(self) -> None:
+        await self._drop_spare()
 
     async def shutdown(self) -> None:
         for conversation in list(self.conversations.values()):
@@ -227,8 +235,11 @@ class DebugSupervisor(ResourceProvider):
                 python = await self.launcher_scripts.interpreter(found.binary, cwd)
                 arguments = {**arguments, "python": [python]}
         argv = [part.replace("{binary}", binary) for part in spec.command]
+        # A sandboxed run's adapter is confined, and so the debuggee it launches; it never
+        # takes nor leaves a spare adapter (those run unconfined).
+        sandbox = run.sandbox.policy("debug")
         spare_key = _SpareKey(spec.name, tuple(argv), cwd)
-        session = await self._take_spare(spare_key)
+        session = await self._take_spare(spare_key) if sandbox is None else None
         opened = session is not None
         if session is None:
             session = DebugSession(spec, self._limits(), self.log, self._adapter_gone)
@@ -240,7 +251,8 @@ class DebugSupervisor(ResourceProvider):
                 assert port is not None
                 await session.connect("127.0.0.1", port)
             elif not opened:
-                await session.open(argv, cwd, env=dict(os.environ))
+                await session.open(argv, cwd, env={**os.environ, **run.sandbox.env("debug")},
+                                   sandbox=sandbox)
             await session.begin(command, arguments, dict(conversation.breakpoints))
             await session.wait_for_change()
         except (SessionFailed, OSError) as exc:
@@ -250,7 +262,8 @@ class DebugSupervisor(ResourceProvider):
             await asyncio.shield(self._end(conversation, None, expected=session))
             raise
         self._expire(conversation, session)
-        if command == "launch" and spec.python and self.spare_adapter_seconds > 0:
+        if (command == "launch" and spec.python and self.spare_adapter_seconds > 0
+                and sandbox is None):
             # Started once this launch has stopped or run: the next launch takes it.
             self._spawn(self._start_spare(spec, spare_key))
         return session
@@ -349,7 +362,9 @@ class DebugSupervisor(ResourceProvider):
         return SessionLimits(
             request_timeout=self.request_timeout_seconds,
             start_timeout=self.start_timeout_seconds,
-            stop_wait=self.stop_wait_seconds,
+            # A continue never keeps its request open past max_call_seconds: it answers that
+            # the program still runs (status checks again), as after stop_wait.
+            stop_wait=min(self.stop_wait_seconds, self.runtime.max_call_seconds or math.inf),
             exit_grace=self.exit_grace_seconds,
             max_output_chars=self.max_output_chars,
             output_quiet=self.output_quiet_seconds,

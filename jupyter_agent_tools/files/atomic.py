@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import itertools
 import os
 import re
@@ -13,7 +15,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .contained import FileIdentity, OpenedFolder, open_file_in, open_folder, shown_name
+from .contained import (
+    FileIdentity,
+    OpenedFolder,
+    open_file_in,
+    open_folder,
+    refuse_denied,
+    shown_name,
+)
 from .errors import OsRefused, StaleFile
 from .text import UTF8, detect_encoding, encode_text
 
@@ -35,6 +44,11 @@ class _Target:
     mode: int | None = None
     temp: str | None = None
     backup: str | None = None  # a second name of the original file, to put it back as it was
+    # With a base to compare against: the original file, kept open, and its size and times
+    # once checked, to see a write into it up to the moment it is replaced (and after).
+    checked: bool = False
+    fd: int | None = None
+    signature: tuple[int, int, int, int] | None = None
 
 
 def write_files_atomically(
@@ -42,6 +56,7 @@ def write_files_atomically(
     *,
     root: Path | None = None,
     expected: Mapping[Path, FileIdentity | None] | None = None,
+    based_on: Mapping[Path, str | None] | None = None,
     relpath: Callable[[Path], str] | None = None,
 ) -> list[Path]:
     """Write (str/bytes) or delete (None) every path in `changes`, all or nothing.
@@ -54,6 +69,16 @@ def write_files_atomically(
     file that became a link since the path was checked raises LinkSwapped and nothing is
     written anywhere. With `expected`, a file whose identity (device, inode, folder) is no
     longer the one given raises StaleFile. An OS failure raises OsRefused (action "write").
+
+    With `based_on` (a path -> the sha256, hex, of the bytes the change was computed on; None:
+    the file did not exist), the write is a compare-and-swap: a file whose bytes are not those
+    any more (written meanwhile by anyone: another run, the user's editor, a shell) raises
+    StaleFile(changed=True) and nothing is written anywhere. The bytes are compared when the
+    file is opened for the write, its size and times again right before it is replaced, and the
+    replaced file once more after every target is in place: a write into it that landed in
+    between (Jupyter's contents API writes a file in place) puts every file back as it was, the
+    other writer's bytes included, and raises StaleFile. A file based on nothing is created
+    only if no file took its name meanwhile.
 
     Text (str) is written in the encoding the existing file is read in (`files.text`: UTF-8,
     Windows-1252 or Latin-1), so the bytes a change did not touch stay as they were; text
@@ -76,10 +101,14 @@ def write_files_atomically(
         for current in targets:
             # The last target is committed last: no later failure can need to undo it.
             _prepare(top, current, (expected or {}).get(current.path, _UNCHECKED),
+                     (based_on or {}).get(current.path, _UNCHECKED),
                      keep_backup=current is not targets[-1])
         for current in targets:
             _commit(current)
             done.append(current)
+        current = None
+        for target in targets:
+            _verify(target)
         _drop_backups(targets)
     except OSError as exc:
         _undo(targets, done)
@@ -90,6 +119,9 @@ def write_files_atomically(
         raise
     finally:
         for target in targets:
+            if target.fd is not None:
+                os.close(target.fd)
+                target.fd = None
             if target.folder is not None:
                 target.folder.close()
     return [t.path for t in targets if t.content is not None and t.original is None]
@@ -98,8 +130,14 @@ def write_files_atomically(
 _UNCHECKED = object()
 
 
-def _prepare(root: Path, target: _Target, identity: object, *, keep_backup: bool) -> None:
+def _signature(info: os.stat_result) -> tuple[int, int, int, int]:
+    return info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def _prepare(root: Path, target: _Target, identity: object, base: object, *,
+             keep_backup: bool) -> None:
     """Open the target's folder, keep its original bytes and mode, write the temp file."""
+    refuse_denied(target.path, target.shown)
     target.folder = open_folder(root, target.path.parent, create=target.text is not None,
                                 action="write", shown=target.shown)
     _sweep_once_in_a_while(target.folder.fd)
@@ -110,12 +148,22 @@ def _prepare(root: Path, target: _Target, identity: object, *, keep_backup: bool
             if fd is not None:
                 os.close(fd)
             raise StaleFile(target.shown)
+    target.checked = base is not _UNCHECKED
+    if fd is None and target.checked and base is not None:
+        raise StaleFile(target.shown, changed=True)  # gone since the change read it
     if fd is not None:
-        with os.fdopen(fd, "rb") as handle:
+        if target.checked:
+            target.fd = fd  # kept open (closed by the caller): the file as it was
+        with os.fdopen(fd, "rb", closefd=not target.checked) as handle:
             target.mode = os.fstat(fd).st_mode & 0o7777
             target.original = handle.read()
-        if keep_backup:
+        if target.checked:
+            if base is None or hashlib.sha256(target.original).hexdigest() != base:
+                raise StaleFile(target.shown, changed=True)
+        if keep_backup or target.checked:
             target.backup = _link_backup(target.folder.fd, target.path.name)
+        if target.checked:  # after the link, which changes the file's ctime
+            target.signature = _signature(os.fstat(fd))
     if isinstance(target.text, str):
         encoding = detect_encoding(target.original) if target.original is not None else UTF8
         target.content = encode_text(target.text, encoding, target.shown)
@@ -232,6 +280,25 @@ def _write_temp(folder_fd: int, name: str, data: bytes, mode: int | None) -> str
 def _commit(target: _Target) -> None:
     assert target.folder is not None
     folder_fd, name = target.folder.fd, target.path.name
+    if target.checked:
+        _check_in_place(target)
+        if target.fd is None and target.content is not None:
+            # Based on no file: created only if nobody created one meanwhile (a link fails
+            # on a name that exists, where a rename would replace it).
+            assert target.temp is not None
+            try:
+                os.link(target.temp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd,
+                        follow_symlinks=False)
+            except FileExistsError:
+                raise StaleFile(target.shown, changed=True) from None
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                    raise
+                # No hard links here: replaced, as any write is.
+            else:
+                os.unlink(target.temp, dir_fd=folder_fd)
+                target.temp = None
+                return
     if target.content is None:
         if target.original is not None:
             os.unlink(name, dir_fd=folder_fd)
@@ -239,6 +306,39 @@ def _commit(target: _Target) -> None:
     assert target.temp is not None
     os.replace(target.temp, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
     target.temp = None
+
+
+def _check_in_place(target: _Target) -> None:
+    """StaleFile unless the target's name still holds the file the change was checked
+    against, unwritten since (or still no file, for a file the change creates)."""
+    assert target.folder is not None
+    try:
+        now: os.stat_result | None = os.stat(target.path.name, dir_fd=target.folder.fd,
+                                             follow_symlinks=False)
+    except FileNotFoundError:
+        now = None
+    if target.fd is None:
+        if now is not None:
+            raise StaleFile(target.shown, changed=True)
+        return
+    if now is None or _signature(now) != target.signature:
+        raise StaleFile(target.shown, changed=True)
+
+
+def _verify(target: _Target) -> None:
+    """After the replace: StaleFile if the replaced file was written in the meantime (between
+    the last check and the replace), so that everything is put back, its bytes included."""
+    if target.fd is None:
+        return
+    assert target.original is not None
+    after = os.pread(target.fd, len(target.original) + 1, 0)
+    # Not the ctime: replacing the name took a link of the file away.
+    if after != target.original or (
+            _signature(os.fstat(target.fd))[:3] != (target.signature or ())[:3]):
+        if target.backup is None:  # no hard links here: the rollback writes what it holds now
+            size = os.fstat(target.fd).st_size
+            target.original = os.pread(target.fd, size, 0)
+        raise StaleFile(target.shown, changed=True)
 
 
 def _undo(targets: list[_Target], done: list[_Target]) -> None:

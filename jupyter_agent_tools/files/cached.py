@@ -26,6 +26,8 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
+from .denied import is_denied
+
 # openat2's number is the same on every architecture (it came after the unified table).
 _OPENAT2 = 437
 _RESOLVE_NO_XDEV = 0x01
@@ -96,7 +98,11 @@ def _open_beneath(root: bytes, relative: bytes, how: _OpenHow) -> tuple[int, int
 
 def read_cached_beneath(root: Path, relative: str, max_bytes: int) -> bytes | None:
     """The bytes of the regular file `relative` (to the real `root`, at most `max_bytes`), if
-    the kernel gives them at once from its caches, following no link; else None."""
+    the kernel gives them at once from its caches, following no link; else None (also for
+    Jupyter's credentials: the usual read refuses them, saying why)."""
+    # No link is followed below, so the lexical path is the one opened.
+    if is_denied(os.path.normpath(os.path.join(root, relative))):
+        return None
     fd, _ = _open_beneath(os.fsencode(root), os.fsencode(relative), _FILE_HOW)
     if fd < 0:
         return None

@@ -14,6 +14,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from .denied import denied_reason
 from .errors import (
     Action,
     FileMissing,
@@ -23,6 +24,7 @@ from .errors import (
     NotText,
     OsRefused,
     OutsideRoot,
+    PathDenied,
     TooLarge,
 )
 from .paths import is_under, real_root
@@ -41,6 +43,15 @@ def shown_name(root: Path, path: Path) -> str:
         return path.relative_to(real_root(root)).as_posix() or "."
     except ValueError:
         return path.as_posix()
+
+
+def refuse_denied(path: Path, shown: str) -> None:
+    """PathDenied when `path` (absolute, normal) is one of Jupyter's credentials
+    (`files/denied.py`): checked again where bytes are read or written, whatever the caller
+    checked when it parsed the path."""
+    reason = denied_reason(path)
+    if reason is not None:
+        raise PathDenied(shown, reason)
 
 
 def parts_under_root(root: Path, path: Path) -> tuple[str, ...]:
@@ -182,6 +193,7 @@ def read_bytes_inside(root: Path, path: Path, max_bytes: int | None = None, *,
     shown = shown or shown_name(root, path)
     if path == real_root(root):
         raise NotAFile(shown, is_folder=True)
+    refuse_denied(path, shown)
     folder = open_folder(root, path.parent, shown=shown)
     try:
         fd = open_file_in(folder.fd, path.name, shown)

@@ -30,6 +30,14 @@ class OutsideRoot(FilesError):
         self.root = root
 
 
+class PathDenied(FilesError):
+    """The path is one of Jupyter's own credentials (`files/denied.py`): `reason` says which."""
+
+    def __init__(self, shown: str, reason: str) -> None:
+        super().__init__(shown, f"is denied: {reason}")
+        self.reason = reason
+
+
 class NulInPath(FilesError):
     """The path holds a NUL byte, which no file system takes."""
 
@@ -100,10 +108,14 @@ class NotEncodable(FilesError):
 
 
 class StaleFile(FilesError):
-    """The file is not the one a change was prepared on (replaced, moved or deleted)."""
+    """The file is not the one a change was prepared on: replaced, moved or deleted
+    (`changed` False), or its content is not the content the change was computed on, written
+    meanwhile by another run or the user (`changed` True)."""
 
-    def __init__(self, shown: str) -> None:
-        super().__init__(shown, "changed identity since the change was prepared")
+    def __init__(self, shown: str, *, changed: bool = False) -> None:
+        super().__init__(shown, "changed since the change was computed on it" if changed
+                         else "changed identity since the change was prepared")
+        self.changed = changed
 
 
 class OsRefused(FilesError):

@@ -20,11 +20,12 @@ started with.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 import os
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate
@@ -107,16 +108,23 @@ class NotebookMirrors:
 
     @contextmanager
     def reading(self, root: Path, notebooks: list[str], max_notebook_bytes: int,
-                max_bytes: int) -> Iterator[tuple[CellsPack, int]]:
+                max_bytes: int, live: Mapping[str, Sequence[str]] | None = None
+                ) -> Iterator[tuple[CellsPack, int]]:
         """The mirrors of the notebooks (absolute paths), packed in the order given (written
         where a notebook changed or was never mirrored), and how many are not notebooks that
         can be read. Their files stay until the block ends; past `max_bytes` in all the least
-        recently used packs, then mirrors, are then dropped."""
+        recently used packs, then mirrors, are then dropped.
+
+        `live`: the cell sources of notebooks open in JupyterLab, by path, as their shared
+        documents hold them now: their mirrors are built from those, not from the file (which
+        the collaboration server saves later)."""
+        live = live or {}
         held: list[str] = []  # files counted as read, so they stay
         try:
             # Every stamp first, then one lock: a search of hundreds of unchanged notebooks
             # costs little more than their stats.
-            stamps = [_stamp(notebook) for notebook in notebooks]
+            stamps = [_live_stamp(live[notebook]) if notebook in live else _stamp(notebook)
+                      for notebook in notebooks]
             unchanged: list[CellsMirror | None] = []
             with self._lock:
                 for notebook, stamp in zip(notebooks, stamps, strict=True):
@@ -132,7 +140,8 @@ class NotebookMirrors:
             invalid = 0
             for notebook, stamp, mirror in zip(notebooks, stamps, unchanged, strict=True):
                 if mirror is None:
-                    mirror = self._written(root, notebook, stamp, max_notebook_bytes)
+                    mirror = self._written(root, notebook, stamp, max_notebook_bytes,
+                                           live.get(notebook))
                     if mirror is None:
                         invalid += 1
                         continue
@@ -212,11 +221,16 @@ class NotebookMirrors:
             return f"{kind}-{self._serial}.txt"
 
     def _written(self, root: Path, notebook: str, stamp: _Stamp | None,
-                 max_notebook_bytes: int) -> CellsMirror | None:
-        """The notebook's mirror written anew and counted as read; None if it cannot be read."""
+                 max_notebook_bytes: int, live: Sequence[str] | None = None
+                 ) -> CellsMirror | None:
+        """The notebook's mirror written anew and counted as read; None if it cannot be read.
+        `live`: its cells' sources as its shared document holds them (it is open)."""
         # Read after the stat: a change in between makes the next search read it again.
-        sources = None if stamp is None else cell_sources(root, Path(notebook),
-                                                          max_notebook_bytes)
+        if live is not None:
+            sources: list[str] | None = list(live)
+        else:
+            sources = None if stamp is None else cell_sources(root, Path(notebook),
+                                                              max_notebook_bytes)
         if sources is None:
             with self._lock:
                 if (gone := self._mirrors.pop(notebook, None)) is not None:
@@ -268,6 +282,16 @@ class NotebookMirrors:
 
     def _delete(self, name: str) -> None:
         (self.folder / name).unlink(missing_ok=True)
+
+
+def _live_stamp(sources: Sequence[str]) -> _Stamp:
+    """A stamp for an open notebook's sources: no file's (its inode is -1), the same for the
+    same sources."""
+    digest = hashlib.blake2b(digest_size=8)
+    for source in sources:
+        digest.update(source.encode("utf-8", "replace"))
+        digest.update(b"\0")
+    return -1, len(sources), int.from_bytes(digest.digest(), "big"), 0
 
 
 def _stamp(notebook: str) -> _Stamp | None:

@@ -6,7 +6,8 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from .errors import NulInPath, OutsideRoot, PathTooLong
+from .denied import denied_reason
+from .errors import NulInPath, OutsideRoot, PathDenied, PathTooLong
 
 
 def resolve_inside(root: Path, base: Path, path: str | os.PathLike[str]) -> Path:
@@ -15,6 +16,7 @@ def resolve_inside(root: Path, base: Path, path: str | os.PathLike[str]) -> Path
     Symlinks are followed before the check, so a link pointing out is refused; so are
     `..` escapes, absolute paths elsewhere, sibling-prefix roots (`/x/root` vs `/x/rootx`)
     and NUL bytes. The path need not exist: its nearest existing parent is resolved.
+    Jupyter's own credentials (`files/denied.py`) are refused with PathDenied.
     """
     raw = os.fspath(path)
     if "\x00" in raw:
@@ -24,9 +26,13 @@ def resolve_inside(root: Path, base: Path, path: str | os.PathLike[str]) -> Path
     candidate = Path(raw).expanduser() if raw.startswith("~") else Path(raw)
     if not candidate.is_absolute():
         candidate = base / candidate
-    resolved = Path(os.path.realpath(candidate))
+    real = os.path.realpath(candidate)
+    resolved = Path(real)
     if not is_under(top, resolved):
         raise OutsideRoot(raw, top)
+    reason = denied_reason(real)
+    if reason is not None:
+        raise PathDenied(raw, reason)
     return resolved
 
 

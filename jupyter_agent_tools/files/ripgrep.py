@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import bisect
 import json
 import logging
 import os
@@ -37,7 +38,7 @@ import sysconfig
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -47,6 +48,7 @@ from typing import Any, TypeVar
 from ..processes import signal_process_group
 from . import landlock
 from .atomic import SCRATCH_GLOBS
+from .denied import denied_globs, is_denied
 from .notebook_mirror import NotebookMirrors
 from .walk import is_binary
 
@@ -61,11 +63,25 @@ _BINARY = re.compile(rb"^rg: DEBUG\|[^\n]*: ignoring [^\n]*: found binary data",
 # out before the size bound applies).
 _OVERSIZED_NOTEBOOK = re.compile(
     rb"^rg: DEBUG\|ignore::walk\|[^\n]*: ignoring [^\n]*\.ipynb: \d+ bytes$", re.MULTILINE)
+# Hidden files and folders rg leaves out (without `--hidden`): counted, so that an answer says
+# a hidden folder was not searched.
+_HIDDEN = re.compile(rb"^rg: DEBUG\|ignore::walk\|[^\n]*: ignoring [^\n]*IgnoreMatch\(Hidden\)",
+                     re.MULTILINE)
+# A hidden notebook: the search of the other files leaves notebooks out by type first, so
+# the notebooks' listing counts these.
+_HIDDEN_NOTEBOOK = re.compile(
+    rb"^rg: DEBUG\|ignore::walk\|[^\n]*: ignoring [^\n]*\.ipynb: Ignore\(IgnoreMatch\(Hidden\)\)$",
+    re.MULTILINE)
 # Listed, then gone before rg opened it (an atomic writer's temp file, a deletion).
 _VANISHED = re.compile(rb"^rg: (?!DEBUG\|)[^\n]*: No such file or directory \(os error 2\)$",
                        re.MULTILINE)
 # Not readable by the server's user, or (Landlock) leading out of the root.
 _DENIED = re.compile(rb"^rg: (?!DEBUG\|)[^\n]*: Permission denied \(os error 13\)$", re.MULTILINE)
+# An entry one of our --glob exclusions left out, and its path: Jupyter's credentials among
+# them are counted as `denied` (files/denied.py).
+_OVERRIDDEN = re.compile(
+    rb"^rg: DEBUG\|ignore::walk\|[^\n]*?: ignoring ([^\n]*?): Ignore\(IgnoreMatch\(Override\(",
+    re.MULTILINE)
 # rg leads a process group of its own, so a timeout kills all of it. `process_group` keeps
 # vfork usable (start_new_session does not): spawning from a big server stays cheap.
 _OWN_PROCESS_GROUP: dict[str, Any] = (
@@ -116,6 +132,22 @@ class RipgrepQuery:
     threads: int = 0
     # Bytes of notebooks' cell sources kept as text between searches (`NotebookMirrors`).
     max_mirror_bytes: int = 128 * 1024 * 1024
+    # Hidden files and folders below `start` are searched (rg --hidden); else left out and
+    # counted. A hidden `start` is searched either way, as rg searches a path it is given.
+    hidden: bool = False
+    # How the pattern matches: across lines (rg --multiline --multiline-dotall), ignoring case.
+    multiline: bool = False
+    case_insensitive: bool = False
+    # Lines of context before and after each match ("content" mode only).
+    before: int = 0
+    after: int = 0
+    # "content": the matching lines; "files": the files with a match; "count": how many
+    # matches each file has (`RipgrepOutcome.counts`).
+    mode: str = "content"
+    # The cell sources of notebooks open in JupyterLab (absolute normal paths), as their
+    # shared documents hold them now: searched instead of their files, saved later.
+    live_notebooks: Mapping[str, Sequence[str]] = field(default_factory=dict, hash=False,
+                                                        compare=False)
 
 
 @dataclass
@@ -123,12 +155,18 @@ class RipgrepMatch:
     """One matching line; `text` is cut to the line bound.
 
     In a notebook, `cell` is the cell's number (from 1) and `line` is within its source.
+    A multiline match spans `lines` lines (its text holds them all); a context line (before
+    or after a match) has `context` True.
     """
 
     file: Path
     line: int
     text: str
     cell: int | None = None
+    lines: int = 1
+    context: bool = False
+    # The matches on its lines (adjacent multiline matches share one message).
+    submatches: int = 1
 
 
 @dataclass
@@ -141,6 +179,12 @@ class RipgrepOutcome:
     # counted): `total` is then a lower bound.
     complete: bool
     skipped: dict[str, int] = field(default_factory=dict)
+    # Context lines around the matches kept, in path order ("content" mode with context).
+    context: list[RipgrepMatch] = field(default_factory=list)
+    # Per file, every file with a match, in path order ("files" and "count" modes), as rg
+    # --count counts: matching lines, or matches with `multiline`. In "files" mode a count
+    # is 1 (a file is searched up to its first match).
+    counts: dict[Path, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -374,9 +418,10 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
                 _search_listed_notebooks, rg, query,
                 [*lister, "--null", "--files", "--", start_rel], limits, handle,
                 threads.notebooks)
-        searched = _run([*argv, *_notebooks_left_out(query), "--regexp", query.pattern, "--",
-                         start_rel], query.root, limits, handle)
-        plain = _parse(query, limits, searched)
+        searched = _run([*argv, *_notebooks_left_out(query), *_matching(query, plain=True),
+                         "--regexp", query.pattern, "--", start_rel], query.root, limits, handle)
+        plain = _parse(query, limits if query.mode == "content"
+                       else replace(limits, max_results=0), searched)
         if in_notebooks is None:
             return plain
         cells, listed_all = in_notebooks.result()
@@ -387,6 +432,30 @@ def _search(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: R
         if ignore_file is not None:
             ignore_file.unlink(missing_ok=True)
     return plain if cells is None else _merged(query, limits, plain, cells, listed_all)
+
+
+def _matching(query: RipgrepQuery, *, plain: bool) -> list[str]:
+    """rg's arguments saying how the pattern matches and what is printed around a match.
+
+    `plain`: the files searched are the files themselves (not packs of notebooks' mirrors,
+    where a file holds several notebooks): a "files" search then stops at a file's first
+    match.
+    """
+    argv = []
+    if query.case_insensitive:
+        argv.append("--ignore-case")
+    if query.multiline:
+        argv += ["--multiline", "--multiline-dotall"]
+    if query.mode == "content":
+        if query.before:
+            argv += ["--before-context", str(query.before)]
+        if query.after:
+            argv += ["--after-context", str(query.after)]
+    elif query.mode == "files" and plain and not query.multiline:
+        # Not with --multiline: rg 15's JSON printer then panics (a slice out of range)
+        # and its walker hangs until the time bound.
+        argv += ["--max-count", "1"]
+    return argv
 
 
 def _notebooks_left_out(query: RipgrepQuery) -> list[str]:
@@ -406,13 +475,17 @@ def _search_listed_notebooks(rg: str, query: RipgrepQuery, lister: list[str],
     """The matches in the cells of the notebooks `lister` lists, with the notebooks its walk
     left out (None when there is none of either), and whether the listing is whole."""
     names = _NotebookNames(limits.max_output_bytes)
-    left_out = _StderrTally()
+    left_out = _StderrTally()  # notebooks only: the search's own tally counts the rest
     try:
         _stream(lister, query.root, limits.timeout_seconds, handle, names, left_out.feed)
     finally:
         left_out.close()
     oversized = left_out.counts["oversized_notebook"]
     skipped = {"oversized": oversized} if oversized else {}
+    if not query.glob and left_out.counts["hidden_notebook"]:
+        # (With a glob the search leaves notebooks out by glob, after the hidden rule: it
+        # counts them itself.)
+        skipped["hidden"] = left_out.counts["hidden_notebook"]
     if not names.kept:
         return (RipgrepOutcome([], 0, True, skipped) if skipped else None), not names.cut
     # Strings, not Paths, until a match needs one: hundreds of Paths cost milliseconds.
@@ -438,7 +511,7 @@ def _list(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: Lis
     ignore_file = _ignore_file(query, threads.scratch)
     start_rel = query.start.relative_to(query.root).as_posix()
     visible: set[bytes] = set()
-    visible_tally = _StderrTally()
+    visible_tally = _StderrTally(query.root)
     # Both in path order, so that a walk cut at its bound is a prefix of the whole; --null:
     # a file name may hold a newline.
     visible_argv = [*_filters(rg, replace(query, glob=None), ignore_file, output=("--debug",),
@@ -467,10 +540,15 @@ def _list(rg: str, query: RipgrepQuery | Callable[[], RipgrepQuery], limits: Lis
     kept = [name for name in matched if name in visible]
     files = [Path(os.path.normpath(query.root / os.fsdecode(name)))
              for name in kept[: limits.max_results]]
+    listed = len(files)
+    files = [path for path in files if not is_denied(path)]  # rg's globs left them out
+    denied = visible_tally.denied + listed - len(files)
     skipped = {"ignored": visible_tally.counts["ignored"], "binary": 0, "oversized": 0}
-    for what in ("vanished", "unreadable"):
+    for what in ("vanished", "unreadable", "hidden"):
         if visible_tally.counts[what]:
             skipped[what] = visible_tally.counts[what]
+    if denied:
+        skipped["denied"] = denied
     return RipgrepListing(files, len(kept), not (matched_whole and visible_whole), skipped)
 
 
@@ -501,40 +579,103 @@ def _search_notebooks(rg: str, query: RipgrepQuery, limits: RipgrepLimits, handl
     unchanged)."""
     notebooks = sorted(notebooks, key=lambda path: path.split("/"))  # in path order
     matches: list[RipgrepMatch] = []
+    context: list[RipgrepMatch] = []
+    counts: dict[Path, int] = {}
     total, complete = 0, True
     threads = ["--threads", str(query.threads)] if query.threads else []
+    # Files and counts need every match mapped to its notebook, not the first max_results.
+    parse_limits = limits if query.mode == "content" else replace(limits, max_results=1 << 62)
     with mirrors.reading(query.root, notebooks, query.max_notebook_bytes,
-                         query.max_mirror_bytes) as (pack, invalid):
+                         query.max_mirror_bytes, query.live_notebooks) as (pack, invalid):
         by_file = {part.file: part for part in pack.parts}
         order = {part.file: index for index, part in enumerate(pack.parts)}
         # In runs of consecutive parts (argv has a bound): outcomes follow in path order.
         for first in range(0, len(pack.parts), _PARTS_PER_RUN):
             searched = _run(
                 [rg, "--json", "--no-config", "--no-ignore", "--hidden", "--text", *threads,
-                 "--regexp", query.pattern, "--",
+                 *_matching(query, plain=False), "--regexp", query.pattern, "--",
                  *(part.file for part in pack.parts[first:first + _PARTS_PER_RUN])],
                 mirrors.folder, limits, handle)
-            outcome = _parse(replace(query, root=mirrors.folder), limits, searched,
+            outcome = _parse(replace(query, root=mirrors.folder), parse_limits, searched,
                              order=order.__getitem__)
-            for match in outcome.matches:
-                mirror, cell, line = by_file[match.file.name].cell_of(match.line)
-                matches.append(RipgrepMatch(mirror.notebook, line, match.text, cell=cell))
             total += outcome.total
+            for match in outcome.matches:
+                part = by_file[match.file.name]
+                mirror, cell, line = part.cell_of(match.line)
+                if match.lines > 1 and part.cell_of(match.line + match.lines - 1)[:2] \
+                        != (mirror, cell):
+                    total -= 1  # across cells (or notebooks): no cell's source has it
+                    continue
+                if query.mode == "content":
+                    matches.append(RipgrepMatch(mirror.notebook, line, match.text, cell=cell,
+                                                lines=match.lines))
+                else:  # as rg --count counts: lines, but matches in multiline mode
+                    counts[mirror.notebook] = counts.get(mirror.notebook, 0) \
+                        + (match.submatches if query.multiline else 1)
+            for line_of in outcome.context:
+                mirror, cell, line = by_file[line_of.file.name].cell_of(line_of.line)
+                context.append(RipgrepMatch(mirror.notebook, line, line_of.text, cell=cell,
+                                            context=True))
             complete = complete and outcome.complete
     skipped = {"invalid_notebook": invalid} if invalid else {}
-    return RipgrepOutcome(matches[: limits.max_results], total, complete, skipped)
+    if query.mode == "files":
+        counts = dict.fromkeys(counts, 1)
+    if query.mode != "content":  # a file each: the total is of files
+        return RipgrepOutcome([], len(counts), complete, skipped, counts=counts)
+    kept = matches[: limits.max_results]
+    return RipgrepOutcome(kept, total, complete, skipped,
+                          _context_of(kept, context, query.before, query.after))
 
 
 def _merged(query: RipgrepQuery, limits: RipgrepLimits, plain: RipgrepOutcome,
             cells: RipgrepOutcome, listed_all: bool) -> RipgrepOutcome:
     """Both searches' matches in path order (cells in order within a notebook), bounded."""
-    matches = sorted(plain.matches + cells.matches,
-                     key=lambda m: (m.file.relative_to(query.root).parts, m.cell or 0, m.line))
+    def place(m: RipgrepMatch) -> tuple[tuple[str, ...], int, int]:
+        return m.file.relative_to(query.root).parts, m.cell or 0, m.line
+
+    matches = sorted(plain.matches + cells.matches, key=place)[: limits.max_results]
     skipped = dict(plain.skipped)
     for what, count in cells.skipped.items():
         skipped[what] = skipped.get(what, 0) + count
-    return RipgrepOutcome(matches[: limits.max_results], plain.total + cells.total,
-                          plain.complete and cells.complete and listed_all, skipped)
+    context = _context_of(matches, sorted(plain.context + cells.context, key=place),
+                          query.before, query.after)
+    counts = dict(sorted([*plain.counts.items(), *cells.counts.items()],
+                         key=lambda item: item[0].relative_to(query.root).parts))
+    if query.mode != "content":  # a file each: the total is of files
+        return RipgrepOutcome([], len(counts), plain.complete and cells.complete
+                              and listed_all, skipped, counts=counts)
+    return RipgrepOutcome(matches, plain.total + cells.total,
+                          plain.complete and cells.complete and listed_all, skipped, context)
+
+
+def _context_of(matches: list[RipgrepMatch], context: list[RipgrepMatch], before: int,
+                after: int) -> list[RipgrepMatch]:
+    """The lines of `context` that are context of a match kept: in its file (and cell),
+    within `before` lines above it or `after` below its last line."""
+    if not context:
+        return []
+    windows: dict[tuple[Path, int | None], list[tuple[int, int]]] = {}
+    for m in matches:
+        windows.setdefault((m.file, m.cell), []).append(
+            (m.line - before, m.line + m.lines - 1 + after))
+    merged: dict[tuple[Path, int | None], tuple[list[int], list[int]]] = {}
+    for where, spans in windows.items():
+        lows: list[int] = []
+        highs: list[int] = []
+        for low, high in sorted(spans):
+            if highs and low <= highs[-1] + 1:
+                highs[-1] = max(highs[-1], high)
+            else:
+                lows.append(low)
+                highs.append(high)
+        merged[where] = (lows, highs)
+    kept = []
+    for line in context:
+        lows, highs = merged.get((line.file, line.cell), ([], []))
+        at = bisect.bisect_right(lows, line.line) - 1
+        if at >= 0 and line.line <= highs[at]:
+            kept.append(line)
+    return kept
 
 
 def _ignore_file(query: RipgrepQuery, scratch: Path) -> Path | None:
@@ -556,8 +697,10 @@ def _filters(rg: str, query: RipgrepQuery, ignore_file: Path | None, *,
     """rg's arguments saying which files to search or list (not what for, nor where)."""
     # The walker's rules, no more: .gitignore files only (not .ignore/.rgignore, git's global
     # or per-repository excludes), from the root down, inside a git repository or not.
-    argv = [rg, *output, "--no-config", "--hidden", "--no-ignore-global",
+    argv = [rg, *output, "--no-config", "--no-ignore-global",
             "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-parent", "--no-require-git"]
+    if query.hidden:
+        argv.append("--hidden")
     if max_file_bytes is not None:
         argv += ["--max-filesize", str(max_file_bytes)]
     if not query.respect_gitignore:
@@ -575,6 +718,9 @@ def _filters(rg: str, query: RipgrepQuery, ignore_file: Path | None, *,
         argv += ["--glob", f"!{writer_temp}"]
     for name in query.skip_dirs:
         argv += ["--glob", f"!{_glob_escape(name)}/"]
+    # Last of all: Jupyter's credentials are never opened, whatever the user's glob says.
+    for denied in denied_globs(query.root):
+        argv += ["--glob", denied]
     return argv
 
 
@@ -595,13 +741,14 @@ class _Output:
 
 
 _MATCH_MESSAGE = b'{"type":"match"'
+_CONTEXT_MESSAGE = b'{"type":"context"'
 
 
 def _run(argv: list[str], cwd: Path, limits: RipgrepLimits, handle: _Handle) -> _Output:
     """rg's output: stdout kept up to the output bound and its matches counted past it,
     within the time bound (RipgrepTimeout when it passes before the bound is reached)."""
     stdout = _StdoutHead(limits.max_output_bytes, _MATCH_MESSAGE)
-    stderr = _StderrTally()
+    stderr = _StderrTally(cwd)
     try:
         returncode = _stream(argv, cwd, limits.timeout_seconds, handle, stdout, stderr.feed)
     except RipgrepTimeout:
@@ -756,7 +903,8 @@ class _NotebookNames:
 # What rg's stderr says it left out, by the `skipped` key that counts it.
 _LEFT_OUT = {"ignored": _IGNORED, "binary": _BINARY, "oversized": _OVERSIZED,
              "vanished": _VANISHED, "unreadable": _DENIED,
-             "oversized_notebook": _OVERSIZED_NOTEBOOK}
+             "oversized_notebook": _OVERSIZED_NOTEBOOK, "hidden": _HIDDEN,
+             "hidden_notebook": _HIDDEN_NOTEBOOK}
 _MESSAGE_LINE = re.compile(rb"^(?!rg: DEBUG\|)[^\n]+$", re.MULTILINE)
 _MAX_MESSAGE_BYTES = 64 * 1024
 _MAX_LINE_BYTES = 1 << 20
@@ -770,10 +918,13 @@ class _StderrTally:
     own messages (bounded). Chunk by chunk: the debug log of a big tree runs to megabytes,
     and no regex may hold the interpreter lock over all of it at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path | None = None) -> None:
         self.counts = dict.fromkeys(_LEFT_OUT, 0)
+        # Entries our exclusions left out that are Jupyter's credentials (paths under `root`).
+        self.denied = 0
         self.messages = bytearray()
         self._partial = b""
+        self._root = root
 
     def feed(self, chunk: bytes) -> None:
         data = self._partial + chunk
@@ -790,6 +941,10 @@ class _StderrTally:
             return
         for what, regex in _LEFT_OUT.items():
             self.counts[what] += len(regex.findall(lines))
+        if self._root is not None and b"Override(" in lines:
+            for name in _OVERRIDDEN.findall(lines):
+                if is_denied(os.path.normpath(os.path.join(self._root, os.fsdecode(name)))):
+                    self.denied += 1
         if len(self.messages) < _MAX_MESSAGE_BYTES:
             for line in _MESSAGE_LINE.findall(lines):
                 self.messages += line + b"\n"
@@ -810,11 +965,15 @@ def _parse(query: RipgrepQuery, limits: RipgrepLimits, output: _Output, *,
     for line in lines:
         if line.startswith(b'{"type":"begin"'):
             current = files.setdefault(_path_text(json.loads(line)["data"]["path"]), [])
-        elif line.startswith(_MATCH_MESSAGE) and current is not None:
+        elif current is not None and (line.startswith(_MATCH_MESSAGE)
+                                      or line.startswith(_CONTEXT_MESSAGE)):
             current.append(line)
     matches: list[RipgrepMatch] = []
+    context: list[RipgrepMatch] = []
+    per_file: dict[Path, int] = {}
     total = output.more_matches
     outside = 0
+    denied = output.stderr.denied
     folders_inside: dict[Path, bool] = {}
     for name in sorted(files, key=order or (lambda n: PurePosixPath(n).parts)):
         path = Path(os.path.normpath(query.root / name))
@@ -822,21 +981,45 @@ def _parse(query: RipgrepQuery, limits: RipgrepLimits, output: _Output, *,
         if not _inside(query.root, path, folders_inside):
             outside += 1  # swapped for a link out while rg ran: never quote it
             continue
-        total += len(file_lines)
+        if is_denied(path):  # rg's globs left it out; never quoted all the same
+            denied += 1
+            continue
+        found = sum(1 for raw in file_lines if raw.startswith(_MATCH_MESSAGE))
+        total += found
+        per_file[path] = found
+        if query.multiline and query.mode == "count":  # matches, as rg --count counts them
+            per_file[path] = sum(len(json.loads(raw)["data"]["submatches"])
+                                 for raw in file_lines if raw.startswith(_MATCH_MESSAGE))
+        if len(matches) >= limits.max_results:
+            continue  # counted; nothing more is kept
         for raw in file_lines:
-            if len(matches) >= limits.max_results:
-                break
+            is_match = raw.startswith(_MATCH_MESSAGE)
+            if is_match and len(matches) >= limits.max_results:
+                break  # the context lines before it were taken: _context_of drops them
             data = json.loads(raw)["data"]
             text = _path_text(data["lines"]).rstrip("\r\n")
-            matches.append(RipgrepMatch(path, data["line_number"], text[: limits.max_line_chars]))
+            if is_match:
+                matches.append(RipgrepMatch(path, data["line_number"],
+                                            text[: limits.max_line_chars],
+                                            lines=text.count("\n") + 1,
+                                            submatches=len(data.get("submatches", ())) or 1))
+            else:
+                context.append(RipgrepMatch(path, data["line_number"],
+                                            text[: limits.max_line_chars], context=True))
     counts = output.stderr.counts
     skipped = {what: counts[what] for what in ("ignored", "binary", "oversized")}
-    for what in ("vanished", "unreadable"):
+    for what in ("vanished", "unreadable", "hidden"):
         if counts[what]:
             skipped[what] = counts[what]
     if outside:
         skipped["outside_root"] = outside
-    return RipgrepOutcome(matches, total, output.finished, skipped)
+    if denied:
+        skipped["denied"] = denied
+    if query.mode != "content":
+        # Past the output bound the files are not known: the counts are then incomplete.
+        return RipgrepOutcome(matches, len(per_file), output.finished and output.kept_all,
+                              skipped, counts=per_file)
+    return RipgrepOutcome(matches, total, output.finished, skipped, context)
 
 
 def _left_out(path: Path, max_file_bytes: int) -> str | None:
@@ -872,11 +1055,17 @@ def _path_text(value: dict[str, Any]) -> str:
     return base64.b64decode(value["bytes"]).decode("utf-8", errors="replace")
 
 
+# rg's hints that name its own command-line flags, which a caller of this module may not have.
+_FLAG_HINTS = ("Consider enabling multiline mode", "When multiline mode is enabled")
+
+
 def _error_text(stderr: bytes) -> str:
     kept: list[str] = []
     for line in stderr.decode("utf-8", errors="replace").splitlines():
         if "PCRE2" in line:
             break  # rg's hint names a flag the agent cannot pass
+        if line.startswith(_FLAG_HINTS):
+            continue  # names rg's flags (-U): the caller says how to ask for it
         if not line.startswith("rg: DEBUG|"):
             kept.append(line)
     return "\n".join(kept[:20]).strip() or "rg failed without a message"

@@ -16,8 +16,13 @@ import pathspec
 import re2
 
 from .atomic import SCRATCH_GLOBS
+from .denied import is_denied
 
 DEFAULT_SKIP_DIRS = (".git", ".hg", ".svn", "__pycache__", "node_modules", ".ipynb_checkpoints")
+# The folders grep, glob and structural search never enter (c.Runtime.skip_dirs), even with
+# `hidden`: version control's and Jupyter's checkpoint copies. node_modules is not among them:
+# it follows the ignore rules, as in rg and the ast-grep CLI (and is counted as ignored).
+SEARCH_SKIP_DIRS = (".git", ".hg", ".svn", "__pycache__", ".ipynb_checkpoints")
 DEFAULT_MAX_ENTRIES = 200_000
 DEFAULT_TIMEOUT_SECONDS = 30.0
 _SNIFF_BYTES = 8192
@@ -42,14 +47,24 @@ class WalkStats:
     oversized: int = 0
     # Listed, then gone before it could be looked at (a writer's temp file, a deletion).
     vanished: int = 0
+    # Jupyter's own credentials (files/denied.py): a runtime folder counts once.
+    denied: int = 0
+    # Hidden files and folders (a name starting with "."), left out as rg and the ast-grep
+    # CLI leave them out (a folder counts once).
+    hidden: int = 0
     # The walk stopped at its entry or time bound; what it found is incomplete.
     truncated: bool = False
 
     def to_json(self) -> dict[str, int]:
-        """The counts; `vanished` only when a race happened (`truncated` is not a count)."""
+        """The counts; `vanished` only when a race happened, `denied` only when the walk met
+        Jupyter's credentials (`truncated` is not a count)."""
         counts = {"ignored": self.ignored, "binary": self.binary, "oversized": self.oversized}
         if self.vanished:
             counts["vanished"] = self.vanished
+        if self.denied:
+            counts["denied"] = self.denied
+        if self.hidden:
+            counts["hidden"] = self.hidden
         return counts
 
     def describe(self) -> str:
@@ -72,6 +87,12 @@ class FileWalker:
     Ignore rules apply *below* the starting point, as ripgrep does for a path it is given: a
     walk that starts inside an ignored folder searches that folder. A walk is bounded: it stops
     after `max_entries` directory entries or `timeout_seconds`, and says so in its stats.
+
+    With `hidden` False, hidden folders and files below the start are left out (counted), as
+    rg and the ast-grep CLI leave them out; a hidden file whose name ends with one of
+    `hidden_suffixes` (and is more than it: `.env` is no `*.env`) is kept all the same, as the CLI keeps one its language's file type
+    names (the `ignore` crate's whitelist). A hidden start is walked, as rg walks a path it is
+    given.
     """
 
     def __init__(
@@ -85,6 +106,8 @@ class FileWalker:
         skip_binary: bool = True,
         max_entries: int = DEFAULT_MAX_ENTRIES,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        hidden: bool = True,
+        hidden_suffixes: tuple[str, ...] = (),
     ) -> None:
         self.root = Path(os.path.realpath(root))
         self.respect_gitignore = respect_gitignore
@@ -95,6 +118,8 @@ class FileWalker:
         self.skip_binary = skip_binary
         self.max_entries = max_entries
         self.timeout_seconds = timeout_seconds
+        self.hidden = hidden
+        self.hidden_suffixes = hidden_suffixes
         self.stats = WalkStats()
         self._entries = 0
         self._deadline = 0.0
@@ -154,6 +179,9 @@ class FileWalker:
         self._entries = 0
         self._deadline = time.monotonic() + self.timeout_seconds
         start = Path(os.path.realpath(start))
+        if is_denied(start):
+            self.stats.denied += 1
+            return
         if start.is_file():
             if self._eligible(start):
                 yield start
@@ -181,12 +209,29 @@ class FileWalker:
             if is_dir:
                 if entry.name in self.skip_dirs:
                     continue
+                if not self.hidden and entry.name.startswith("."):
+                    self.stats.hidden += 1
+                    continue
+                if is_denied(entry.path):
+                    self.stats.denied += 1
+                    continue
                 if self._ignored(rules, path, is_dir=True):
                     self.stats.ignored += 1
                     continue
                 yield from self._walk(path, rules)
             elif is_file:
                 if _SCRATCH_NAME.match(entry.name):
+                    continue
+                if not self.hidden and entry.name.startswith(".") \
+                        and not (entry.name.endswith(self.hidden_suffixes)
+                                 and entry.name not in self.hidden_suffixes):
+                    # In a walk for some suffixes, only a notebook (searched whatever its
+                    # name) is one the caller missed; other names it would leave out anyway.
+                    if not self.hidden_suffixes or entry.name.lower().endswith(".ipynb"):
+                        self.stats.hidden += 1
+                    continue
+                if is_denied(entry.path):
+                    self.stats.denied += 1
                     continue
                 if self._ignored(rules, path, is_dir=False):
                     self.stats.ignored += 1

@@ -17,7 +17,7 @@ from jupyter_server.base.handlers import APIHandler
 from pydantic import TypeAdapter, ValidationError
 from tornado import httputil, web
 
-from ..auth import RunTokenAuth
+from ..auth import WWW_AUTHENTICATE, RunTokenAuth
 from ..files.errors import FilesError
 from ..runtime import ErrorCode, Run, Runtime, ToolError
 from ..runtime.file_errors import file_error
@@ -37,6 +37,7 @@ STATUS_BY_CODE: dict[ErrorCode, int] = {
     ErrorCode.UNPARSEABLE_PATTERN: 400,
     ErrorCode.MISSING_SYMBOL: 400,
     ErrorCode.PERMISSION_DENIED: 403,
+    ErrorCode.PATH_DENIED: 403,
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.UNKNOWN_TOOL: 404,
     ErrorCode.UNKNOWN_EDIT: 404,
@@ -195,6 +196,8 @@ class JsonErrors:
             message = (f"{self.request.method} is not allowed here; "
                        f"use {', '.join(self.allowed_methods())}.")
             self.set_header("Allow", ", ".join(self.allowed_methods()))
+        if status == 401:  # no valid token (auth.TokenChallenge): the message says what to send
+            self.set_header("WWW-Authenticate", WWW_AUTHENTICATE)
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
         body = ErrorResponse(error=ErrorDetail(code=code.value, message=message))
@@ -215,14 +218,15 @@ class JsonErrors:
 class AgentToolsHandler(JsonErrors, RunTokenAuth, APIHandler):
     """Base of our API handlers: the runtime, typed bodies, answers through response models.
 
-    A worker's run token is accepted on its own run's routes (see auth.py).
+    A worker's run token is accepted on its own run's routes, an agent token on the verbs a
+    handler names in `agent_token_methods` (see auth.py).
     """
 
     auth_resource = RUNS_RESOURCE
     operations: ClassVar[dict[str, Operation]] = {}
 
     async def prepare(self) -> None:  # type: ignore[override]
-        if not self.authenticate_run_token():
+        if not await self.authenticate_tokens():
             await super().prepare()
 
     @property

@@ -48,8 +48,18 @@ RUN_ID = r"(?P<run_id>[0-9a-f]{32})"
 TRANSCRIPT_DROPPED_HEADER = "X-Transcript-Dropped"
 
 
+async def ended_run(handler: AgentToolsHandler, run_id: str) -> dict[str, Any]:
+    """The stored descriptor of an ended run; 404 (as `get_run` says it) when there is none."""
+    ended = await handler.runtime.ended_run(run_id)
+    if ended is None:
+        handler.get_run(run_id)  # raises not_found (or answers an open run's caller's race)
+        raise ApiError(409, ErrorCode.FAILED, f"Run {run_id} is open; ask again.")
+    return ended
+
+
 class StatusHandler(AgentToolsHandler):
     auth_resource = STATUS_RESOURCE
+    agent_token_methods = frozenset({"GET"})
     operations: ClassVar[dict[str, Operation]] = {
         "get": Operation("Languages, debug adapters, kernels: available or why not",
                          {200: ServerStatus}),
@@ -63,6 +73,7 @@ class StatusHandler(AgentToolsHandler):
 
 class OpenAPIHandler(AgentToolsHandler):
     auth_resource = STATUS_RESOURCE
+    agent_token_methods = frozenset({"GET"})
     operations: ClassVar[dict[str, Operation]] = {
         "get": Operation("This document (OpenAPI 3.1)", {200: dict[str, Any]}),
     }
@@ -74,9 +85,13 @@ class OpenAPIHandler(AgentToolsHandler):
 
 
 class RunsHandler(AgentToolsHandler):
+    # An agent token lists the runs opened with it, and opens runs within its ceiling.
+    agent_token_methods = frozenset({"GET", "POST"})
     operations: ClassVar[dict[str, Operation]] = {
-        "get": Operation("List runs", {200: list[RunDescriptor]}),
-        # 404: cwd is no directory; 409: the server's run limit is reached.
+        "get": Operation("List runs, open and ended (kept in the run store across restarts)",
+                         {200: list[RunDescriptor]}),
+        # 404: cwd is no directory; 409: the server's run limit is reached. An agent token's
+        # run gets its ceiling's options where the body leaves them out (403: more than it).
         "post": Operation("Create a run", {201: RunDescriptor}, body=RunRequest,
                           body_required=False, errors=frozenset({404, 409})),
     }
@@ -84,37 +99,51 @@ class RunsHandler(AgentToolsHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        await self.respond([run.describe() for run in self.runtime.runs.values()])
+        runs = await self.runtime.list_runs()
+        if self.agent_token is not None:
+            mine = await self.settings["agent_tools_tokens"].runs_of(self.agent_token.id)
+            runs = [run for run in runs if run["id"] in mine]
+        await self.respond(runs)
 
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        request = await self.parse_body(RunRequest)
+        request = self.within_ceiling(await self.parse_body(RunRequest))
+        await self.check_conversation(request.conversation_id)
         run = await self.runtime.create_run(**request.create_run_options(), origin=request.origin)
+        await self.opened_with_token(run.id)
         await self.respond(run.describe(), status=201)
 
 
 class RunHandler(AgentToolsHandler):
     run_token_methods = frozenset({"GET"})  # a worker may not close its own run
+    agent_token_methods = frozenset({"GET", "DELETE"})
     operations: ClassVar[dict[str, Operation]] = {
-        "get": Operation("Describe a run", {200: RunDescriptor}),
-        "delete": Operation("Close a run, releasing everything it holds", {204: None}),
+        "get": Operation("Describe a run, open or ended", {200: RunDescriptor}),
+        "delete": Operation("Close a run, releasing everything it holds; an ended run is "
+                            "removed from the run store", {204: None}),
     }
 
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
-        await self.respond(self.get_run(run_id).describe())
+        run = self.runtime.runs.get(run_id)
+        await self.respond(run.describe() if run is not None else await ended_run(self, run_id))
 
     @web.authenticated
     @authorized
     async def delete(self, run_id: str) -> None:
-        self.get_run(run_id)
-        await self.runtime.close_run(run_id)
+        if run_id in self.runtime.runs:
+            await self.runtime.close_run(run_id)
+        else:
+            await ended_run(self, run_id)
+            assert self.runtime.run_store is not None  # it answered
+            self.runtime.run_store.forget_run(run_id)
         await self.respond(None, status=204)
 
 
 class ToolsHandler(AgentToolsHandler):
+    agent_token_methods = frozenset({"GET"})
     operations: ClassVar[dict[str, Operation]] = {
         "get": Operation("Schemas of the tools visible to the run, in a format",
                          {200: list[dict[str, Any]]}, query=ToolsQuery),
@@ -128,6 +157,7 @@ class ToolsHandler(AgentToolsHandler):
 
 
 class CallsHandler(AgentToolsHandler):
+    agent_token_methods = frozenset({"POST"})
     operations: ClassVar[dict[str, Operation]] = {
         "post": Operation("Call a tool (tool failures are ok: false, not HTTP errors)",
                           {200: CallResult}, body=CallRequest),
@@ -144,6 +174,7 @@ class CallsHandler(AgentToolsHandler):
 
 
 class TranscriptHandler(AgentToolsHandler):
+    agent_token_methods = frozenset({"GET"})
     operations: ClassVar[dict[str, Operation]] = {
         "get": Operation(
             "Every call the run's transcript keeps: tool, label, args, ok, duration",
@@ -157,21 +188,32 @@ class TranscriptHandler(AgentToolsHandler):
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
-        transcript = self.get_run(run_id).transcript
-        self.set_header(TRANSCRIPT_DROPPED_HEADER, str(transcript.dropped))
-        await self.respond(transcript.to_json())
+        run = self.runtime.runs.get(run_id)
+        if run is None:  # an ended run's, from the run store
+            dropped = (await ended_run(self, run_id))["transcript_dropped"]
+            assert self.runtime.run_store is not None  # it answered
+            entries = await self.runtime.run_store.transcript(run_id)
+        else:
+            dropped, entries = run.transcript.dropped, run.transcript.to_json()
+        self.set_header(TRANSCRIPT_DROPPED_HEADER, str(dropped))
+        await self.respond(entries)
 
 
 class WorkersHandler(AgentToolsHandler):
+    agent_token_methods = frozenset({"GET"})
     operations: ClassVar[dict[str, Operation]] = {
         "get": Operation("The run's background workers: state and last output "
-                         "(empty when the run is not in vibe mode)",
+                         "(empty when the run is not in vibe mode, or ended)",
                          {200: list[WorkerDescriptor]}),
     }
 
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
+        if run_id not in self.runtime.runs:  # an ended run's workers ended with it
+            await ended_run(self, run_id)
+            await self.respond([])
+            return
         workers = self.get_run(run_id).resources.get(Resource.WORKERS)
         if workers is None:
             await self.respond([])
@@ -191,7 +233,7 @@ class EventStreamHandler(JsonErrors, RunTokenAuth, WebSocketMixin, WebSocketHand
     operations: ClassVar[dict[str, Operation]] = {}
 
     async def prepare(self, *args: Any, **kwargs: Any) -> None:
-        if not self.authenticate_run_token():
+        if not await self.authenticate_tokens():
             await super().prepare(*args, **kwargs)
 
     @property
@@ -267,6 +309,7 @@ class EventStreamHandler(JsonErrors, RunTokenAuth, WebSocketMixin, WebSocketHand
 
 
 class RunEventsHandler(EventStreamHandler):
+    agent_token_methods = frozenset({"GET"})
     operations: ClassVar[dict[str, Operation]] = {
         "get": Operation("WebSocket: calls, questions, staged/resolved edits, workers",
                          {101: None}, websocket=True),

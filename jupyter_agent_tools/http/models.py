@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..runtime import Approvals, Permission, Resource, Surface
 
@@ -66,6 +66,17 @@ class RunRequest(RequestModel):
                                   description="Evaluate Python in this existing kernel (the user's).")
     notebook: str | None = Field(None, min_length=1, max_length=MAX_PATH_CHARS, pattern=NO_NUL,
                                  description="Evaluate Python in the kernel of this notebook's session.")
+    sandbox: Literal["off", "workspace-write", "read-only"] | None = Field(
+        None, description="Confine bash, the run's own eval kernels, debug launches and worker "
+                          "commands (Linux Landlock): workspace-write writes only in cwd and a "
+                          "private temp folder, read-only only in the latter; neither reads "
+                          "Jupyter's runtime directory (server default per surface: "
+                          "c.Runtime.sandbox). Refused (409 unavailable) where it cannot be.")
+    network: bool | None = Field(
+        None, description="false cuts the network off for bash, the run's own eval kernels, "
+                          "debug launches and worker commands (server default: "
+                          "c.Runtime.sandbox_network). Refused (409 unavailable) where it "
+                          "cannot be.")
     origin: Literal["http", "notebook"] = Field(
         "http", description="Who creates the run, as front ends show it.")
 
@@ -92,6 +103,8 @@ class RunRequest(RequestModel):
             "resources": None if self.resources is None else [r.value for r in self.resources],
             "kernel_id": self.kernel_id,
             "notebook": self.notebook,
+            "sandbox": self.sandbox,
+            "network": self.network,
         }
 
 
@@ -108,6 +121,14 @@ class AnswerRequest(RequestModel):
     answer: str | list[str] | None = Field(None, description="A label, or labels (multi-select).")
     text: str | None = Field(None, max_length=MAX_TEXT_CHARS, description="Free text.")
     skip: bool = Field(False, description="Skip the card: the agent proceeds on its assumption.")
+
+
+class ResolveRequest(RequestModel):
+    """How a human resolves a staged edit of an ended run."""
+
+    action: Literal["accept", "discard"] = Field(
+        description="accept writes every file (all or nothing, refused if any changed since "
+                    "staging); discard drops the edit.")
 
 
 class ToolsQuery(RequestModel):
@@ -146,6 +167,20 @@ class CallResult(ResponseModel):
     blocks: list[Block]
 
 
+class RunSandboxDescriptor(ResponseModel):
+    """A run's sandbox, as its descriptor shows it."""
+
+    modes: dict[str, Literal["off", "workspace-write", "read-only"]]
+    network: bool
+
+
+class RunClient(ResponseModel):
+    """The program an agent runs in, as it named itself (MCP `initialize`'s clientInfo)."""
+
+    name: str
+    version: str | None
+
+
 class RunDescriptor(ResponseModel):
     """A run as `GET runs/{id}` describes it."""
 
@@ -159,11 +194,33 @@ class RunDescriptor(ResponseModel):
     parent_id: str | None
     origin: str = Field(description="api, http, notebook, worker, mcp or cli.")
     resources: list[str]
+    sandbox: RunSandboxDescriptor | None = Field(
+        None, description="What the run confines: the mode per surface (bash, eval, debug, "
+                          "workers) and whether it may use the network.")
     tools: list[str]
     created_at: float
     transcript_dropped: int = Field(
         0, description="How many of the run's oldest calls its transcript dropped (past "
                        "c.Runtime.max_transcript_entries or max_transcript_bytes).")
+    state: Literal["open", "ended"] = Field(
+        "open", description="ended: closed, or ended by a restart of the server; an ended run "
+                            "is kept in the run store (its transcript, staged edits, cards).")
+    ended_by: Literal["close", "idle", "restart"] | None = Field(
+        None, description="How an ended run ended: closed by its client, closed after it sat "
+                          "idle, or by a restart (or crash) of the server.")
+    ended_at: float | None = None
+    resumed_from: str | None = Field(
+        None, description="The ended run of the same conversation_id whose transcript this run "
+                          "continues (its calls are at the start of this run's transcript).")
+    notice: str | None = Field(
+        None, description="What a resumed run was told of what did not survive (kernels, "
+                          "debug sessions); also said with its first result.")
+    client: RunClient | None = Field(
+        None, description="The agent's program (an MCP client's name and version from "
+                          "initialize); null when it did not say.")
+    staged_edits: int = Field(
+        0, description="How many of its edits wait for a human's accept or discard (an ended "
+                       "run's too: POST runs/{id}/edits/{edit_id}).")
 
 
 class TranscriptEntry(ResponseModel):
@@ -215,7 +272,8 @@ class QuestionCard(ResponseModel):
     tier: str | None
     label: str | None
     args: dict[str, Any] | None
-    status: Literal["pending", "answered", "skipped", "timed_out", "cancelled"]
+    status: Literal["pending", "answered", "skipped", "timed_out", "cancelled", "ended"] = Field(
+        description="ended: the card's run ended (closed, or a restart) before it was answered.")
     answer: str | list[str] | None
     text: str | None
     created_at: float
@@ -261,3 +319,55 @@ class ServerStatus(ResponseModel):
     resources: dict[str, Any]
     resource_errors: dict[str, str]
     runs: int
+
+
+# -- agent tokens --------------------------------------------------------------------------
+
+
+class TokenRequest(RequestModel):
+    """A new agent token (`POST tokens`): its label, its ceiling and when it expires."""
+
+    label: str = Field("agent", min_length=1, max_length=200,
+                       description="What the token is for, as `token list` shows it.")
+    surface: Surface = Field(description="The widest surface its runs may have "
+                                         "(readonly < plan < full).")
+    approvals: Approvals = Field(description="The least strict approvals policy its runs may "
+                                             "have (auto < ask < deny).")
+    cwd: str = Field(".", min_length=1, max_length=MAX_PATH_CHARS, pattern=NO_NUL,
+                     description="The folder (relative to the server root) its runs' working "
+                                 "directories must be inside.")
+    space: str | None = Field(None, min_length=1, max_length=MAX_NAME_CHARS,
+                              description="The only space its runs may show cards in (any "
+                                          "when unset).")
+    expires_seconds: int | None = Field(None, ge=1, le=366 * 86_400,
+                                        description="Seconds until it expires (30 days when "
+                                                    "unset).")
+
+    @field_validator("expires_seconds", mode="before")
+    @classmethod
+    def _whole_number(cls, value: Any) -> Any:
+        """JSON's integer is any number without a fraction: `3600.0` too (as JSON Schema says)."""
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+
+
+class AgentTokenDescriptor(ResponseModel):
+    """A stored agent token: its ceiling and expiry (never the token itself)."""
+
+    id: str
+    label: str
+    surface: Surface
+    approvals: Approvals
+    cwd: str
+    space: str | None
+    created_at: float
+    expires_at: float
+    expired: bool
+
+
+class TokenCreated(AgentTokenDescriptor):
+    """A new agent token: the token itself is in this answer only (it is stored hashed)."""
+
+    token: str = Field(description="`jat_…`: send it as `Authorization: token <token>` (or "
+                                   "`?token=` on agent-tools/mcp). Shown once.")

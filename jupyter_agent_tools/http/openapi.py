@@ -26,7 +26,9 @@ _GROUP = re.compile(r"\(\?P<(\w+)>([^)]*)\)")
 
 _ERROR_DESCRIPTIONS = {
     400: "Invalid input: a body or query that does not fit the model, or a bad value",
-    403: "Not authenticated, or not authorized for this resource",
+    401: "No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and "
+         "the message says which header to send and where a token comes from",
+    403: "Not authorized for this resource (or a browser POST without its XSRF token)",
     404: "No such run, card, edit or directory",
     406: "The Accept header does not take what the route answers",
     409: "The current state refuses it (a closed card, the run limit reached)",
@@ -39,12 +41,15 @@ _SUCCESS_DESCRIPTIONS = {200: "OK", 101: "Switching protocols (WebSocket)", 201:
 SECURITY_SCHEMES = {
     "token": {
         "type": "apiKey", "in": "header", "name": "Authorization",
-        "description": "`Authorization: token <token>`: the server's token, or a run token "
-                       "(on its own run's routes only).",
+        "description": "`Authorization: token <token>` (or `Bearer <token>`): an agent token "
+                       "(`jat_…`, minted by the user with a ceiling; the routes an agent uses, "
+                       "its own runs only), the server's token, or a run token (on its own "
+                       "run's routes only).",
     },
     "tokenQuery": {
         "type": "apiKey", "in": "query", "name": "token",
-        "description": "The server's token as `?token=` (run tokens are accepted only in the header).",
+        "description": "The server's token as `?token=`, or an agent token on agent-tools/mcp "
+                       "(run tokens are accepted only in the header).",
     },
 }
 
@@ -126,7 +131,9 @@ def _operation(pattern: str, operation: Operation, schemas: dict[Any, Any],
                 name: {"description": header.description, "required": True,
                        "schema": {"type": header.type}}
                 for name, header in operation.headers.items()}
-    served = {403}  # what the server answers before the handler's own code
+    # What the server answers before the handler's own code. A WebSocket without a valid
+    # token is refused by jupyter_server's ws_authenticated (403), not challenged (401).
+    served = {403} if operation.websocket else {401, 403}
     if operation.body is not None:
         served |= {400, 413}
     if operation.query is not None or operation.websocket:
@@ -136,9 +143,11 @@ def _operation(pattern: str, operation: Operation, schemas: dict[Any, Any],
     error_schema = schemas[(ErrorResponse, "serialization")]
     for status in sorted(served | operation.errors):
         shapes = []
-        if status in operation.errors and operation.error_body is not None:
+        # A 401 is the protocol's own error where the route has one (an MCP client shows it).
+        own = status in operation.errors or status == 401
+        if own and operation.error_body is not None:
             shapes.append(schemas[(operation.error_body, "serialization")])
-        if status in served or operation.error_body is None:
+        if (status in served and status != 401) or operation.error_body is None:
             shapes.append(error_schema)
         schema = shapes[0] if len(shapes) == 1 else {"anyOf": shapes}
         responses[str(status)] = {"description": _ERROR_DESCRIPTIONS[status],

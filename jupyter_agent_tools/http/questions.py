@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
@@ -12,8 +12,8 @@ from ..questions.errors import CardClosed, CardNotFound, InvalidAnswer, Question
 from ..questions.port import HumanFrontEnd, QuestionPort, RunQuestions
 from ..runtime import ErrorCode, Resource, Run, ToolError
 from ..runtime.events import EventBus
-from .base import AgentToolsHandler, Operation
-from .handlers import RUN_ID, EventStreamHandler
+from .base import AgentToolsHandler, ApiError, Operation
+from .handlers import RUN_ID, EventStreamHandler, ended_run
 from .models import AnswerRequest, QuestionCard
 
 
@@ -25,11 +25,18 @@ def _questions(run: Run) -> RunQuestions | None:
 class QuestionsHandler(AgentToolsHandler):
     """GET the pending cards of a run (none when it has no space)."""
 
-    operations: ClassVar[dict[str, Operation]] = {"get": Operation("Pending question cards", {200: list[QuestionCard]})}
+    agent_token_methods = frozenset({"GET"})  # answering them is the human's (QuestionHandler)
+
+    operations: ClassVar[dict[str, Operation]] = {"get": Operation(
+        "Pending question cards (an ended run's: those it left unanswered, status ended)",
+        {200: list[QuestionCard]})}
 
     @web.authenticated
     @authorized
     async def get(self, run_id: str) -> None:
+        if run_id not in self.runtime.runs:
+            await self.respond(await _ended_cards(self, run_id))
+            return
         questions = _questions(self.get_run(run_id))
         cards = [] if questions is None else [card.to_json() for card in questions.pending.values()]
         await self.respond(cards)
@@ -47,6 +54,18 @@ class QuestionHandler(AgentToolsHandler):
     @web.authenticated
     @authorized
     async def post(self, run_id: str, qid: str) -> None:
+        if run_id not in self.runtime.runs:
+            await self.parse_body(AnswerRequest)
+            cards = await _ended_cards(self, run_id)
+            stored = next((c for c in cards if qid in (c["id"], str(c["number"]))), None)
+            if stored is None:
+                raise ToolError(ErrorCode.NOT_FOUND, f"Run {run_id} has no unanswered card "
+                                f"{qid!r}. List its cards first.")
+            ended = await ended_run(self, run_id)
+            raise ApiError(409, ErrorCode.FAILED,
+                           f"Card {stored['number']} can no longer be answered: its run ended "
+                           f"({ended['ended_by']}) before anyone answered, and the agent that "
+                           "asked is gone. Nothing to do; a new run asks again if it needs to.")
         run = self.get_run(run_id)
         request = await self.parse_body(AnswerRequest)
         questions = _questions(run)
@@ -61,6 +80,13 @@ class QuestionHandler(AgentToolsHandler):
         except QuestionError as exc:
             raise _answer_error(exc) from None
         await self.respond(card.to_json())
+
+
+async def _ended_cards(handler: AgentToolsHandler, run_id: str) -> list[dict[str, Any]]:
+    """The cards an ended run left unanswered, each with status ended (404: no such run)."""
+    await ended_run(handler, run_id)
+    assert handler.runtime.run_store is not None  # it answered
+    return [{**card, "status": "ended"} for card in await handler.runtime.run_store.cards(run_id)]
 
 
 def _answer_error(exc: QuestionError) -> ToolError:

@@ -14,6 +14,7 @@ HANDLER_MODULES = [
     "jupyter_agent_tools.http.handlers",
     "jupyter_agent_tools.http.structural",
     "jupyter_agent_tools.http.questions",
+    "jupyter_agent_tools.http.tokens",
     "jupyter_agent_tools.mcp_endpoint.handlers",
 ]
 

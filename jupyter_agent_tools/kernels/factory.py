@@ -26,6 +26,9 @@ from tornado.web import HTTPError
 from traitlets import Bool, Dict, Enum, Float, Int
 from traitlets.config import Config
 
+from ..files.denied import deny_folders
+from ..runtime.memory import memory_cause, oom_kills
+from ..runtime.protocols import SandboxView
 from ..runtime.resources import ResourceProvider
 from ..runtime.tool import Resource
 from . import deno_spec
@@ -43,6 +46,7 @@ from .errors import (
     status_reason,
 )
 from .interpreters import InterpreterLimits, RunInterpreters
+from .provisioner import SANDBOX_ENV, launch_kernels_off_the_loop
 from .session import KernelHandle, KernelSession
 from .user_kernels import UserKernel, find_user_kernel, kernel_spec_language
 
@@ -54,6 +58,8 @@ if TYPE_CHECKING:
 LANGUAGES = ("python", "javascript")
 # How often a borrowed kernel found dead is checked for the server's restart of it.
 _RESTART_POLL_SECONDS = 0.5
+_MEMORY_HINT = ("Close runs or kernels you no longer need (each kernel holds its variables), "
+                "work on less data at once, or ask for a server with more memory.")
 _INSTALL_HINT = {
     "python": "Install ipykernel (`pip install ipykernel`) in the server's environment.",
     "javascript": f"Install Deno's kernel: {deno_spec.INSTALL} (its kernelspec is registered "
@@ -130,6 +136,8 @@ class KernelFactory(ResourceProvider):
         self._borrowed_sessions: set[KernelSession] = set()
         self._pool: dict[str, list[asyncio.Task[KernelSession]]] = {}
         self._closing = False
+        # Notebook sessions a run started (the notebook had none): kernel id -> session id.
+        self._notebook_sessions: dict[str, str] = {}
 
     # -- ResourceProvider -----------------------------------------------------------------
 
@@ -153,6 +161,44 @@ class KernelFactory(ResourceProvider):
         await handle.close()
         if handle.user_kernel is not None:
             self._borrowed.pop(handle.user_kernel.kernel_id, None)
+
+    async def release_idle(self) -> None:
+        """End the warm kernels: a run's next first eval starts one (and refills the pool)."""
+        pending = [task for tasks in self._pool.values() for task in tasks]
+        self._pool.clear()
+        warm = []
+        for task in pending:  # one still starting is waited for, then ended
+            with contextlib.suppress(Exception):
+                warm.append(await asyncio.wait_for(asyncio.shield(task),
+                                                   self.start_timeout_seconds))
+        await asyncio.gather(*(self.stop(session) for session in warm), return_exceptions=True)
+        if not self.runtime.runs:
+            await self._end_unwatched_notebook_sessions()
+
+    async def _end_unwatched_notebook_sessions(self) -> None:
+        """No run is open: end the notebook sessions runs started that no one has open in
+        JupyterLab (no browser connection) and that run nothing; the notebook's next run,
+        or the user opening it, starts a kernel again."""
+        manager = self.runtime.kernel_manager
+        sessions = getattr(self.runtime.parent, "session_manager", None)
+        if manager is None or sessions is None:
+            self._notebook_sessions.clear()
+            return
+        connections = getattr(manager, "_kernel_connections", None)
+        for kernel_id, session_id in list(self._notebook_sessions.items()):
+            if kernel_id not in manager.list_kernel_ids():
+                self._notebook_sessions.pop(kernel_id, None)
+                continue
+            kernel = manager.get_kernel(kernel_id)
+            if (not isinstance(connections, dict) or connections.get(kernel_id, 0) > 0
+                    or getattr(kernel, "execution_state", "idle") != "idle"):
+                continue  # someone watches it, or it runs a cell: the user's now
+            self._notebook_sessions.pop(kernel_id, None)
+            try:
+                await ensure_async(sessions.delete_session(session_id))
+            except (KeyError, OSError, RuntimeError, HTTPError) as exc:
+                self.log.warning("could not end the idle notebook session %s: %s",
+                                 session_id, exc)
 
     async def shutdown(self) -> None:
         self._closing = True
@@ -264,6 +310,7 @@ class KernelFactory(ResourceProvider):
                 raise KernelDidNotStart("notebook", name, str(exc) or type(exc).__name__,
                                         self._hint("python", manager), started=False) from None
             kernel_id = str(model["kernel"]["id"])
+            self._notebook_sessions[kernel_id] = str(model["id"])
         if not await self._running(manager, kernel_id):
             raise UserKernelNotRunning(kernel_id, self.start_timeout_seconds)
         kernel = manager.get_kernel(kernel_id)
@@ -303,6 +350,9 @@ class KernelFactory(ResourceProvider):
     async def acquire(self, language: str, run: Run) -> KernelSession:
         """A kernel bound to `run`: a warm one when the pool has it, else a new one."""
         session = None
+        if run.sandbox.confines("eval"):
+            # Confined: a kernel of its own, started under the run's policy (warm ones are not).
+            return await self._start(language, run.cwd, sandbox=run.sandbox)
         pool = self._pool.get(language, [])
         while pool and session is None:
             task = pool.pop(0)
@@ -357,12 +407,36 @@ class KernelFactory(ResourceProvider):
         self._borrowed_sessions.discard(session)
         await session.shutdown()
 
-    async def _start(self, language: str, cwd: Any, *, bridge: bool = True) -> KernelSession:
+    async def _start(self, language: str, cwd: Any, *, bridge: bool = True,
+                     sandbox: SandboxView | None = None) -> KernelSession:
         if len(self._sessions) >= self.max_kernels:
             raise TooManyKernels(self.max_kernels)
+        oom_before = oom_kills()
+        try:
+            return await self._start_kernel(language, cwd, bridge=bridge, sandbox=sandbox)
+        except KernelDidNotStart as exc:
+            cause = memory_cause(oom_before)
+            if not cause:
+                raise
+            # Not an installation problem: the machine ran out of memory while it started.
+            raise KernelDidNotStart(language, exc.kernel_name, exc.reason + cause,
+                                    _MEMORY_HINT, started=exc.started) from None
+
+    async def _start_kernel(self, language: str, cwd: Any, *, bridge: bool,
+                            sandbox: SandboxView | None) -> KernelSession:
         kernel_name, where = await self._placement(language)
         manager = self._manager(language)
         kwargs: dict[str, Any] = {"kernel_name": kernel_name}
+        policy = sandbox.policy("eval") if sandbox is not None else None
+        if sandbox is not None and policy is not None:
+            if self._remote(manager):
+                raise KernelDidNotStart(language, kernel_name, "this run is sandboxed, and "
+                                        "kernels of a gateway cannot be confined here",
+                                        "Create the run with sandbox 'off' for eval.",
+                                        started=False)
+            if self.runtime.kernel_manager is None:  # embedded: our provisioner confines
+                launch_kernels_off_the_loop(self)
+            kwargs["env"] = {**os.environ, **sandbox.env("eval"), SANDBOX_ENV: policy}
         if self.runtime.kernel_manager is not None:  # the server wants an API path
             kwargs["path"] = cwd.relative_to(self.runtime.root_path).as_posix()
         else:
@@ -374,6 +448,15 @@ class KernelFactory(ResourceProvider):
             raise KernelDidNotStart(language, kernel_name, str(exc),
                                     self._hint(language, manager), started=False) from None
         kernel = manager.get_kernel(kernel_id)
+        if policy is not None and not getattr(kernel.provisioner, "sandboxed", False):
+            # Another provisioner started it (a kernelspec's own): it runs unconfined. End it.
+            with contextlib.suppress(Exception):
+                await ensure_async(manager.shutdown_kernel(kernel_id, now=True))
+            raise KernelDidNotStart(language, kernel_name, "this run is sandboxed, but the "
+                                    "kernel's provisioner is not agent-tools' own, so it could "
+                                    "not be confined", "Create the run with sandbox 'off' for "
+                                    "eval, or use a kernelspec without a provisioner of its own.",
+                                    started=False)
         ready = getattr(kernel, "ready", None)
         if (getattr(manager, "use_pending_kernels", False) and isinstance(ready, asyncio.Future)
                 and not ready.done()):
@@ -434,6 +517,8 @@ class KernelFactory(ResourceProvider):
             if transport == "ipc":
                 connection_dir = self._ipc_dir = tempfile.mkdtemp(
                     prefix="agent-tools-", dir="/tmp" if os.path.isdir("/tmp") else None)
+                # Kernels' connection files (their keys): denied as the runtime directory is.
+                deny_folders(connection_dir)
             else:
                 connection_dir = jupyter_runtime_dir()
                 os.makedirs(connection_dir, exist_ok=True)

@@ -15,7 +15,7 @@ from .errors import CellPaused, ResetRefused
 from .javascript_syntax import SyntaxProblem, find_syntax_error
 from .outputs import CellOutput
 from .protocol import ToolCaller
-from .session import CellEnd, KernelSession
+from .session import CellEnd, KernelSession, OutputListener
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -137,10 +137,11 @@ class RunInterpreters:
         return session
 
     async def execute(self, language: str, code: str, *, reset: bool = False,
-                      caller: ToolCaller | None = None) -> CellRun:
+                      caller: ToolCaller | None = None,
+                      listener: OutputListener | None = None) -> CellRun:
         """Run a cell in the run's interpreter for `language`; `caller` answers its tool()
-        calls. A cell that fails, times out or loses its kernel is a CellRun too; a
-        KernelError when no interpreter can run it.
+        calls, `listener` sees each output message as it comes. A cell that fails, times out
+        or loses its kernel is a CellRun too; a KernelError when no interpreter can run it.
 
         With a debugger attached to the interpreter, a cell that stops at a breakpoint is
         answered at once (PAUSED, `data.stopped`) and runs on as the kernel's `held_cell`."""
@@ -148,18 +149,22 @@ class RunInterpreters:
         if session is not None and session.debug_stop.is_set():
             raise CellPaused(session.kernel_id, session.debug_stop_place)
         if language != "python":
-            return await self._execute(language, code, reset=reset, caller=caller)
+            return await self._execute(language, code, reset=reset, caller=caller,
+                                       listener=listener)
         number = self.eval_cells.add(code)
         if session is None or session.debug_listener is None or reset:
-            cell = await self._execute(language, code, reset=reset, caller=caller)
+            cell = await self._execute(language, code, reset=reset, caller=caller,
+                                       listener=listener)
             cell.data["cell"] = number
             return cell
-        return await self._execute_debugged(session, code, caller, number)
+        return await self._execute_debugged(session, code, caller, number, listener)
 
     async def _execute_debugged(self, session: KernelSession, code: str,
-                                caller: ToolCaller | None, number: int) -> CellRun:
+                                caller: ToolCaller | None, number: int,
+                                listener: OutputListener | None) -> CellRun:
         async def numbered() -> CellRun:
-            cell = await self._execute("python", code, reset=False, caller=caller)
+            cell = await self._execute("python", code, reset=False, caller=caller,
+                                       listener=listener)
             cell.data["cell"] = number
             return cell
 
@@ -174,7 +179,8 @@ class RunInterpreters:
                        user_kernel=None if session.owned else self.user_kernel_name())
 
     async def _execute(self, language: str, code: str, *, reset: bool,
-                       caller: ToolCaller | None) -> CellRun:
+                       caller: ToolCaller | None,
+                       listener: OutputListener | None = None) -> CellRun:
         if reset:
             self.refuse_reset(language)
         session, lost_reason = await self._interpreter(language, reset)
@@ -184,11 +190,11 @@ class RunInterpreters:
         idle_timeout = self.limits.idle_timeout_seconds
         self.running.add(language)
         try:
-            end = await session.execute(code, output, idle_timeout)
+            end = await session.execute(code, output, idle_timeout, listener=listener)
             if end is CellEnd.RESTARTED:  # the user restarted their kernel: reconnect, then run
                 session, lost_reason = await self._interpreter(language, reset=False)
                 session.caller = caller
-                end = await session.execute(code, output, idle_timeout)
+                end = await session.execute(code, output, idle_timeout, listener=listener)
         finally:
             self.running.discard(language)
         # Its kernel stopped under the cell (killed, shut down, or stuck after an interrupt).

@@ -36,6 +36,23 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+def message_text(msg_type: str, content: dict[str, Any]) -> str:
+    """What one IOPub output message of a cell says as plain text, as it comes (a long
+    call's output so far): streams as printed, a display's or value's plain text (an image
+    as its type), a traceback without colour codes; nothing for other messages."""
+    if msg_type == "stream":
+        return strip_ansi(str(content.get("text", "")))
+    if msg_type in ("display_data", "execute_result"):
+        bundle = content.get("data") or {}
+        image = next((t for t in (*_IMAGE_TYPES, _SVG) if t in bundle), None)
+        plain = f"[{image} image]" if image else strip_ansi(str(bundle.get("text/plain", "")))
+        return plain + "\n" if plain else ""
+    if msg_type == "error":
+        traceback = strip_ansi("\n".join(content.get("traceback") or []))
+        return (traceback or f"{content.get('ename')}: {content.get('evalue')}") + "\n"
+    return ""
+
+
 @dataclass
 class _Output:
     kind: str  # "stream" | "display" | "result" | "error"

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from jupyter_core.utils import ensure_async
 
+from ..runtime.memory import memory_cause, oom_kills
 from .bridge_socket import BridgeSocket
 from .channels import KernelChannels
 from .errors import KernelError, SetupFailed, UserKernelBusy
@@ -106,9 +107,14 @@ class KernelSession:
         self.caller: ToolCaller | None = None
         self.dead = False
         self.death_reason = ""
+        # The cgroup's OOM kills so far: one more by the time the kernel dies names the cause.
+        self._oom_kills = oom_kills()
         self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._cells: dict[str, _Cell] = {}
         self._calls: set[asyncio.Task[None]] = set()
+        # Abandoned cells still being interrupted: the next cell waits for them, since a
+        # kernel aborts every request queued behind a cell that ends in an error.
+        self._stopping: set[asyncio.Task[None]] = set()
         self._calls_in_flight = 0
         self._calls_touched = 0.0
         self._handlers = {"iopub": self._on_iopub, "stdin": self._on_stdin,
@@ -251,7 +257,7 @@ class KernelSession:
     def _mark_dead(self, reason: str) -> None:
         if not self.dead:
             self.dead = True
-            self.death_reason = reason
+            self.death_reason = reason + memory_cause(self._oom_kills)
             for cell in self._cells.values():
                 cell.idle.set()
             self.debug_stop.clear()  # nothing is paused in a dead kernel
@@ -298,6 +304,8 @@ class KernelSession:
         for the shell included) the cell is interrupted (TIMEOUT). `history`: whether the
         cell counts in the kernel's history (In[n]); by default only in the run's own kernels.
         """
+        if self._stopping:
+            await asyncio.wait(set(self._stopping))
         if self.dead:
             return CellEnd.DIED
         deadline = None if time_limit is None else time.monotonic() + time_limit
@@ -340,7 +348,9 @@ class KernelSession:
             abandoned = True
             task = asyncio.ensure_future(self._stop_abandoned(msg_id, cell, reply))
             self._calls.add(task)
+            self._stopping.add(task)
             task.add_done_callback(self._calls.discard)
+            task.add_done_callback(self._stopping.discard)
             raise
         finally:
             if not abandoned:

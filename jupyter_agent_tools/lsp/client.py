@@ -29,12 +29,16 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageS
 
 from ..discovery import search_path
 from ..processes import ManagedProcess, drain
+from ..runtime.memory import killed_for_memory, memory_cause, oom_kills
 from .errors import LspRequestError
 
 logger = logging.getLogger(__name__)
 
 _STDERR_LINES = 40
 _STDERR_LINE_CHARS = 500
+#: Words a server's dying output says running out of memory with (V8, C++, Rust, Python).
+_OUT_OF_MEMORY = ("out of memory", "bad_alloc", "memoryerror", "cannot allocate memory",
+                  "allocation failed", "memory allocation of", "failed to reserve")
 _STOP_SECONDS = 5.0
 
 
@@ -95,6 +99,7 @@ class ServerConnection(LanguageClient):
         self._next_id = 0
         self._partial = ""  # the stderr line being read
         self._stderr: asyncio.Task[None] | None = None
+        self.oom_kills_at_start = oom_kills()
 
     async def spawn(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
         """Start the server in its own process group, reading stdout and draining stderr."""
@@ -171,10 +176,18 @@ class ServerConnection(LanguageClient):
             self.protocol.notify(method, params)
 
     def exit_description(self) -> str:
-        """Why the server is gone, with the tail of its stderr."""
+        """Why the server is gone, with the tail of its stderr; out of memory said first
+        when its output says so (a V8 or C++ backtrace ends far from the cause) or the
+        cgroup's OOM killer ended it."""
         code = self.process.returncode if self.process else None
         reason = (f"{self.server_name} exited with status {code}" if code is not None
                   else f"{self.server_name} is not running")
+        sign = next((line.strip() for line in self.stderr_tail
+                     if any(word in line.lower() for word in _OUT_OF_MEMORY)), None)
+        if sign is not None:
+            return f"{reason}: it ran out of memory ({sign[:_STDERR_LINE_CHARS]})"
+        if killed_for_memory(code, self.oom_kills_at_start):
+            return f"{reason}{memory_cause(self.oom_kills_at_start) or ', killed for memory'}"
         excerpt = self.stderr_excerpt()
         return f"{reason}; stderr: {excerpt}" if excerpt else reason
 

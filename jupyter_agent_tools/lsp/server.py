@@ -142,6 +142,9 @@ class LanguageServer:
         self._publish_seq: dict[str, int] = {}
         self._waiters: list[tuple[str, int, int | None, asyncio.Future[None]]] = []
         self._pull_registered = False
+        # Done when the server registers pull diagnostics (ty does so after `initialized`):
+        # a wait for pushed diagnostics then turns into a pull.
+        self._pull_registration: asyncio.Future[None] | None = None
         self._project_loaded = False
         self._settings = _nest(dict(spec.settings))
         self._lock = asyncio.Lock()
@@ -175,6 +178,7 @@ class LanguageServer:
 
     async def _start(self) -> None:
         connection = ServerConnection(self.spec.name)
+        self._pull_registration = asyncio.get_running_loop().create_future()
         self._register_handlers(connection)
         argv = [self.binary, *self.spec.command[1:]]
         self.starts += 1
@@ -266,6 +270,9 @@ class LanguageServer:
         def register(params: types.RegistrationParams) -> None:
             if any(r.method == types.TEXT_DOCUMENT_DIAGNOSTIC for r in params.registrations):
                 self._pull_registered = True
+                registration = self._pull_registration
+                if registration is not None and not registration.done():
+                    registration.set_result(None)
 
         @connection.feature(types.CLIENT_UNREGISTER_CAPABILITY)
         def unregister(_params: types.UnregistrationParams) -> None:
@@ -448,8 +455,13 @@ class LanguageServer:
         waiter = publish or self.expect_publish(uri, version)
         assert self.connection is not None
         exited = self.connection.exited
+        registered = self._pull_registration
+        loop = asyncio.get_running_loop()
+        began = loop.time()
         try:
             either: set[asyncio.Future[Any]] = {waiter, exited}
+            if registered is not None:
+                either.add(registered)
             await asyncio.wait(either, timeout=wait,
                                return_when=asyncio.FIRST_COMPLETED)
         except BaseException:
@@ -459,6 +471,10 @@ class LanguageServer:
             return DiagnosticsSnapshot(items=self._diagnostics.get(uri, (None, []))[1])
         gone = exited.done() or waiter.cancelled()  # cancelled: the server was stopped
         self._drop_waiter(waiter)
+        if not gone and registered is not None and registered.done():
+            # It registered pull diagnostics while we waited for a push it will not send.
+            return await self.diagnostics(uri, version, changed,
+                                          max(0.0, wait - (loop.time() - began)))
         if gone:
             raise ServerExited(self.spec.name, self.connection.exit_description())
         known = self.published(uri, version)

@@ -9,6 +9,7 @@ that names that document is mapped back to the notebook's cells.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import re
@@ -36,6 +37,7 @@ from ..notebooks import (
     is_notebook_path,
     read_notebook,
 )
+from ..notebooks.current import live_content, live_file, open_notebook
 from ..runtime.run import Run
 from .errors import LspError, LspRequestError, NoServer, ServerUnavailable, UnreadableNotebook
 from .journal import SEVERITY_LEVELS, DiagnosticsJournal, FileDiagnostic
@@ -180,6 +182,9 @@ class SessionLimits:
     max_file_symbols: int = 200
     max_command_scan_files: int = 10000
     max_project_sources: int = 100
+    #: Diagnostics after a write from the light server of a language where one serves in a
+    #: heavier one's place (ty, not basedpyright): `ServerSpec.yields_to` read the other way.
+    light_write_diagnostics: bool = True
 
 
 class ServerPool(Protocol):
@@ -219,6 +224,9 @@ class LspSession:
         self._texts: dict[tuple[Path, bool], tuple[tuple[int, int, int],
                                                    str | SourceDocument]] = {}
         self._texts_lock = threading.Lock()  # reads run in worker threads
+        # Notebooks open in JupyterLab, as last taken from their shared documents (the file
+        # is saved later): what the servers were sent, and what their answers are mapped on.
+        self._live: dict[Path, SourceDocument] = {}
         self._cached_lookup = CachedLookup(run.runtime.root_path)
         # The code actions last listed at each place, so that applying one by its number
         # applies what was listed, and is refused once the file changed since.
@@ -237,10 +245,11 @@ class LspSession:
         cwd = self.run.cwd
         return cwd if path.is_relative_to(cwd) else self.run.runtime.root_path
 
-    async def availability(self, path: Path, specs: list[ServerSpec] | None = None
-                           ) -> list[Availability]:
+    async def availability(self, path: Path, specs: list[ServerSpec] | None = None, *,
+                           light: bool = False) -> list[Availability]:
         """For each enabled spec serving `path` (or each of `specs`, whatever `path` is):
-        the root marker and the binary, or what lacks."""
+        the root marker and the binary, or what lacks. `light`: a spec that yields to
+        another (`ServerSpec.yields_to`: ty to basedpyright) serves, and the other gives way."""
         # A notebook in a folder of data, with no project around it, is a project of its own.
         notebook_folder = path.parent if is_notebook_path(path.name) else None
         if specs is None:
@@ -276,15 +285,27 @@ class LspSession:
             binary = await self.pool.binary_check(spec)
             found.append(Availability(spec, root[0] if root else None, root[1] if root else None,
                                       binary.path, binary.problem, guesses))
-        serving = [option.spec.name for option in found if option.ok]
+        # A server that could not start (or crashed past its restarts) serves nothing: the one
+        # yielding to it (ty, to a basedpyright out of memory) takes over until `lsp reload`.
+        serving = [option.spec.name for option in found if option.ok and option.root and not (
+            (server := self.pool.existing((option.root, option.spec.name))) is not None
+            and server.failed)]
+        if light:
+            for option in found:
+                option.yielded_to = next((other.spec.name for other in found
+                                          if other.spec.name in serving
+                                          and option.spec.name in other.spec.yields_to), None)
+            return found
         for option in found:
             option.yielded_to = next((name for name in option.spec.yields_to
                                       if name in serving), None)
         return found
 
-    async def servers_for(self, path: Path) -> tuple[list[LanguageServer], str]:
-        """The servers for `path` (not yet started), or none and the reason."""
-        options = await self.availability(path)
+    async def servers_for(self, path: Path, *, light: bool = False
+                          ) -> tuple[list[LanguageServer], str]:
+        """The servers for `path` (not yet started), or none and the reason (`light`: see
+        `availability`)."""
+        options = await self.availability(path, light=light)
         if not options:
             if is_notebook_path(path.name):
                 document = await self.document(path)
@@ -297,6 +318,15 @@ class LspSession:
         return servers, "; ".join(a.reason() for a in options
                                   if not a.ok and a.yielded_to is None)
 
+    async def start_light_servers(self, path: Path) -> None:
+        """Start the servers a write of `path` gets its diagnostics from (`light`), unless
+        they run: called beside the write, so that its diagnostics need not wait for a
+        start. Never raises: the diagnostics after the write say what failed."""
+        with contextlib.suppress(LspError, FilesError, OSError):
+            servers, _ = await self.servers_for(path, light=True)
+            await asyncio.gather(*(server.ensure_started() for server in servers
+                                   if not server.running), return_exceptions=True)
+
     def server_at(self, spec: ServerSpec, root: Path, binary: str) -> LanguageServer:
         """The shared server for (root, spec), now counted as used by this run."""
         server = self.pool.server(spec, root, binary)
@@ -306,11 +336,23 @@ class LspSession:
 
     async def navigation_server(self, path: Path) -> LanguageServer:
         """The server that answers navigation for `path`; `NoServer` says why there is none."""
-        servers, reason = await self.servers_for(path)
-        for server in servers:
-            if server.spec.navigation:
-                return server
-        raise NoServer(path, self.run.relpath(path), reason or "only linters serve it")
+        retried = False
+        while True:
+            servers, reason = await self.servers_for(path)
+            chosen = next((server for server in sorted(servers, key=lambda s: s.failed)
+                           if server.spec.navigation), None)  # a working one first
+            if chosen is None:
+                raise NoServer(path, self.run.relpath(path), reason or "only linters serve it")
+            if chosen.failed or retried:
+                return chosen  # its own error is said where it is used
+            try:
+                await chosen.ensure_started()
+            except ServerUnavailable:
+                if not chosen.failed:
+                    raise
+                retried = True  # it cannot start: the server yielding to it (ty) takes over
+                continue
+            return chosen
 
     # -- documents and diagnostics -------------------------------------------------------
 
@@ -345,6 +387,10 @@ class LspSession:
         `UnreadableNotebook` saying why."""
         if not is_notebook_path(path.name):
             return SourceDocument(path, path, self.read_now(path))
+        with self._texts_lock:
+            live = self._live.get(path)
+        if live is not None:  # open in JupyterLab: its shared document, as last taken
+            return live
         runtime = self.run.runtime
 
         def read() -> SourceDocument:
@@ -377,7 +423,10 @@ class LspSession:
         afresh; a kernel of another language since is seen from the next call on.
         """
         with self._texts_lock:
+            live = self._live.get(path)
             cached = self._texts.get((path, True))
+        if live is not None:
+            return live
         return cached[1] if cached is not None and isinstance(cached[1], SourceDocument) else None
 
     def _cached(self, path: Path, read: Any, *, document: bool) -> str | SourceDocument:
@@ -428,8 +477,12 @@ class LspSession:
 
     async def document(self, path: Path) -> SourceDocument:
         """`document_now` from the event loop: a file unchanged since it was read is not read
-        again, nor sent to a thread."""
+        again, nor sent to a thread. A notebook open in JupyterLab is its shared document as
+        it is now (one truth with read and notebook), never its file, saved later."""
         if is_notebook_path(path.name):
+            live = await self._live_document(path)
+            if live is not None:
+                return live
             known = self._in_memory(path, document=True)
             if isinstance(known, SourceDocument):
                 return known
@@ -438,6 +491,37 @@ class LspSession:
             if isinstance(text, str):
                 return SourceDocument(path, path, text)
         return await asyncio.to_thread(self.document_now, path)
+
+    async def _live_document(self, path: Path) -> SourceDocument | None:
+        """The virtual document of the notebook at `path` built from its shared document now,
+        when it is open in JupyterLab (kept for the answers' mapping); else None."""
+        runtime = self.run.runtime
+        try:
+            shared = await open_notebook(runtime.parent, runtime.root_path, path)
+        except ValueError:  # not under the root: no shared document
+            shared = None
+        if shared is None:
+            with self._texts_lock:
+                self._live.pop(path, None)
+            return None
+        content = live_content(shared)
+        with self._texts_lock:
+            known = self._live.get(path)
+        if known is not None and known.file is not None \
+                and known.file.notebook.data == content:
+            return known
+
+        def build() -> SourceDocument:
+            file = live_file(path, self.run.relpath(path), content)
+            document = VirtualDocument.of(file.notebook)
+            return SourceDocument(path, path.with_name(
+                f".{path.name}{self._extension(document.language)}"), document.text, document,
+                len(file.notebook.cells), file)
+
+        built = await asyncio.to_thread(build)
+        with self._texts_lock:
+            self._live[path] = built
+        return built
 
     def notebook_of(self, served: Path) -> SourceDocument | None:
         """The notebook whose virtual document a server named `served`, if it is one (in the
@@ -527,21 +611,40 @@ class LspSession:
             if server is not None and server.running:
                 yield server
 
+    def _sync_others(self, document: SourceDocument, asked: list[LanguageServer], *,
+                     save: bool) -> None:
+        """Send `document` to this run's running servers of its kind that are not `asked`
+        for its diagnostics (basedpyright beside ty after a write), so that their answers
+        (references, a rename) see the new text. Nothing is waited for."""
+        served = document.served
+        for server in list(self._running_servers()):
+            if (server in asked or served.suffix.lower() not in server.spec.extensions
+                    or not served.is_relative_to(server.root)):
+                continue
+            with contextlib.suppress(ServerUnavailable):
+                server.sync_now(served, document.text, save=save)
+
     async def diagnostics(self, path: Path, *, save: bool) -> FileDiagnostics:
         """The current diagnostics of `path` from every server that serves it."""
         return (await self.diagnostics_many([path], save=save))[0]
 
-    async def diagnostics_many(self, paths: list[Path], *, save: bool) -> list[FileDiagnostics]:
+    async def diagnostics_many(self, paths: list[Path], *, save: bool, light: bool = False
+                               ) -> list[FileDiagnostics]:
         """Sync every path with its servers first, then collect each one's diagnostics.
 
         All files reach a server before it analyses any, so a rename across files does not
-        report the half-way state of one file against the old text of another.
+        report the half-way state of one file against the old text of another. `light`: from
+        the light servers (see `availability`), as after a write.
         """
         reports = [FileDiagnostics(path) for path in paths]
+        # Notebooks open in JupyterLab: their shared documents now, for `document_now` below.
+        for path in paths:
+            if is_notebook_path(path.name):
+                await self._live_document(path)
         work: list[tuple[FileDiagnostics, LanguageServer, SourceDocument]] = []
         served: list[tuple[FileDiagnostics, list[LanguageServer]]] = []
         for report in reports:
-            servers, reason = await self.servers_for(report.path)
+            servers, reason = await self.servers_for(report.path, light=light)
             if not servers:
                 report.available = False
                 report.problems.append(reason)
@@ -556,6 +659,8 @@ class LspSession:
                 continue
             documents[id(report)] = document
             work.extend((report, server, document) for server in servers)
+            if light:  # a heavier server running for `lsp` still hears of it, unasked
+                self._sync_others(document, servers, save=save)
         servers = list({id(s): s for _, s, _ in work}.values())
         outcomes = await asyncio.gather(*(s.ensure_started() for s in servers),
                                         return_exceptions=True)

@@ -71,6 +71,14 @@ class LanguageServerSupervisor(RenamedConfig, ResourceProvider):
         help="Least severe diagnostic shown; 'hint' also shows editor hints like faded code.",
     ).tag(config=True)
     max_diagnostics = Int(100, help="Most diagnostics shown in one result.").tag(config=True)
+    write_diagnostics = Enum(
+        ["light", "all"], default_value="light",
+        help="Which servers give the new diagnostics after a write (write, edit, apply_patch, "
+        "notebook changes, resolve accept): 'light', the light server of a language where it "
+        "would otherwise give way to a heavier one (ty, not basedpyright, for Python: a "
+        "write starts no 200 MiB server, and ty answers in milliseconds); 'all', the servers "
+        "`lsp` uses.",
+    ).tag(config=True)
     max_command_scan_files = Int(
         10000, help="Around an exec-tier call (bash, eval), the files under the running servers' "
         "roots are listed before and after (a few ms per thousand), so that servers hear of "
@@ -139,6 +147,7 @@ class LanguageServerSupervisor(RenamedConfig, ResourceProvider):
             max_file_symbols=self.max_file_symbols,
             max_command_scan_files=self.max_command_scan_files,
             max_project_sources=self.max_project_sources,
+            light_write_diagnostics=self.write_diagnostics == "light",
         )
 
     async def binary(self, spec: ServerSpec) -> str | None:
@@ -193,6 +202,12 @@ class LanguageServerSupervisor(RenamedConfig, ResourceProvider):
     @override
     async def release(self, run: Run, handle: LspSession) -> None:
         await handle.release()
+
+    async def release_idle(self) -> None:
+        """Stop every running server: every run is idle. Runs keep their places at them; a
+        server starts again at its next request (and re-opens its documents)."""
+        running = [server for server in self._servers.values() if server.connection is not None]
+        await asyncio.gather(*(server.stop() for server in running), return_exceptions=True)
 
     async def shutdown(self) -> None:
         servers, self._servers = list(self._servers.values()), {}

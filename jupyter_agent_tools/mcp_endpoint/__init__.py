@@ -1,7 +1,9 @@
-"""agent-tools/mcp: MCP over streamable HTTP on the Jupyter server's own port, one run per session.
+"""agent-tools/mcp: MCP over streamable HTTP on the Jupyter server's own port, a run per
+conversation.
 
-`McpEndpoint` keeps the sessions (each an `McpSession` bound to one run), `handlers` serves
-them through tornado, `asgi` adapts the SDK's ASGI transport to tornado.
+`McpEndpoint` keeps the sessions (each an `McpSession` of an `McpConversation`, whose run it
+makes at the first tool call and shares among the sessions naming its conversation_id),
+`handlers` serves them through tornado, `asgi` adapts the SDK's ASGI transport to tornado.
 """
 
 from .endpoint import McpEndpoint

@@ -9,6 +9,9 @@ MCP. A request whose answer is one JSON body can have nothing else said about it
 result shaping), through a dispatch context that has no back channel, as the transport's JSON
 mode has none. Notifications, initialize, batches, event-stream answers and anything the
 transport must refuse still go through the transport.
+
+mcp 2 only (sdk.py): with mcp 1, which has no `ServerRunner`, every request goes through the
+transport (`direct_request` says None).
 """
 
 from __future__ import annotations
@@ -20,23 +23,26 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import anyio
-import mcp_types as types
 import pydantic_core
-from mcp.server.runner import ServerRunner
-from mcp.server.streamable_http import CONTENT_TYPE_JSON, REQUEST_CANCELLED, check_accept_headers
-from mcp.shared.dispatcher import CallOptions, coerce_request_id
-from mcp.shared.exceptions import NoBackChannelError
-from mcp.shared.jsonrpc_dispatcher import (
-    cancelled_request_id_from_params,
-    handler_exception_to_error_data,
-)
-from mcp.shared.message import ServerMessageMetadata
-from mcp.shared.transport_context import TransportContext
 from pydantic import ValidationError
 from tornado.httputil import HTTPServerRequest
 
-_NO_BACK_CHANNEL = TransportContext(kind="streamable-http", can_send_request=False)
-_NO_BACK_CHANNEL_METADATA = ServerMessageMetadata(can_send_request=False)
+from .sdk import CONTENT_TYPE_JSON, MCP2, REQUEST_CANCELLED, types
+
+if MCP2:
+    from mcp.server.runner import ServerRunner
+    from mcp.server.streamable_http import check_accept_headers
+    from mcp.shared.dispatcher import CallOptions, coerce_request_id
+    from mcp.shared.exceptions import NoBackChannelError
+    from mcp.shared.jsonrpc_dispatcher import (
+        cancelled_request_id_from_params,
+        handler_exception_to_error_data,
+    )
+    from mcp.shared.message import ServerMessageMetadata
+    from mcp.shared.transport_context import TransportContext
+
+    _NO_BACK_CHANNEL = TransportContext(kind="streamable-http", can_send_request=False)
+    _NO_BACK_CHANNEL_METADATA = ServerMessageMetadata(can_send_request=False)
 
 Answer = types.JSONRPCResponse | types.JSONRPCError
 
@@ -48,8 +54,9 @@ class JsonAnswerContext:
     a notification about the request is dropped (the answer is the only thing on the wire).
     """
 
-    transport = _NO_BACK_CHANNEL
-    message_metadata = _NO_BACK_CHANNEL_METADATA
+    if MCP2:
+        transport = _NO_BACK_CHANNEL
+        message_metadata = _NO_BACK_CHANNEL_METADATA
 
     def __init__(self, request_id: types.RequestId) -> None:
         self.request_id = request_id
@@ -84,6 +91,8 @@ class JsonAnswerContext:
 def direct_request(request: HTTPServerRequest, body: bytes) -> types.JSONRPCRequest | None:
     """The JSON-RPC request in `body` when it can be answered here, else None (the transport
     serves it, and answers the refusals: a wrong media type, a body that does not parse)."""
+    if not MCP2:
+        return None
     # The SDK's own reading of Accept; it reads only `.headers`, which tornado's request has.
     has_json, _ = check_accept_headers(request)  # type: ignore[arg-type]
     media_type = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
@@ -97,6 +106,19 @@ def direct_request(request: HTTPServerRequest, body: bytes) -> types.JSONRPCRequ
     if not isinstance(message, types.JSONRPCRequest) or message.method == "initialize":
         return None
     return message
+
+
+def request_id_of(body: bytes) -> types.RequestId | None:
+    """The id of the JSON-RPC request in `body` (already bounded), for an error answering it;
+    None when there is none or it cannot be read (the error's id is then null)."""
+    try:
+        message = pydantic_core.from_json(body)
+    except ValueError:
+        return None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return None
+    return request_id
 
 
 class DirectAnswers:

@@ -14,9 +14,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import mcp_types as types
-
 from ..questions import CardJSON, CardStatus, HumanFrontEnd, QuestionError, RunQuestions
+from .sdk import types
 
 #: Sends one elicitation request to the client (on the right channel) and returns its answer.
 Elicit = Callable[[str, dict[str, Any]], Awaitable[types.ElicitResult]]

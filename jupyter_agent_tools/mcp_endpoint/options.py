@@ -18,8 +18,11 @@ DEFAULT_SPACE = "lab"
 SERVER_PARAMETERS = frozenset({"token"})
 
 
-def run_request_from_query(query: dict[str, list[bytes]]) -> RunRequest:
-    """Parse tornado's `query_arguments`; invalid_arguments saying what to fix otherwise."""
+def run_request_from_query(query: dict[str, list[bytes]],
+                           default_space: str = DEFAULT_SPACE) -> RunRequest:
+    """Parse tornado's `query_arguments`; invalid_arguments saying what to fix otherwise.
+
+    `default_space` is the space when none is given (an agent token's ceiling may name it)."""
     query = {name: values for name, values in query.items() if name not in SERVER_PARAMETERS}
     repeated = sorted(name for name, values in query.items() if len(values) > 1)
     if repeated:
@@ -29,7 +32,7 @@ def run_request_from_query(query: dict[str, list[bytes]]) -> RunRequest:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                         "origin is not an option here: MCP sessions are always origin 'mcp'.")
     values = {name: raw[0].decode("utf-8", "replace") for name, raw in query.items()}
-    values.setdefault("space", DEFAULT_SPACE)
+    values.setdefault("space", default_space)
     try:
         return RunRequest.from_query(values)
     except ValidationError as error:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import mcp_types as types
-
 from ..runtime import ToolResult
+from . import sdk
+from .sdk import types
 
 
 def mcp_tools(schemas: list[dict[str, Any]]) -> list[types.Tool]:
-    """The run's tools (`run.schemas(format="json")`) for tools/list; read-tier ones say so."""
+    """The run's tools (`run.schemas(format="json")`) for tools/list, each with the schema of
+    its structured content; read-tier ones say so."""
     return [
-        types.Tool(name=schema["name"], description=schema["description"],
-                   input_schema=schema["parameters"],
-                   annotations=types.ToolAnnotations(read_only_hint=schema["tier"] == "read"))
+        sdk.tool(schema["name"], schema["description"], schema["parameters"],
+                 schema["output_schema"], read_only=schema["tier"] == "read")
         for schema in schemas
     ]
 
@@ -26,17 +26,18 @@ def call_tool_result(result: ToolResult) -> types.CallToolResult:
     in the structured content (what a program reads). HTML and diff blocks travel as the text
     the result already carries, since MCP content has no kind for them.
     """
-    content: list[types.TextContent | types.ImageContent] = []
+    content: list[dict[str, Any]] = []
     if result.text:
-        content.append(types.TextContent(type="text", text=result.text))
+        content.append({"type": "text", "text": result.text})
     for block in result.blocks:
         if block.get("type") == "image" and block.get("data"):
-            content.append(types.ImageContent(type="image", data=block["data"],
-                                              mime_type=block.get("mime_type", "image/png")))
+            content.append({"type": "image", "data": block["data"],
+                            "mimeType": block.get("mime_type", "image/png")})
     if not content:
-        content.append(types.TextContent(type="text", text="(no output)"))
+        content.append({"type": "text", "text": "(no output)"})
+    # Always an object, if an empty one: a tool that declares an outputSchema must answer
+    # structured content (clients refuse a result without it).
     structured: dict[str, Any] = dict(result.data)
     if result.error is not None:
         structured = {**structured, "error": result.error}
-    return types.CallToolResult(content=content, structured_content=structured or None,
-                                is_error=not result.ok)
+    return sdk.call_tool_result(content, structured, is_error=not result.ok)

@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..files import FileIdentity, identity_inside, read_bytes_inside, write_files_atomically
+from ..files import (
+    FileIdentity,
+    StaleFile,
+    identity_inside,
+    read_bytes_inside,
+    write_files_atomically,
+)
 from .document import Notebook
 from .editing import FileCells
 from .errors import CellGone, StaleNotebook
@@ -54,9 +60,7 @@ def write_sources(root: Path, file: NotebookFile, sources: Mapping[int, str]) ->
     StaleNotebook (and nothing written) if the file changed since it was read.
     """
     new_bytes = file.notebook.with_sources(sources)
-    check_unchanged(root, file)
-    write_files_atomically({file.path: new_bytes}, root=root,
-                           expected={file.path: file.identity}, relpath=lambda _: file.shown)
+    _write_over(root, file, new_bytes)
     return new_bytes
 
 
@@ -75,19 +79,30 @@ def write_cells(root: Path, file: NotebookFile, cells: FileCells) -> bytes:
     """Write `file` back as `cells` holds it now (StaleNotebook, nothing written, if the
     file changed since it was read); the bytes written."""
     new_bytes = cells.to_bytes()
-    check_unchanged(root, file)
-    write_files_atomically({file.path: new_bytes}, root=root,
-                           expected={file.path: file.identity}, relpath=lambda _: file.shown)
+    _write_over(root, file, new_bytes)
     return new_bytes
 
 
+def _write_over(root: Path, file: NotebookFile, new_bytes: bytes) -> None:
+    """Replace `file` with `new_bytes` only if it is still the file read, with the bytes
+    read (a compare-and-swap: `write_files_atomically(based_on=...)`); else StaleNotebook."""
+    try:
+        write_files_atomically({file.path: new_bytes}, root=root,
+                               expected={file.path: file.identity},
+                               based_on={file.path: file.snapshot},
+                               relpath=lambda _: file.shown)
+    except StaleFile:
+        raise StaleNotebook(file.shown) from None
+
+
 def write_run_state(root: Path, path: Path, shown: str, max_bytes: int | None, cell_id: str,
-                    outputs: Sequence[dict[str, Any]], execution_count: int | None) -> None:
+                    outputs: Sequence[dict[str, Any]], execution_count: int | None
+                    ) -> tuple[str, bytes]:
     """Save what a run left in one cell (its outputs and count) into the notebook file as it
     is now: read afresh, so whatever else was saved meanwhile is kept. CellGone when no code
-    cell has that id any more."""
+    cell has that id any more. The hash of the bytes read, and the bytes written."""
     file = read_notebook(root, path, max_bytes, shown=shown)
     cells = FileCells(file.notebook)
     if not cells.set_run_state(cell_id, outputs, execution_count):
         raise CellGone(cell_id=cell_id)
-    write_cells(root, file, cells)
+    return file.snapshot, write_cells(root, file, cells)

@@ -301,6 +301,33 @@ def cell_number(ref: CellRef, ids: Sequence[str | None], *, shared: bool = False
     return ref
 
 
+# The newest nbformat 4 minor version and the cell types JupyterLab (and nbformat) load.
+LOADABLE_MINOR = 5
+LOADABLE_CELL_TYPES = ("code", "markdown", "raw")
+
+
+def unloadable(nbformat_version: object, minor: object, cell_types: Sequence[object], *,
+               name: str = "the notebook") -> InvalidNotebook | None:
+    """Why JupyterLab cannot load a notebook of this nbformat 4 version and these cell types
+    (a newer minor version, a cell type it does not know): one answer for every tool, which
+    reads and changes nothing of it. None when it can."""
+    unknown = sorted({str(kind) for kind in cell_types if kind not in LOADABLE_CELL_TYPES})
+    newer = nbformat_version == 4 and isinstance(minor, int) and minor > LOADABLE_MINOR
+    if not newer and not unknown:
+        return None
+    what = []
+    if newer:
+        what.append(f"is nbformat 4.{minor} (newer than the 4.{LOADABLE_MINOR} JupyterLab reads)")
+    if unknown:
+        what.append(f"has cells of a type JupyterLab does not know ({', '.join(unknown)}; it "
+                    "knows code, markdown and raw)")
+    return InvalidNotebook(
+        f"{name} {' and '.join(what)}: JupyterLab cannot load it, so the tools neither "
+        "read nor change it (nothing was read or written). Save it as nbformat "
+        f"4.{LOADABLE_MINOR} with code, markdown and raw cells only (in the program that wrote "
+        "it), or write the whole notebook anew.", name=name, reason="unloadable")
+
+
 def validate(data: Any, *, name: str = "the notebook") -> None:
     """Refuse what is not a valid nbformat-4 notebook, saying the schema's complaint."""
     if not isinstance(data, dict) or ("cells" not in data and "worksheets" not in data):
@@ -324,6 +351,14 @@ def validate(data: Any, *, name: str = "the notebook") -> None:
             where = "/".join(str(part) for part in exc.absolute_path) or "the top level"
             raise InvalidNotebook(f"{name} is not a valid nbformat 4 notebook: at {where}: "
                                   f"{exc.message}", name=name, reason="schema") from None
+    # Valid for nbformat, which takes a newer minor version's cells as they come: JupyterLab
+    # cannot load it all the same.
+    cells = data.get("cells")
+    problem = unloadable(4, data.get("nbformat_minor"),
+                         [cell.get("cell_type") for cell in cells if isinstance(cell, dict)]
+                         if isinstance(cells, list) else [], name=name)
+    if problem is not None:
+        raise problem
 
 
 def _joined(source: str | list[str]) -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Literal
 
 # Why bytes are not a notebook this package works on.
-InvalidReason = Literal["not_utf8", "not_json", "not_a_notebook", "old_format", "schema"]
+InvalidReason = Literal["not_utf8", "not_json", "not_a_notebook", "old_format", "schema",
+                        "unloadable"]
 
 
 class NotebookError(Exception):
@@ -102,13 +103,20 @@ class StaleNotebook(NotebookError):
 
 
 class CellChanged(NotebookError):
-    """A cell that no longer holds the source the change was computed on (the human typed)."""
+    """A cell that no longer holds the type and source the change was computed on (the human
+    typed, another run changed it), or (`seen_at`) that is no longer where the change saw it
+    (cells were moved, inserted or deleted)."""
 
-    def __init__(self, *, cell: int, cell_id: str | None) -> None:
-        super().__init__(f"cell {cell} changed since it was last read (its source is not what "
-                         "was read); nothing was changed.")
+    def __init__(self, *, cell: int, cell_id: str | None, seen_at: int | None = None) -> None:
+        if seen_at is None:
+            fact = "its type or source is not what was read"
+        else:
+            fact = f"it was read as cell {seen_at}; cells were moved, inserted or deleted since"
+        super().__init__(f"cell {cell} changed since it was last read ({fact}); nothing was "
+                         "changed.")
         self.cell = cell
         self.cell_id = cell_id
+        self.seen_at = seen_at
 
 
 class CellGone(NotebookError):

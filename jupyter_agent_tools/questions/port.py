@@ -66,8 +66,12 @@ class QuestionPort(RenamedConfig, ResourceProvider):
 
     # -- ResourceProvider -----------------------------------------------------------------
 
+    def attaches(self, options: RunOptions) -> bool:
+        """Cards go to a space: a run without one gets no questions."""
+        return bool(options.space)
+
     def attach(self, run: Run, options: RunOptions) -> RunQuestions | None:
-        if not options.space:
+        if not self.attaches(options) or not options.space:
             return None
         limits = QuestionLimits(timeout_seconds=self.timeout_seconds,
                                 max_pending_per_run=self.max_pending_per_run,
@@ -189,6 +193,8 @@ class RunQuestions:
         self._count += 1
         card = Card(number=self._count, run_id=self.run.id, space=self.space, kind=kind, **fields)
         self.pending[card.id] = card
+        # Kept in the run store while unanswered: after a restart it shows as ended.
+        self.run.record.card_opened(card.id, card.created_at, dict(card.to_json()))
         self.port.publish_card("question_asked", card, self.run)
         timeout = self.limits.timeout_seconds
         try:
@@ -198,6 +204,8 @@ class RunQuestions:
         finally:
             card.close(CardStatus.CANCELLED)  # no-op unless the wait itself was cancelled
             self.pending.pop(card.id, None)
+            if not self.run.closed:  # a card its run's end cut short stays: shown as ended
+                self.run.record.card_closed(card.id)
             self._closed.append(card)
             self.port.publish_card("question_closed", card, self.run)
         if card.status is CardStatus.TIMED_OUT:

@@ -21,6 +21,7 @@ from ..files.errors import (
     NulInPath,
     OsRefused,
     OutsideRoot,
+    PathDenied,
     PathTooLong,
     StaleFile,
     TooLarge,
@@ -44,6 +45,12 @@ def file_error(exc: FilesError) -> ToolError:
         return ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
                          f"{shown!r} resolves outside the server root ({exc.root}). Use a path "
                          "inside it, relative to the run's working directory.")
+    if isinstance(exc, PathDenied):
+        return ToolError(ErrorCode.PATH_DENIED,
+                         f"{shown} is {exc.reason}. Jupyter's own credentials are out of reach "
+                         "of every file tool, whatever the root: nothing was read or written. "
+                         "Work on the project's files; if a task needs the server's settings, "
+                         "ask the user, who can share what is safe (never the token).")
     if isinstance(exc, NulInPath):
         return ToolError(ErrorCode.PATH_OUTSIDE_ROOT,
                          "The path contains a NUL byte. Use a plain relative path.")
@@ -87,6 +94,11 @@ def file_error(exc: FilesError) -> ToolError:
                          "bash (iconv -t UTF-8).",
                          data={"encoding": exc.encoding, "character": exc.character,
                                "line": exc.line})
+    if isinstance(exc, StaleFile) and exc.changed:
+        return ToolError(ErrorCode.STALE_EDIT,
+                         f"{shown} changed since this change was computed on it (another run "
+                         "or the user wrote it meanwhile); nothing was written. Read it again "
+                         "and redo the change on what it holds now.")
     if isinstance(exc, StaleFile):
         return ToolError(ErrorCode.STALE_EDIT,
                          f"{shown} is not the file it was when the change was prepared (it was "

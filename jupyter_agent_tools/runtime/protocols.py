@@ -1,7 +1,7 @@
 """What a tool sees of its run and of the runtime, as Protocols.
 
 `Tool`, `CallContext` and the approval gate need a run and the runtime, and `Run` and `Runtime`
-need tools: this module (it imports only results and files/) lets the first name the second
+need tools: this module (it imports only results, jobs and the base) lets the first name the second
 without importing it (no import cycle, `TYPE_CHECKING` included). `Run` and `Runtime` satisfy
 these Protocols structurally; each lists only the members tools use, so mypy still checks
 every access.
@@ -13,8 +13,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..files.order import FileLocks, SeenFiles
 from ..files.walk import FileWalker
 from ..notebooks.journal import NotebookJournal
+from .jobs import JobTable
 from .results import ToolResult
 
 
@@ -73,8 +75,31 @@ class RuntimeView(Protocol):
     bash_timeout_seconds: int
     max_bash_timeout_seconds: int
     max_bash_memory_mb: int
+    max_jobs_per_run: int
+    max_job_output_bytes: int
+    job_wait_seconds: float
+    max_job_wait_seconds: float
+    max_call_seconds: float
     respect_gitignore: bool
     skip_dirs: list[str]
+    # The per-file order every change of every run takes (files/order.py).
+    file_locks: FileLocks
+
+
+class SandboxView(Protocol):
+    """What of a run is confined (runtime/sandbox.py `RunSandbox`), as its processes' starters
+    use it."""
+
+    def confines(self, surface: str) -> bool: ...
+
+    def policy(self, surface: str, *, ports: list[int] | None = None,
+               read: list[str] | None = None) -> str | None:
+        """The policy (sandbox.py's JSON) `surface`'s processes run under; None: unconfined."""
+        ...
+
+    def env(self, surface: str) -> dict[str, str]:
+        """Environment for a confined surface's processes (TMPDIR in the run's temp folder)."""
+        ...
 
 
 class RunView(Protocol):
@@ -87,9 +112,19 @@ class RunView(Protocol):
     resources: dict[Resource, Any]
     # What the agent saw of notebook cells and changed in them: stale_edit checks, revert.
     notebooks: NotebookJournal
+    # Work going on between calls (background `bash`), ended with the run.
+    jobs: JobTable
+    # What the agent last read (or wrote) of each file: `write` refuses to overwrite a file
+    # changed since.
+    seen_files: SeenFiles
 
     @property
     def runtime(self) -> RuntimeView: ...
+
+    @property
+    def sandbox(self) -> SandboxView:
+        """What of the run is confined: bash, its own kernels, debug launches, workers."""
+        ...
 
     @property
     def approvals(self) -> str:

@@ -38,7 +38,8 @@ class ProviderHost(RuntimeView, Protocol):
 
     async def create_run(self, *, cwd: str = ".", surface: str | None = None,
                          approvals: str | None = None, space: str | None = None,
-                         parent_id: str | None = None, origin: str = "api") -> Run:
+                         parent_id: str | None = None, origin: str = "api",
+                         sandbox: str | None = None, network: bool | None = None) -> Run:
         """Create a run (a worker's child run, say) with every resource the runtime has."""
         ...
 
@@ -61,8 +62,20 @@ class ResourceProvider(LoggingConfigurable):
         """The per-run handle for `run`, or None when this run does not get the resource."""
         return self
 
+    def attaches(self, options: RunOptions) -> bool:  # noqa: ARG002 - a hook
+        """Whether `attach` gives a run created with `options` a handle, known before any run
+        exists (the tools an MCP session lists before its first call). A provider whose
+        `attach` may return None says so here, and its `attach` follows it."""
+        return True
+
     async def release(self, run: Run, handle: Any) -> None:
         """Free what `run` holds; called when the run closes."""
+
+    async def release_idle(self) -> None:
+        """Give back what is kept only to be quick: no run is open, or every open run has sat
+        idle for `c.Runtime.idle_release_seconds` with no call or job in flight (the runtime's
+        idle timer calls it then). Stop warm spares and shared workers, drop caches; what a
+        run still needs must start again on demand at its next use."""
 
     async def shutdown(self) -> None:
         """Stop every process this provider started."""

@@ -14,6 +14,9 @@ class ErrorCode(str, Enum):
     INVALID_ARGUMENTS = "invalid_arguments"
     PERMISSION_DENIED = "permission_denied"
     PATH_OUTSIDE_ROOT = "path_outside_root"
+    # Jupyter's own credentials (runtime directory, kernel connection files, config holding
+    # the server's token): no file tool touches them, whatever the root (files/denied.py).
+    PATH_DENIED = "path_denied"
     NOT_FOUND = "not_found"
     UNPARSEABLE_PATTERN = "unparseable_pattern"
     UNAVAILABLE = "unavailable"

@@ -15,21 +15,25 @@ import uuid
 from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
 from ..files.errors import FilesError
+from ..files.order import SeenFiles
 from ..files.paths import relative_to_root, resolve_inside
 from ..files.walk import FileWalker
 from ..notebooks.journal import NotebookJournal
 from .approvals import ApprovalGate
 from .events import EventBus
 from .file_errors import file_error, os_error
+from .jobs import Job, JobTable
 from .protocols import RuntimeView
 from .registry import ToolRegistry
 from .results import ErrorCode, ToolError, ToolResult
+from .sandbox import SURFACES, RunSandbox, SandboxMode
 from .schemas import tool_schemas
+from .store import RunRecorder
 from .tiers import Approvals, Surface
 from .tool import CallContext, Origin, Resource, Tool
 from .transcript import Transcript, TranscriptEntry
@@ -50,8 +54,8 @@ class RunHost(RuntimeView, Protocol):
         """Call wrappers, outermost first."""
         ...
 
-    async def close_run(self, run_id: str) -> None:
-        """Release everything the run holds."""
+    async def close_run(self, run_id: str, ended_by: str = "close") -> None:
+        """Release everything the run holds; `ended_by`: close, idle or restart."""
         ...
 
     # A provider's own API is its package's (loaded by name from config): Any, not
@@ -78,15 +82,54 @@ class RunOptions:
     # that notebook's path relative to the server root.
     kernel_id: str | None = None
     notebook: str | None = None
+    # The sandbox asked for (every surface; None: c.Runtime.sandbox's) and the network.
+    sandbox: str | None = None
+    network: bool | None = None
+    # The agent's program as it names itself (MCP initialize's clientInfo), shown by front
+    # ends to tell runs apart.
+    client: ClientInfo | None = None
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    """The program an agent runs in, as it names itself (untrusted: bounded, shown as text)."""
+
+    name: str
+    version: str | None = None
+
+    MAX_CHARS = 100
+
+    @classmethod
+    def of(cls, info: Any) -> ClientInfo | None:
+        """From MCP's `clientInfo` ({name, version, ...}); None when it names nothing."""
+        if not isinstance(info, dict) or not isinstance(info.get("name"), str):
+            return None
+        name = info["name"].strip()[:cls.MAX_CHARS]
+        version = info.get("version")
+        version = (version.strip()[:cls.MAX_CHARS] or None) if isinstance(version, str) else None
+        return cls(name, version) if name else None
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version}
+
+
+@runtime_checkable
+class HoldsStagedEdits(Protocol):
+    """A run's handle that keeps edits waiting for a human's accept or discard (the parser's)."""
+
+    def staged_count(self) -> int:
+        """How many of its edits are still staged."""
+        ...
 
 
 class Run:
     """One agent run. Create through `Runtime.create_run`; close through `Runtime.close_run`."""
 
-    def __init__(self, runtime: RunHost, options: RunOptions, cwd: Path) -> None:
+    def __init__(self, runtime: RunHost, options: RunOptions, cwd: Path,
+                 run_id: str | None = None) -> None:
         self.runtime = runtime
         self.options = options
-        self.id = uuid.uuid4().hex
+        self.id = run_id or uuid.uuid4().hex
         self.cwd = cwd
         self._cwd_text = os.fspath(cwd)
         self._cwd_prefix = os.path.join(self._cwd_text, "")  # with one trailing separator
@@ -98,12 +141,27 @@ class Run:
         self.created_at = time.time()
         self.resources: dict[Resource, Any] = {}
         self.notebooks = NotebookJournal()
+        self.seen_files = SeenFiles()
         self.gate = ApprovalGate(options.approvals)
+        #: What of the run is confined (create_run sets it from the options; else nothing).
+        self.sandbox = RunSandbox({surface: SandboxMode.OFF for surface in SURFACES}, True, cwd)
         self.events = EventBus()
         self.transcript = Transcript(max_entries=runtime.max_transcript_entries,
                                      max_bytes=runtime.max_transcript_bytes)
         self.closed = False
+        #: Work that goes on between calls (`bash {background: true}`, a call's own process):
+        #: all of it ends when the run closes (runtime/jobs.py).
+        self.jobs = JobTable(max_jobs=runtime.max_jobs_per_run,
+                             max_output_bytes=runtime.max_job_output_bytes)
+        #: What this run writes to the run store as it changes (runtime/store.py).
+        self.record = RunRecorder(None, self.id)
+        #: The ended run whose transcript this one continues (same conversation_id), and what
+        #: the agent is told of it with its first result.
+        self.resumed_from: str | None = None
+        self.notice: str | None = None
         self._serial_locks: dict[Hashable, asyncio.Lock] = {}
+        #: The job of a long call holding a serial scope's lock (runs_long), by scope.
+        self._serial_jobs: dict[Hashable, Job] = {}
         self._call_counter = 0
         #: Calls started and not finished, and when a call last started or finished (time.time):
         #: the server reports them to JupyterHub as activity (activity.py).
@@ -194,10 +252,18 @@ class Run:
             "origin": self.options.origin.value,
             "kernel_id": self.options.kernel_id,
             "notebook": self.options.notebook,
+            "sandbox": self.sandbox.describe(),
             "resources": sorted(r.value for r in self.resources),
             "tools": self.tool_names(),
             "created_at": self.created_at,
             "transcript_dropped": self.transcript.dropped,
+            "state": "ended" if self.closed else "open",
+            "ended_by": None,
+            "resumed_from": self.resumed_from,
+            "notice": self.notice,
+            "client": None if self.options.client is None else self.options.client.describe(),
+            "staged_edits": sum(handle.staged_count() for handle in self.resources.values()
+                                if isinstance(handle, HoldsStagedEdits)),
         }
 
     # -- the one dispatch path ------------------------------------------------------------
@@ -252,6 +318,11 @@ class Run:
         finally:
             self.calls_in_flight -= 1
             self.last_call_at = time.time()
+        if self.notice is not None:  # said once, with the first result
+            result.text = f"[{self.notice}]\n\n{result.text}"
+            if result.blocks:
+                result.blocks.insert(0, {"type": "text", "text": f"[{self.notice}]"})
+            self.notice = None
         self._finish(entry, result, started, tool)
         return result
 
@@ -278,6 +349,8 @@ class Run:
         self.transcript.finish(entry, ok=result.ok, error_code=result.code,
                                duration_ms=duration_ms, text=result.text,
                                data=result.data if keep else None)
+        if self.record and entry._sequence >= self.transcript.dropped:
+            self.record.entry_finished(entry._sequence, entry.to_json(), self.transcript.dropped)
         self.events.publish("call_finished", run_id=self.id, call_id=entry.call_id,
                             tool=entry.tool, label=entry.label, origin=entry.origin,
                             ok=result.ok, error_code=result.code,
@@ -323,11 +396,75 @@ class Run:
             await asyncio.to_thread(self._resolve_all, paths)
         tool.precheck(ctx, parsed)
         await self.gate.check(self, tool, args, parsed, tier)
+        if not tool.parallel_safe:
+            self._refuse_behind_job(tool, tool.serial_scope(ctx, parsed))
+        if tool.runs_long(parsed) and self.runtime.max_call_seconds > 0:
+            return await self._long_call(ctx, parsed)
         if tool.parallel_safe:
             return await self._wrapped(ctx, parsed)
         lock = self._serial_locks.setdefault(tool.serial_scope(ctx, parsed), asyncio.Lock())
         async with lock:
             return await self._wrapped(ctx, parsed)
+
+    def _refuse_behind_job(self, tool: Tool, scope: Hashable) -> None:
+        """A call that would queue behind a long call gone on as a job (the same eval
+        interpreter, the same notebook) is refused: it would wait, silently, for as long as
+        the job runs."""
+        holder = self._serial_jobs.get(scope)
+        if holder is None or not holder.background or holder.done:
+            return
+        raise ToolError(
+            ErrorCode.BUSY,
+            f"{tool.name} cannot run now: {holder.id} ({holder.label[:80]}) is still running "
+            f"in the same {tool.name} session, as a job. Wait for it with job "
+            f'{{action: "wait", job_id: "{holder.id}"}} (or read it with "output", stop it '
+            'with "cancel"), then call again.',
+            data={"job_id": holder.id, "status": "busy", "jobs": [holder.describe()]})
+
+    async def _long_call(self, ctx: CallContext, args: Any) -> ToolResult:
+        """A call that may run long runs as a job of the run: answered when it ends within
+        max_call_seconds, else `running` with its job id and output so far (the job goes
+        on; `job` waits for it, reads or cancels it). Cancelled before that (the client gave
+        up), the job is cancelled too, as the call itself would have been."""
+        tool = ctx.tool
+        scope = None if tool.parallel_safe else tool.serial_scope(ctx, args)
+        label = tool.label(args)
+
+        async def work(job: Job) -> ToolResult:
+            ctx.job = job
+            if scope is None:
+                return await self._wrapped(ctx, args)
+            lock = self._serial_locks.setdefault(scope, asyncio.Lock())
+            if lock.locked():  # behind a call of the same scope, which may go on as a job
+                ctx.say(f"[waiting for the {tool.name} call before it in this session]\n")
+            async with lock:
+                self._serial_jobs[scope] = job
+                try:
+                    return await self._wrapped(ctx, args)
+                finally:
+                    if self._serial_jobs.get(scope) is job:
+                        del self._serial_jobs[scope]
+
+        job = self.jobs.start(tool.name, label, work, background=False)
+        try:
+            finished = await job.wait(self.runtime.max_call_seconds)
+        except asyncio.CancelledError:
+            await self.jobs.cancel(job, "call_cancelled")
+            raise
+        assert job.task is not None
+        if finished:
+            # As the call would have ended: a bug raises to Run.call, which reports it.
+            return job.result() if job.task.cancelled() else job.task.result()
+        self.jobs.detach(job)
+        job.task.add_done_callback(lambda _task: self._job_ended(job, ctx.call_id))
+        return running_result(job, label, self.runtime.max_call_seconds,
+                              self.runtime.max_output_chars)
+
+    def _job_ended(self, job: Job, call_id: str) -> None:
+        """A call that went on as a job ended: front ends hear it (its call ended long ago)."""
+        described = job.describe()
+        self.events.publish("job_finished", run_id=self.id, call_id=call_id, job_id=job.id,
+                            tool=job.tool, label=job.label, status=described["status"])
 
     async def _wrapped(self, ctx: CallContext, args: Any) -> ToolResult:
         async def innermost() -> ToolResult:
@@ -343,6 +480,21 @@ class Run:
         for wrapper in reversed(self.runtime.wrappers()):
             call_next = _bind(wrapper, ctx, args, call_next)
         return await call_next()
+
+
+def running_result(job: Job, label: str, seconds: float, max_chars: int) -> ToolResult:
+    """The answer of a call that goes on as `job`: that it still runs, how to go on, and
+    its output so far (the end of it)."""
+    text = job.output.text()
+    if len(text) > max_chars or job.output.truncated:
+        text = "[... earlier output cut: job output shows the end ...]\n" + text[-max_chars:]
+    how = (f'Call job {{action: "wait", job_id: "{job.id}"}} to wait for its result, '
+           f'job {{action: "output", job_id: "{job.id}"}} to read its output so far, or '
+           f'job {{action: "cancel", job_id: "{job.id}"}} to stop it. It ends with this run.')
+    return ToolResult.success(
+        f"Still running after {seconds:g}s: {label[:80]} goes on as job {job.id}. {how}\n"
+        f"Output so far:\n{text or '(none yet)'}",
+        {"status": "running", "job_id": job.id, "output": text})
 
 
 def _bind(wrapper: Wrapper, ctx: CallContext, args: Any, call_next: CallNext) -> CallNext:

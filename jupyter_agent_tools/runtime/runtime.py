@@ -3,31 +3,42 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
 import os
+import tempfile
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from traitlets import Any as AnyTrait
-from traitlets import Bool, Enum, Float, Int, List, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default
 from traitlets.config import LoggingConfigurable
 
 from ..files.errors import FilesError
+from ..files.order import FileLocks
 from ..files.paths import resolve_inside
-from ..files.walk import DEFAULT_SKIP_DIRS
+from ..files.walk import SEARCH_SKIP_DIRS
 from .config import RenamedConfig, renamed_to
 from .events import EventBus
 from .file_errors import file_error
+from .presence import agent_presence
 from .registry import ToolRegistry
 from .resources import ResourceProvider
 from .results import ErrorCode, ToolError
-from .run import Run, RunOptions
+from .run import ClientInfo, Run, RunOptions
+from .sandbox import SURFACES, RunSandbox, SandboxUnavailable, describe_support, support
+from .store import RunRecorder, RunStore, StoreLimits
 from .tiers import Approvals, Surface
 from .tokens import RunTokens
-from .tool import Origin, Resource
-from .transcript import DEFAULT_MAX_TRANSCRIPT_BYTES, DEFAULT_MAX_TRANSCRIPT_ENTRIES
+from .tool import Origin, Resource, Tool
+from .transcript import (
+    DEFAULT_MAX_TRANSCRIPT_BYTES,
+    DEFAULT_MAX_TRANSCRIPT_ENTRIES,
+    TranscriptEntry,
+)
 from .user_kernels import UserKernelLender, UserKernelRefused, refusal_error
 from .wrappers import Wrapper, notes, output_limit
 
@@ -39,6 +50,7 @@ BUILTIN_TOOLS = [
     "jupyter_agent_tools.tools.search:Glob",
     "jupyter_agent_tools.tools.search:Grep",
     "jupyter_agent_tools.tools.shell:Bash",
+    "jupyter_agent_tools.tools.shell:JobTool",
     "jupyter_agent_tools.tools.structural:AstGrep",
     "jupyter_agent_tools.tools.structural:AstEdit",
     "jupyter_agent_tools.tools.structural:Resolve",
@@ -55,6 +67,9 @@ BUILTIN_TOOLS = [
     "jupyter_agent_tools.tools.ask_user:AskUser",
 ]
 
+#: Longest the idle timer sleeps between two looks at the runs (a busy run is looked at again).
+_IDLE_POLL_SECONDS = 5.0
+
 BUILTIN_PROVIDERS: list[str] = [
     "jupyter_agent_tools.structural.provider:ParserProvider",
     "jupyter_agent_tools.lsp.supervisor:LanguageServerSupervisor",
@@ -63,6 +78,18 @@ BUILTIN_PROVIDERS: list[str] = [
     "jupyter_agent_tools.kernels.factory:KernelFactory",
     "jupyter_agent_tools.questions.port:QuestionPort",
 ]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run `create_run` would make, its arguments checked (`Runtime.plan_run`)."""
+
+    options: RunOptions
+    cwd: Path
+    #: The resources it may get (None: every one the runtime has).
+    wanted: frozenset[Resource] | None
+    #: What of it runs confined (runtime/sandbox.py); None: nothing.
+    sandbox: RunSandbox | None = None
 
 
 class Runtime(RenamedConfig, LoggingConfigurable):
@@ -81,6 +108,23 @@ class Runtime(RenamedConfig, LoggingConfigurable):
     default_approvals = Enum(
         [a.value for a in Approvals], default_value="auto",
         help="Approval policy of a run created without one: auto, ask or deny.",
+    ).tag(config=True)
+    sandbox = Dict(
+        value_trait=Enum(["off", "workspace-write", "read-only"]),
+        key_trait=Enum(list(SURFACES)), default_value={},
+        help="Sandbox of a run created without the `sandbox` option, per surface: 'bash', "
+        "'eval' (the run's own kernels; a user's notebook kernel is never confined), 'debug' "
+        "(launches) and 'workers' (worker commands), each 'off' (the default), "
+        "'workspace-write' (writes only in the run's folder and its private temp folder; no "
+        "reading Jupyter's runtime directory) or 'read-only' (writes only in the private temp "
+        "folder). Enforced with Linux Landlock; where it cannot be, a confined run is refused. "
+        "E.g. {'bash': 'workspace-write', 'workers': 'workspace-write'}.",
+    ).tag(config=True)
+    sandbox_network = Bool(
+        True, help="Whether a run created without the `network` option may use the network. "
+        "False cuts it off for bash, the run's own kernels, debug launches and worker commands "
+        "(a network namespace, or Landlock's TCP rules; a kernel keeps its own connection "
+        "ports, a worker command the server's).",
     ).tag(config=True)
     tools = List(
         Unicode(), default_value=BUILTIN_TOOLS,
@@ -109,6 +153,36 @@ class Runtime(RenamedConfig, LoggingConfigurable):
         "larger is kept without them, and replay refuses it."
     ).tag(config=True)
     max_runs = Int(200, help="Most runs alive at once; creating one more is refused.").tag(config=True)
+    run_store_path = Unicode(
+        None, allow_none=True,
+        help="The SQLite file where runs are kept across restarts and crashes: descriptors, "
+        "transcripts, staged edits waiting for review, unanswered cards (kernels and debug "
+        "sessions are not kept: they do not survive). Unset: <Jupyter data directory>/"
+        "agent_tools/runs.sqlite3 under a Jupyter server, no store for an embedded Runtime. "
+        "Empty: runs are not kept. Never inside the server root: a path there is replaced by "
+        "one in the system's temporary folder (<tmp>/jupyter-agent-tools-<uid>/), and a "
+        "warning says so.",
+    ).tag(config=True)
+    run_store_default = Unicode(
+        None, allow_none=True,
+        help="What an unset run_store_path means; the server extension sets it to Jupyter's "
+        "data directory. None: no store.",
+    )
+    max_stored_runs = Int(
+        500, help="Most ended runs the run store keeps; past it the oldest ended are removed."
+    ).tag(config=True)
+    stored_run_max_age_days = Float(
+        30.0, help="Days an ended run stays in the run store. 0: no age limit."
+    ).tag(config=True)
+    max_store_mb = Float(
+        512.0, help="Most MiB the run store's file holds; past it the oldest ended runs are "
+        "removed (runs still open are never removed). 0: no size limit."
+    ).tag(config=True)
+    max_pending_store_writes = Int(
+        10_000, help="Most writes waiting for the run store's thread; past it a write is "
+        "dropped and logged rather than waited for (the server's event loop never waits on "
+        "the disk)."
+    ).tag(config=True)
     max_read_lines = Int(2_000, help="Lines `read` returns when no limit is given.").tag(config=True)
     max_read_bytes = Int(
         2_000_000, help="Largest file `read`, `edit` and the search tools open."
@@ -146,10 +220,11 @@ class Runtime(RenamedConfig, LoggingConfigurable):
         3_600.0, help="Largest timeout_seconds a `notebook run` may ask for."
     ).tag(config=True)
     max_read_image_bytes = Int(
-        40_000, help="Largest image `read` returns from a notebook's saved outputs "
-        "(outputs='images'), in bytes before base64 (a plot is 50-80 KB of PNG, 70-100k "
-        "characters of base64: more than many clients take). A larger one is downscaled "
-        "(Pillow) until it fits, or left out with a note naming this limit."
+        40_000, help="Largest image any result carries (eval, notebook run and run_all, "
+        "read of a notebook's saved outputs), in bytes before base64 (a plot is 50-80 KB of "
+        "PNG, 70-100k characters of base64: more than many clients take). A larger one is "
+        "re-encoded (Pillow: a palette PNG for a plot, a JPEG for a photo) and only then "
+        "downscaled until it fits, or left out with a note naming this limit."
     ).tag(config=True)
     max_read_images = Int(
         8, help="Most images one `read` of a notebook returns (outputs='images'); the others "
@@ -184,14 +259,51 @@ class Runtime(RenamedConfig, LoggingConfigurable):
         config=True
     )
     skip_dirs = List(
-        Unicode(), default_value=list(DEFAULT_SKIP_DIRS),
-        help="Directory names never walked by grep, glob and structural search.",
+        Unicode(), default_value=list(SEARCH_SKIP_DIRS),
+        help="Directory names never walked by grep, glob and structural search, even with "
+        "`hidden: true` (node_modules is not one: it follows the ignore rules, as in rg).",
+    ).tag(config=True)
+    max_jobs_per_run = Int(
+        8, help="Most background jobs (`bash {background: true}`) one run has running at once; "
+        "starting one more answers `busy`. As many finished ones are kept for `job wait` and "
+        "`job output` (the oldest forgotten first)."
+    ).tag(config=True)
+    max_job_output_bytes = Int(
+        1_000_000, help="Bytes of output a background job keeps (the last ones; "
+        "`job output` shows the end of them within max_output_chars)."
+    ).tag(config=True)
+    job_wait_seconds = Float(
+        30.0, help="How long `job wait` waits when the call gives no timeout_seconds."
+    ).tag(config=True)
+    max_job_wait_seconds = Float(
+        600.0, help="Longest timeout_seconds a `job wait` may ask for (max_call_seconds "
+        "bounds it too)."
+    ).tag(config=True)
+    max_call_seconds = Float(
+        45.0, help="Longest a call of eval, notebook run/run_all or bash (and a `job wait`) "
+        "keeps its request open: past it the call answers `running` with a job id and its "
+        "output so far, and the work goes on as a job of the run (`job` wait, output, "
+        "cancel). Below the 60 s after which MCP's TypeScript SDK and common reverse proxies "
+        "(ingress-nginx's proxy_read_timeout) give up on a request. 0: calls never become "
+        "jobs (a call waits as long as its work takes)."
     ).tag(config=True)
     max_bash_memory_mb = Int(
         8192, help="Address-space limit of a `bash` command, in MiB (0: none)."
     ).tag(config=True)
     respect_gitignore = Bool(
         True, help="Skip files matched by .gitignore in grep, glob and structural search."
+    ).tag(config=True)
+    idle_release_seconds = Float(
+        60.0, help="When no run is open, or every open run has had no call and no job in "
+        "flight this long, the resources give back what they keep only to be quick: the "
+        "search workers stop (their parse-tree caches with them), warm kernels and the spare "
+        "debug adapter end, language servers stop. Each starts again at its next use. 0: never.",
+    ).tag(config=True)
+    run_idle_timeout_seconds = Float(
+        3600.0, help="A run created over HTTP or the Python API (not an MCP session's, which "
+        "has its own timeouts, nor a worker's child run) with no call and no job in flight "
+        "this long is closed, its kernels and language servers with it (the run store says it "
+        "ended 'idle'; a user's kernel it borrowed is never shut down). 0: never.",
     ).tag(config=True)
     kernel_manager = AnyTrait(
         None, allow_none=True,
@@ -223,7 +335,45 @@ class Runtime(RenamedConfig, LoggingConfigurable):
         self.runs: dict[str, Run] = {}
         self.space_buses: dict[str, EventBus] = {}
         self.run_tokens = RunTokens()
+        # One order per file for every run of this runtime: each change holds its files'
+        # locks from reading them to writing them (files/order.py).
+        self.file_locks = FileLocks()
         self._wrappers: list[Wrapper] | None = None
+        self.run_store = self._open_run_store()
+        # The idle timer (started with the first run): when a run last closed, and when the
+        # providers last released what they keep only to be quick (time.time()).
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._idle_task: asyncio.Future[None] | None = None
+        self._last_closed_at = 0.0
+        self._released_at = 0.0
+
+    def _open_run_store(self) -> RunStore | None:
+        """The run store, if one is configured; never a file inside the root."""
+        configured = self.run_store_path if self.run_store_path is not None \
+            else self.run_store_default
+        if not configured:
+            return None
+        path = Path(os.path.expanduser(configured)).resolve()
+        if path.is_relative_to(self.root_path):
+            digest = hashlib.sha256(str(self.root_path).encode()).hexdigest()[:12]
+            moved = (Path(tempfile.gettempdir()).resolve()
+                     / f"jupyter-agent-tools-{os.getuid()}" / f"runs-{digest}.sqlite3")
+            if moved.is_relative_to(self.root_path):
+                self.log.warning("agent-tools: the run store %s would be inside the server "
+                                 "root %s, where agents could read it; runs will not survive "
+                                 "a restart. Set c.Runtime.run_store_path outside the root.",
+                                 path, self.root_path)
+                return None
+            self.log.warning("agent-tools: the run store %s would be inside the server root "
+                             "%s, where agents could read it; using %s instead. Set "
+                             "c.Runtime.run_store_path outside the root to keep it elsewhere.",
+                             path, self.root_path, moved)
+            path = moved
+        limits = StoreLimits(max_runs=self.max_stored_runs,
+                             max_age_seconds=self.stored_run_max_age_days * 86_400,
+                             max_bytes=int(self.max_store_mb * 2**20),
+                             max_pending_writes=self.max_pending_store_writes)
+        return RunStore(path, self.root_path, limits, self.log)
 
     def _start_provider(self, spec: str) -> None:
         module_name, _, attr = spec.partition(":")
@@ -244,7 +394,8 @@ class Runtime(RenamedConfig, LoggingConfigurable):
     def wrappers(self) -> list[Wrapper]:
         """Call wrappers, outermost first."""
         if self._wrappers is None:
-            self._wrappers = [output_limit(self.max_output_chars), notes]
+            self._wrappers = [output_limit(self.max_output_chars, self.max_read_image_bytes),
+                              notes, agent_presence]
             for provider in self.providers.values():
                 self._wrappers.extend(provider.wrappers())
         return self._wrappers
@@ -269,49 +420,41 @@ class Runtime(RenamedConfig, LoggingConfigurable):
         origin: str = "api",
         kernel_id: str | None = None,
         notebook: str | None = None,
+        run_id: str | None = None,
+        sandbox: str | None = None,
+        network: bool | None = None,
+        client: ClientInfo | None = None,
     ) -> Run:
         """Create a run. By default it gets every resource the runtime has.
 
         `resources` restricts attachment to the named ones (the working directory always).
         `kernel_id` (a kernel of the server) or `notebook` (a path, relative to `cwd`, whose
         session's kernel is used) makes the run's Python eval borrow that user's kernel.
+        `run_id` is the id to give it (one handed out before the run existed), else a new one.
+        `sandbox` (off, workspace-write, read-only: every surface; else `c.Runtime.sandbox`
+        per surface) and `network` (else `c.Runtime.sandbox_network`) confine what it runs
+        (runtime/sandbox.py); `unavailable` where this machine cannot.
         """
-        try:
-            options = RunOptions(
-                cwd=cwd,
-                surface=Surface(surface or self.default_surface),
-                conversation_id=conversation_id,
-                vibe=vibe,
-                approvals=Approvals(approvals or self.default_approvals),
-                space=space,
-                parent_id=parent_id,
-                origin=Origin(origin),
-            )
-            wanted = None if resources is None else {Resource(r) for r in resources}
-        except ValueError as exc:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"{exc}. surface is full|plan|readonly; approvals is auto|ask|deny; "
-                            f"origin is one of {[o.value for o in Origin]}; resources are "
-                            f"among {[r.value for r in Resource]}.") from None
+        if sandbox is not None or network is not None or self.sandbox or not self.sandbox_network:
+            await asyncio.to_thread(support)  # probed once, off the loop
+        plan = self.plan_run(cwd, surface, conversation_id, vibe, approvals, space,
+                             resources=resources, parent_id=parent_id, origin=origin,
+                             kernel_id=kernel_id, notebook=notebook, sandbox=sandbox,
+                             network=network)
+        if run_id is not None and run_id in self.runs:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"Run {run_id} exists already.")
         if len(self.runs) >= self.max_runs:
             raise ToolError(ErrorCode.UNAVAILABLE,
                             f"{self.max_runs} runs are alive already; close one first.")
-        try:
-            path = resolve_inside(self.root_path, self.root_path, cwd)
-            is_dir = path.is_dir()
-        except (OSError, ValueError) as exc:  # a name too long for the OS, unencodable text
-            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
-                            f"cwd {str(cwd)[:200]!r} cannot be used ({reason}); pass a "
-                            "directory under the server root.") from None
-        except FilesError as exc:  # containment's own refusal: say which argument it was
-            error = file_error(exc)
-            raise ToolError(error.code, f"cwd: {error.message}") from None
-        if not is_dir:
-            raise ToolError(ErrorCode.NOT_FOUND,
-                            f"cwd {str(cwd)[:200]!r} is not a directory under the server root.")
-        run = Run(self, options, path)
+        options, path, wanted = plan.options, plan.cwd, plan.wanted
+        if client is not None:  # `client`: the agent's program (MCP clientInfo), shown to humans
+            options = replace(options, client=client)
+        run = Run(self, options, path, run_id=run_id)
+        if plan.sandbox is not None:
+            run.sandbox = plan.sandbox
+            run.sandbox.open()
         run.resources[Resource.WORKDIR] = path
+        restored = await self._resume_conversation(run, conversation_id)
         if kernel_id or notebook:
             # Last await before attaching: no other run can borrow the kernel in between.
             options = run.options = await self._borrow_user_kernel(options, path, kernel_id,
@@ -331,11 +474,117 @@ class Runtime(RenamedConfig, LoggingConfigurable):
             if handle is not None:
                 run.resources[resource] = handle
         self.runs[run.id] = run
+        self._start_idle_timer()
+        run.record.opened(conversation_id, run.describe(), run.created_at)
+        for entry in restored:
+            run.record.entry_finished(entry._sequence, entry.to_json(), run.transcript.dropped)
         return run
+
+    def plan_run(
+        self,
+        cwd: str = ".",
+        surface: str | None = None,
+        conversation_id: str | None = None,
+        vibe: bool = False,
+        approvals: str | None = None,
+        space: str | None = None,
+        *,
+        resources: list[str] | None = None,
+        parent_id: str | None = None,
+        origin: str = "api",
+        kernel_id: str | None = None,  # noqa: ARG002 - checked by create_run, as it borrows
+        notebook: str | None = None,  # noqa: ARG002 - the kernel (see _borrow_user_kernel)
+        sandbox: str | None = None,
+        network: bool | None = None,
+    ) -> RunPlan:
+        """`create_run`'s arguments checked, as it checks them, without creating the run (an
+        MCP session makes its run at its first call); ToolError saying what to fix."""
+        try:
+            options = RunOptions(
+                cwd=cwd,
+                surface=Surface(surface or self.default_surface),
+                conversation_id=conversation_id,
+                vibe=vibe,
+                approvals=Approvals(approvals or self.default_approvals),
+                space=space,
+                parent_id=parent_id,
+                origin=Origin(origin),
+                sandbox=sandbox,
+                network=network,
+            )
+            wanted = None if resources is None else frozenset(Resource(r) for r in resources)
+            confined = RunSandbox.plan(sandbox, network, dict(self.sandbox),
+                                       self.sandbox_network, Path("."))
+        except ValueError as exc:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"{exc}. surface is full|plan|readonly; approvals is auto|ask|deny; "
+                            f"origin is one of {[o.value for o in Origin]}; resources are "
+                            f"among {[r.value for r in Resource]}.") from None
+        try:
+            path = resolve_inside(self.root_path, self.root_path, cwd)
+            is_dir = path.is_dir()
+        except (OSError, ValueError) as exc:  # a name too long for the OS, unencodable text
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS,
+                            f"cwd {str(cwd)[:200]!r} cannot be used ({reason}); pass a "
+                            "directory under the server root.") from None
+        except FilesError as exc:  # containment's own refusal: say which argument it was
+            error = file_error(exc)
+            raise ToolError(error.code, f"cwd: {error.message}") from None
+        if not is_dir:
+            raise ToolError(ErrorCode.NOT_FOUND,
+                            f"cwd {str(cwd)[:200]!r} is not a directory under the server root.")
+        confined.cwd = path
+        try:
+            confined.check(support() if confined.active else {})
+        except SandboxUnavailable as exc:
+            raise ToolError(ErrorCode.UNAVAILABLE, str(exc)) from None
+        return RunPlan(options, path, wanted, confined if confined.active else None)
+
+    def planned_tools(self, plan: RunPlan) -> list[Tool]:
+        """The tools a run created from `plan` would see (`Run.visible_tools`), known without
+        attaching anything: from the resources whose providers would attach
+        (`ResourceProvider.attaches`)."""
+        options = plan.options
+        resources = {Resource.WORKDIR}
+        if options.conversation_id:
+            resources.add(Resource.CONVERSATION)
+        if options.space:
+            resources.add(Resource.SPACE)
+        resources.update(resource for resource, provider in self.providers.items()
+                         if (plan.wanted is None or resource in plan.wanted)
+                         and provider.attaches(options))
+        return [tool for tool in self.registry
+                if tool.requires <= resources and options.surface.allows(tool.tier)]
+
+    async def _resume_conversation(self, run: Run, conversation_id: str | None
+                                   ) -> list[TranscriptEntry]:
+        """Give `run` the store's record; when `conversation_id` was an ended run's (and no
+        open run has it), that run's transcript, and the notice saying what did not last."""
+        if self.run_store is None:
+            return []
+        run.record = RunRecorder(self.run_store, run.id)
+        if not conversation_id or any(other.conversation_id == conversation_id
+                                      for other in self.runs.values()):
+            return []
+        found = await self.run_store.last_ended_in_conversation(conversation_id)
+        if found is None:
+            return []
+        previous, records = found
+        restored = run.transcript.restore(records)
+        run.resumed_from = previous["id"]
+        run.notice = (
+            f"This run continues conversation {conversation_id!r} from run {previous['id']}, "
+            f"which ended ({previous['ended_by']}): its {len(records)} earlier call(s) are in "
+            "this run's transcript. Kernels (with their variables) and debug sessions did not "
+            "survive; run again what you need from them. Edits it staged are listed at "
+            f"agent-tools/api/runs/{previous['id']}/edits."
+        )
+        return restored
 
     async def _borrow_user_kernel(self, options: RunOptions, cwd: Path, kernel_id: str | None,
                                   notebook: str | None,
-                                  wanted: set[Resource] | None) -> RunOptions:
+                                  wanted: frozenset[Resource] | None) -> RunOptions:
         """`options` naming the user's kernel the run will use, checked to exist."""
         if kernel_id and notebook:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
@@ -365,13 +614,17 @@ class Runtime(RenamedConfig, LoggingConfigurable):
             raise ToolError(ErrorCode.NOT_FOUND, f"No run {run_id!r}. List runs or create one.")
         return run
 
-    async def close_run(self, run_id: str) -> None:
-        """Release everything the run holds: no process it started outlives it."""
+    async def close_run(self, run_id: str, ended_by: str = "close") -> None:
+        """Release everything the run holds: no process it started outlives it.
+
+        `ended_by` (close, idle, restart) is what the run store says of it."""
         run = self.runs.pop(run_id, None)
         if run is None:
             return
         run.closed = True
         self.run_tokens.drop(run_id)
+        # First its jobs and calls' own processes: they may use the resources released below.
+        await run.jobs.close()
         for resource, handle in list(run.resources.items()):
             provider = self.providers.get(resource)
             if provider is None:
@@ -381,14 +634,122 @@ class Runtime(RenamedConfig, LoggingConfigurable):
             except Exception:
                 self.log.exception("releasing %s of run %s failed", resource.value, run.id)
         run.resources.clear()
+        await asyncio.to_thread(run.sandbox.close)  # its private temp folder
+        run.record.ended(ended_by, run.transcript.dropped)
         run.events.publish("run_closed", run_id=run.id)
+        self._last_closed_at = time.time()
+
+    # -- idle: runs that idle out, resources given back ------------------------------------
+
+    def _start_idle_timer(self) -> None:
+        """Start the idle timer on the running loop unless it runs (or both idle limits are 0).
+        A timer handle between looks, not a task, so a loop that ends leaves nothing pending."""
+        if self._idle_timer is not None:
+            return
+        if self.idle_release_seconds <= 0 and self.run_idle_timeout_seconds <= 0:
+            return
+        self._idle_timer = asyncio.get_running_loop().call_later(_IDLE_POLL_SECONDS,
+                                                                 self._idle_wake)
+
+    def _idle_wake(self) -> None:
+        self._idle_task = asyncio.ensure_future(self._idle_look())
+
+    async def _idle_look(self) -> None:
+        try:
+            wait = await self._idle_tick(time.time())
+        except Exception:  # the timer must outlive one failed look (logged)
+            self.log.exception("agent-tools: the idle timer failed; it looks again later")
+            wait = _IDLE_POLL_SECONDS
+        if self._idle_timer is not None:  # not shut down meanwhile
+            self._idle_timer = asyncio.get_running_loop().call_later(wait, self._idle_wake)
+
+    @staticmethod
+    def _busy(run: Run) -> bool:
+        """Whether `run` has a call or a job in flight (then it is never idle)."""
+        return run.calls_in_flight > 0 or any(not job.done for job in run.jobs.background())
+
+    @staticmethod
+    def _last_active(run: Run) -> float:
+        return max(run.created_at, run.last_call_at or 0.0)
+
+    @staticmethod
+    def _idles_out(run: Run) -> bool:
+        """Whether `run_idle_timeout_seconds` closes `run`: an HTTP or API run, not an MCP
+        session's (its session has timeouts of its own) nor a worker's child run."""
+        return (run.options.origin not in (Origin.MCP, Origin.WORKER)
+                and run.options.parent_id is None)
+
+    async def _idle_tick(self, now: float) -> float:
+        """One look at the runs: close those idle past run_idle_timeout_seconds, and give back
+        the providers' spares once every run is idle (or none is open) for
+        idle_release_seconds. Answers the seconds until the next look."""
+        waits = [_IDLE_POLL_SECONDS]
+        timeout = self.run_idle_timeout_seconds
+        if timeout > 0:
+            parents = {run.options.parent_id for run in self.runs.values()}  # workers' runs
+            for run in list(self.runs.values()):
+                if not self._idles_out(run) or self._busy(run) or run.id in parents:
+                    continue
+                due = self._last_active(run) + timeout
+                if due > now:
+                    waits.append(due - now)
+                    continue
+                self.log.info("agent-tools: closing run %s: no call for %.0f s "
+                              "(c.Runtime.run_idle_timeout_seconds)", run.id, now - due + timeout)
+                await self.close_run(run.id, ended_by="idle")
+        release = self.idle_release_seconds
+        if release > 0 and not any(self._busy(run) for run in self.runs.values()):
+            active = max([self._last_closed_at,
+                          *(self._last_active(run) for run in self.runs.values())])
+            if active > self._released_at:  # something ran since the last release
+                due = active + release
+                if due > now:
+                    waits.append(due - now)
+                else:
+                    self._released_at = now
+                    await self.release_idle()
+        return max(min(waits), 0.05)
+
+    async def release_idle(self) -> None:
+        """Ask every provider to give back what it keeps only to be quick
+        (`ResourceProvider.release_idle`): the idle timer's work, callable directly."""
+        providers = list(self.providers.values())
+        outcomes = await asyncio.gather(*(provider.release_idle() for provider in providers),
+                                        return_exceptions=True)
+        for provider, outcome in zip(providers, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                self.log.error("agent-tools: %s could not release its idle resources: %r",
+                               provider.resource.value, outcome)
 
     async def shutdown(self) -> None:
+        timer, self._idle_timer = self._idle_timer, None
+        if timer is not None:
+            timer.cancel()
+        if self._idle_task is not None and not self._idle_task.done():
+            self._idle_task.cancel()
         for run_id in list(self.runs):
-            await self.close_run(run_id)
+            await self.close_run(run_id, ended_by="restart")
         await asyncio.gather(
             *(provider.shutdown() for provider in self.providers.values()), return_exceptions=True
         )
+        if self.run_store is not None:
+            await self.run_store.close()
+
+    # -- runs that ended (the run store) ------------------------------------------------------
+
+    async def list_runs(self) -> list[dict[str, Any]]:
+        """Every open run, and the ended runs the store keeps, oldest first."""
+        described = [run.describe() for run in self.runs.values()]
+        if self.run_store is not None:
+            described += [ended for ended in await self.run_store.ended_runs()
+                          if ended["id"] not in self.runs]
+        return sorted(described, key=lambda descriptor: descriptor["created_at"])
+
+    async def ended_run(self, run_id: str) -> dict[str, Any] | None:
+        """The stored descriptor of an ended run (None: no such ended run)."""
+        if self.run_store is None or run_id in self.runs:
+            return None
+        return await self.run_store.ended_run(run_id)
 
     # -- status ---------------------------------------------------------------------------
 
@@ -407,6 +768,9 @@ class Runtime(RenamedConfig, LoggingConfigurable):
             "resources": resources,
             "resource_errors": self.provider_errors,
             "runs": len(self.runs),
+            "sandbox": await asyncio.to_thread(describe_support),
+            "run_store": None if self.run_store is None else {
+                "path": str(self.run_store.path), "error": self.run_store.failed},
         }
 
     async def connect_human(self, space: str) -> Human:

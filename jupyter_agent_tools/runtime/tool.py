@@ -19,20 +19,27 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
+
+from .outputs import ToolOutput
 
 # Origin and Resource are defined beside the Protocols (which name them); still importable here.
 from .protocols import Origin, Resource, RuntimeView, RunView
 from .results import ToolResult
 from .tiers import Tier
 
+if TYPE_CHECKING:
+    from .jobs import Job
+
 
 class ToolArgs(BaseModel):
-    """Base of every argument model: unknown fields are an error, not silently dropped."""
+    """Base of every argument model: unknown fields are an error, not silently dropped, and
+    values are taken at their JSON type (strict): `"yes"` or `1` is no boolean and `1.0` or
+    `"1"` no integer, so a client's sloppy argument never runs a cell it did not mean to."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 @dataclass
@@ -49,10 +56,18 @@ class CallContext:
     created: set[Path] = field(default_factory=set)
     # Extra text a wrapper appends to the result (diagnostics, notes).
     notes: list[str] = field(default_factory=list)
+    # The job a long call runs as (`Tool.runs_long`): what `say` writes is its output so far.
+    job: Job | None = None
 
     @property
     def runtime(self) -> RuntimeView:
         return self.run.runtime
+
+    def say(self, text: str) -> None:
+        """Add to the output so far of a call that may go on as a job (what the `running`
+        answer and `job output` show); nothing for a call that cannot."""
+        if self.job is not None and text:
+            self.job.output.add(text.encode("utf-8", errors="replace"))
 
     def wrote(self, *paths: Path, created: Iterable[Path] = ()) -> None:
         """Tell the wrappers this call changed (or deleted) these files, and which it created."""
@@ -67,9 +82,15 @@ class Tool:
     tier: ClassVar[Tier]
     description: ClassVar[str]
     Args: ClassVar[type[ToolArgs]]
+    # What the result's `data` carries (MCP's outputSchema): keys beyond those declared are
+    # allowed, so a tool without its own model declares just the error shape.
+    Output: ClassVar[type[ToolOutput]] = ToolOutput
     requires: ClassVar[frozenset[Resource]] = frozenset({Resource.WORKDIR})
     # Tools whose session is state between calls (eval, debug) are serialized per scope.
     parallel_safe: ClassVar[bool] = True
+    # A tool whose calls may run long (eval, bash, ...): past c.Runtime.max_call_seconds the
+    # call answers `running` and goes on as a job of the run (`runs_long` per call).
+    long_running: ClassVar[bool] = False
     # Argument fields holding a path (relative to the run's cwd). Before the approval gate,
     # the run refuses a call whose path leaves the root, so no human approves what must fail.
     path_fields: ClassVar[tuple[str, ...]] = ()
@@ -97,6 +118,12 @@ class Tool:
         for a tool whose actions differ (`notebook`: changing cells is write, running exec).
         Visibility always follows the tool's `tier`."""
         return self.tier
+
+    def runs_long(self, args: Any) -> bool:  # noqa: ARG002 - a hook
+        """Whether this call runs as a job of the run, answering `running` (with the job's id
+        and what it said so far, `CallContext.say`) once it passes max_call_seconds: the
+        tool's `long_running`, or per action (`notebook` run, not insert)."""
+        return self.long_running
 
     def serial_scope(self, ctx: CallContext, args: Any) -> Hashable:  # noqa: ARG002 - a hook
         """The scope within which calls of a non-parallel tool are serialized."""

@@ -115,6 +115,21 @@ class Transcript:
         if entry._sequence >= self.dropped:  # still held: a long call may outlive its entry
             self._hold(entry, size)
 
+    def restore(self, records: list[dict[str, Any]]) -> list[TranscriptEntry]:
+        """Keep the finished calls of an earlier run, as recorded (`to_json`): a conversation
+        picked up in a new run after its run ended. The same bounds apply."""
+        restored = []
+        for record in records:
+            entry = TranscriptEntry(**{name: record[name] for name in _RECORD_FIELDS
+                                       if name in record})
+            entry._sequence = self._started
+            self._started += 1
+            self._entries.append(entry)
+            restored.append(entry)
+            self._hold(entry, estimated_args_bytes(entry.args) + memory_bytes(entry.label)
+                       + memory_bytes(entry.text or ""))
+        return [entry for entry in restored if entry._sequence >= self.dropped]
+
     def _hold(self, entry: TranscriptEntry, size: int) -> None:
         entry._held_bytes += size
         self.held_bytes += size

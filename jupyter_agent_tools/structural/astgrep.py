@@ -30,6 +30,8 @@ _EXPANDO = {
     "css": "_", "nix": "_", "html": "z",
 }
 _METAVAR = re.compile(r"\$\$\$([A-Z_][A-Z0-9_]*)?|\$([A-Z_][A-Z0-9_]*)")
+# A metavariable, or the `$`s a grammar split off one (zig's `$$$P`): no error in a pattern.
+_METAVAR_PART = re.compile(r"\$+(?:[A-Z_][A-Z0-9_]*)?")
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _SHOWN_CHARS = 60
 
@@ -101,9 +103,15 @@ def _parse_of(source: str, language: str) -> tuple[str, str | None]:
     while len(children := node.children()) == 1 and (
             node is root or children[0].range() == node.range()):
         node = children[0]
-    error = node if node.kind() == "ERROR" else node.find(kind="ERROR")
-    shown = None if error is None else _shown(error.text()).replace(expando or "$", "$")
-    return node.kind(), shown
+    # An ERROR node that is one metavariable ($$$P where the grammar takes no identifier),
+    # or part of one, is no error to ast-grep: it becomes the metavariable, and the CLI
+    # warns of nothing. Only an ERROR around other code is reported.
+    errors = [node] if node.kind() == "ERROR" else node.find_all(kind="ERROR")
+    for error in errors:
+        text = error.text().replace(expando or "$", "$").strip()
+        if not _METAVAR_PART.fullmatch(text):
+            return node.kind(), _shown(text)
+    return node.kind(), None
 
 
 @lru_cache(maxsize=256)
@@ -171,20 +179,21 @@ def syntax_errors(source: bytes, language: str) -> list[tuple[int, int]]:
     return found
 
 
-def find(pattern: SgPattern, root: SgRoot, source: bytes, *, look_for_errors: bool
-         ) -> tuple[Iterator[Found], bool]:
-    """Every match of `pattern` in the parsed file, in ast-grep's order (outer first); and,
-    when asked, whether the file has a syntax error (an ERROR node), found in the same walk
-    of the tree: a walk of its own cost a search of every file as much as the matching."""
+def find_nodes(pattern: SgPattern, root: SgRoot, *, look_for_errors: bool
+               ) -> tuple[list[SgNode], bool]:
+    """The nodes matching `pattern` in the parsed file, in ast-grep's order (outer first);
+    and, when asked, whether the file has a syntax error (an ERROR node), found in the same
+    walk of the tree: a walk of its own cost a search of every file as much as the matching."""
     if not look_for_errors:
-        return _found(pattern, root.root().find_all(pattern=pattern.source), source), False
+        return root.root().find_all(pattern=pattern.source), False
     either = root.root().find_all(any=[{"pattern": pattern.source}, {"kind": "ERROR"}])
     matches = [node for node in either
                if node.kind() != "ERROR" or node.matches(pattern=pattern.source)]
-    return _found(pattern, matches, source), len(matches) < len(either)
+    return matches, len(matches) < len(either)
 
 
-def _found(pattern: SgPattern, matches: list[SgNode], source: bytes) -> Iterator[Found]:
+def found(pattern: SgPattern, matches: list[SgNode], source: bytes) -> Iterator[Found]:
+    """`matches` as plain positions (byte ranges of the match and its captures)."""
     if not matches:
         return
     positions = Positions(source.decode("utf-8"), source)  # the root's text() is trimmed

@@ -26,6 +26,7 @@ from ..files import (
     read_bytes_inside,
     write_files_atomically,
 )
+from ..runtime.store import RunRecorder
 
 
 class EditStatus(str, Enum):
@@ -66,6 +67,29 @@ class FileChange:
     def __post_init__(self) -> None:
         if self.identity is None:
             self.identity = FileIdentity.of_path(self.path)
+
+    def to_record(self) -> dict[str, Any]:
+        """What the run store keeps of it (JSON, but for `new_content`: bytes)."""
+        identity = self.identity
+        return {"path": str(self.path), "relpath": self.relpath, "snapshot": self.snapshot,
+                "new_content": self.new_content, "replacements": self.replacements,
+                "diff": self.diff,
+                "identity": None if identity is None else [
+                    identity.device, identity.inode, identity.folder_device,
+                    identity.folder_inode],
+                "cells": [[cell, before, after] for cell, (before, after) in self.cells.items()],
+                "upgraded_from": self.upgraded_from}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> FileChange:
+        """A change as `to_record` kept it (blocking: one without an identity looks at the
+        file, as at staging)."""
+        identity = record["identity"]
+        return cls(Path(record["path"]), record["relpath"], record["snapshot"],
+                   record["new_content"], record["replacements"], record["diff"],
+                   None if identity is None else FileIdentity(*identity),
+                   {cell: (before, after) for cell, before, after in record["cells"]},
+                   record["upgraded_from"])
 
     def is_stale(self, root: Path) -> bool:
         """Whether the file under `root` is no longer the one, with the content, staged."""
@@ -121,6 +145,22 @@ class StagedEdit:
     def to_json(self) -> dict[str, Any]:
         return {**self.summary(), "diff": self.diff}
 
+    def to_record(self) -> dict[str, Any]:
+        """What the run store keeps of it: enough to review, accept or discard it later."""
+        return {"id": self.id, "run_id": self.run_id, "pattern": self.pattern,
+                "rewrite": self.rewrite, "language": self.language, "origin": self.origin,
+                "created_at": self.created_at,
+                "files": [change.to_record() for change in self.files]}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any], status: str) -> StagedEdit:
+        """An edit as `to_record` kept it, with its status (blocking: see FileChange)."""
+        return cls(record["id"], record["run_id"], record["pattern"], record["rewrite"],
+                   record["language"],
+                   [FileChange.from_record(change) for change in record["files"]],
+                   created_at=record["created_at"], status=EditStatus(status),
+                   origin=record["origin"])
+
     @staticmethod
     def stale_files(root: Path, changes: list[FileChange]) -> list[str]:
         """Which of `changes` (relative paths) changed on disk, or were replaced, since
@@ -129,11 +169,14 @@ class StagedEdit:
 
     @staticmethod
     def write(root: Path, changes: list[FileChange]) -> list[Path]:
-        """Write `changes`' files, all or nothing, only if each is still the file staged."""
+        """Write `changes`' files, all or nothing, only if each is still the file staged,
+        with the content staged (a compare-and-swap: StaleFile, nothing written, if not)."""
         names = {change.path: change.relpath for change in changes}
         return write_files_atomically(
             {change.path: change.new_content for change in changes}, root=root,
             expected={change.path: change.identity for change in changes},
+            based_on={change.path: change.snapshot if change.snapshot != ABSENT else None
+                      for change in changes},
             relpath=names.__getitem__)
 
 
@@ -147,11 +190,13 @@ def unified_diff(relpath: str, before: bytes, after: bytes, encoding: str = "utf
 
 
 class EditStore:
-    """The staged edits of one run, oldest dropped past `max_edits`."""
+    """The staged edits of one run, oldest dropped past `max_edits`: the one place they are
+    kept, and written to the run store (`record`) as they change."""
 
-    def __init__(self, run_id: str, max_edits: int) -> None:
+    def __init__(self, run_id: str, max_edits: int, record: RunRecorder | None = None) -> None:
         self.run_id = run_id
         self.max_edits = max_edits
+        self.record = record or RunRecorder(None, run_id)
         self._edits: OrderedDict[str, StagedEdit] = OrderedDict()
         self._counter = 0
 
@@ -162,9 +207,23 @@ class EditStore:
         edit = StagedEdit(f"edit_{self._counter}", self.run_id, pattern, rewrite, language, files,
                           origin=origin)
         self._edits[edit.id] = edit
+        if self.record:
+            self.record.edit_staged(edit.id, edit.status.value, edit.created_at, edit.to_record())
         while len(self._edits) > self.max_edits:
-            self._edits.popitem(last=False)
+            forgotten, _ = self._edits.popitem(last=False)
+            self.record.edit_forgotten(forgotten)
         return edit
+
+    def changed(self, edit: StagedEdit) -> None:
+        """Say that `edit` was resolved (its status changed)."""
+        self.record.edit_status(edit.id, edit.status.value)
+
+    def restore(self, edit: StagedEdit) -> None:
+        """Keep an edit the run store kept (an ended run's)."""
+        self._edits[edit.id] = edit
+        number = edit.id.removeprefix("edit_")
+        if number.isdigit():
+            self._counter = max(self._counter, int(number))
 
     def get(self, edit_id: str) -> StagedEdit | None:
         return self._edits.get(edit_id)

@@ -180,7 +180,10 @@ class StaleEdit(StructuralError):
 class SearchFailed(StructuralError):
     """A search worker died, answered with an error, or (`timed_out`) took too long."""
 
-    def __init__(self, reason: str, *, timed_out: bool) -> None:
+    def __init__(self, reason: str, *, timed_out: bool, memory_limit: str | None = None
+                 ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.timed_out = timed_out
+        #: Set when a worker was killed for memory: the limit it ran under, described.
+        self.memory_limit = memory_limit

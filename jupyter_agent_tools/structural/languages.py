@@ -11,20 +11,19 @@ workers load it too.
 from __future__ import annotations
 
 import difflib
+import importlib
+import importlib.util
+import threading
+import time
+from collections.abc import Callable
 from functools import cache
 from pathlib import PurePath
 from typing import get_args
 
 from tree_sitter import Language
 
-try:
-    from tree_sitter_language_pack import SupportedLanguage, get_language
-except ImportError:  # the `grammars` extra is not installed
-    PACK_IDS: frozenset[str] = frozenset()
-else:
-    PACK_IDS = frozenset(get_args(SupportedLanguage))
-
 GRAMMARS_INSTALL = "pip install 'jupyter-agent-tools[grammars]'"
+_PACK = "tree_sitter_language_pack"
 
 # The grammar ids (tree-sitter-language-pack's) that ast-grep-py parses, under the same names.
 # Dart is left out on purpose: ast-grep's Dart grammar gives a call no node of its own, so
@@ -36,30 +35,120 @@ AST_GREP_LANGUAGES: frozenset[str] = frozenset({
     "scala", "solidity", "swift", "tsx", "typescript", "yaml", "zig",
 })
 
-GRAMMAR_IDS: tuple[str, ...] = tuple(sorted(PACK_IDS | AST_GREP_LANGUAGES))
+#: While the pack is missing, how long its absence is taken as known: past it, the next
+#: question looks again (a pack installed while the server runs is used from then on).
+RECHECK_SECONDS = 1.0
+
+
+class _Pack:
+    """Whether the pack is installed, and its grammar ids: imported at the first question
+    (a worker searching in ast-grep's languages never loads it), and while it is missing,
+    looked for again at most every RECHECK_SECONDS (import caches invalidated, then
+    `find_spec`: a millisecond or so)."""
+
+    def __init__(self) -> None:
+        self.ids: frozenset[str] = frozenset()
+        self._looked_at: float | None = None
+        self._lock = threading.Lock()
+
+    def get(self, recheck: bool = False) -> frozenset[str]:
+        if self.ids:
+            return self.ids
+        with self._lock:
+            now = time.monotonic()
+            if self.ids or (self._looked_at is not None and not recheck
+                            and now - self._looked_at < RECHECK_SECONDS):
+                return self.ids
+            first = self._looked_at is None
+            self._looked_at = now
+            if not first:  # installed since? (a new folder in site-packages)
+                importlib.invalidate_caches()
+                if importlib.util.find_spec(_PACK) is None:
+                    return self.ids
+            try:
+                module = importlib.import_module(_PACK)
+            except ImportError:  # the `grammars` extra is not installed
+                return self.ids
+            self.ids = frozenset(get_args(module.SupportedLanguage))
+            return self.ids
+
+
+_pack = _Pack()
+
+
+def pack_ids(recheck: bool = False) -> frozenset[str]:
+    """The grammar ids of tree-sitter-language-pack; none while it is not installed.
+    `recheck`: look again now whether it was installed (a worker told to use it)."""
+    return _pack.get(recheck)
 
 
 def pack_installed() -> bool:
-    return bool(PACK_IDS)
+    return bool(pack_ids())
+
+
+def has_grammar(language: str) -> bool:
+    """Whether a grammar here parses `language` (ast-grep's, or the pack's; before saying
+    no, looks again whether the pack was installed)."""
+    return (language in AST_GREP_LANGUAGES or language in pack_ids()
+            or language in pack_ids(recheck=True))
+
+
+def grammar_ids() -> tuple[str, ...]:
+    """Every grammar id a search can use, sorted."""
+    return _sorted_ids(pack_ids())
+
+
+@cache
+def _sorted_ids(pack: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(pack | AST_GREP_LANGUAGES))
+
 
 # File extension -> grammar id, for inferring the language of a file and for choosing the
-# files of a folder search. The same sets as the ast-grep CLI where it has the language.
+# files of a folder search. For ast-grep's languages these are exactly the ast-grep CLI's
+# sets (ast-grep 0.51, crates/language: `.scss` is css, `.tf` is hcl, `.zsh` is bash, ...);
+# tests/structural/differential checks them against the CLI. The others are the pack's.
+_CLI_EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "bash": ("bash", "bats", "cgi", "command", "env", "fcgi", "ksh", "sh", "tmux", "tool",
+             "zsh"),
+    "c": ("c", "h"),
+    "cpp": ("cc", "hpp", "cpp", "c++", "hh", "cxx", "cu", "ino"),
+    "csharp": ("cs",),
+    "css": ("css", "scss"),
+    "elixir": ("ex", "exs"),
+    "go": ("go",),
+    "haskell": ("hs",),
+    "hcl": ("hcl", "tf", "tfvars"),
+    "html": ("html", "htm", "xhtml"),
+    "java": ("java",),
+    "javascript": ("cjs", "js", "mjs", "jsx"),
+    "json": ("json",),
+    "kotlin": ("kt", "ktm", "kts"),
+    "lua": ("lua",),
+    "nix": ("nix",),
+    "php": ("php",),
+    "python": ("py", "py3", "pyi", "bzl"),
+    "ruby": ("rb", "rbw", "gemspec"),
+    "rust": ("rs",),
+    "scala": ("scala", "sc", "sbt"),
+    "solidity": ("sol",),
+    "swift": ("swift",),
+    "typescript": ("ts", "cts", "mts"),
+    "tsx": ("tsx",),
+    "yaml": ("yaml", "yml"),
+    "zig": ("zig",),
+}
 EXTENSIONS: dict[str, str] = {
-    ".py": "python", ".pyi": "python",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
-    ".tsx": "tsx",
-    ".rs": "rust", ".go": "go",
-    ".c": "c", ".h": "c",
-    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
-    ".java": "java", ".dart": "dart", ".rb": "ruby", ".kt": "kotlin", ".kts": "kotlin",
-    ".php": "php", ".cs": "csharp", ".swift": "swift", ".scala": "scala", ".lua": "lua",
-    ".sh": "bash", ".bash": "bash", ".ex": "elixir", ".exs": "elixir", ".hs": "haskell",
-    ".jl": "julia", ".r": "r", ".R": "r", ".zig": "zig", ".css": "css", ".scss": "scss",
-    ".html": "html", ".htm": "html", ".json": "json", ".yaml": "yaml", ".yml": "yaml",
-    ".toml": "toml", ".sql": "sql", ".m": "objc", ".ml": "ocaml", ".elm": "elm",
-    ".erl": "erlang", ".clj": "clojure", ".nix": "nix", ".tf": "terraform", ".sol": "solidity",
+    f".{ext}": language for language, exts in _CLI_EXTENSIONS.items() for ext in exts
+} | {
+    ".dart": "dart", ".jl": "julia", ".r": "r", ".R": "r", ".toml": "toml", ".sql": "sql",
+    ".m": "objc", ".ml": "ocaml", ".elm": "elm", ".erl": "erlang", ".clj": "clojure",
     ".vue": "vue", ".svelte": "svelte", ".proto": "proto", ".groovy": "groovy",
+}
+# Pack grammars whose files the CLI gives to one of its languages: a folder search in them
+# looks at those files all the same.
+_ALSO_SEARCHED: dict[str, frozenset[str]] = {
+    "terraform": frozenset({".tf", ".tfvars"}),
+    "scss": frozenset({".scss"}),
 }
 
 # What stands in for `$` while a pattern is parsed. `$` itself where the grammar takes it
@@ -75,6 +164,7 @@ PLACEHOLDERS: dict[str, str] = {
     "r": "µ",
     "zig": "zZ9mv_",
     "bash": "zZ9mv_",  # µ is no variable name in $(( ... ))
+    "sql": "zZ9mv_",  # tree-sitter-sql's identifiers are ASCII
 }
 
 
@@ -90,29 +180,34 @@ def language_for_path(path: str | PurePath) -> str | None:
 
 
 def extensions_for(language: str) -> frozenset[str]:
-    """The file extensions a folder search in `language` looks at."""
-    return frozenset(ext for ext, lang in EXTENSIONS.items() if lang == language)
+    """The file extensions a folder search in `language` looks at, as the endings of names
+    (the CLI's file types are globs such as `*.env`: `x.env` is bash, `.env` is not)."""
+    return frozenset(ext for ext, lang in EXTENSIONS.items() if lang == language) \
+        | _ALSO_SEARCHED.get(language, frozenset())
 
 
 def close_ids(name: str, limit: int = 5) -> list[str]:
     """Grammar ids resembling `name` (for error messages)."""
     lowered = name.lower()
-    close = difflib.get_close_matches(lowered, GRAMMAR_IDS, n=limit, cutoff=0.5)
-    prefixed = [g for g in GRAMMAR_IDS if g.startswith(lowered[:2]) and g not in close]
+    ids = grammar_ids()
+    close = difflib.get_close_matches(lowered, ids, n=limit, cutoff=0.5)
+    prefixed = [g for g in ids if g.startswith(lowered[:2]) and g not in close]
     return (close + prefixed)[:limit]
 
 
 def known_without_pack(language: str) -> bool:
     """Whether `language` is a grammar id the pack would add (it is not installed)."""
-    return (not PACK_IDS and language not in AST_GREP_LANGUAGES
+    return (not pack_ids() and language not in AST_GREP_LANGUAGES
             and (language in EXTENSIONS.values() or language in PLACEHOLDERS))
 
 
 @cache
 def load_language(language: str) -> Language:
     """The tree-sitter Language for a grammar id of the pack (LookupError when the pack
-    lacks it or is not installed)."""
-    if language not in PACK_IDS:
+    lacks it or is not installed: looked for again first, as the server may have seen it
+    installed before this process looked)."""
+    if language not in pack_ids() and language not in pack_ids(recheck=True):
         raise LookupError(f"no {language} grammar in tree-sitter-language-pack"
-                          f"{'' if PACK_IDS else f' (not installed; to add it: {GRAMMARS_INSTALL})'}")
-    return get_language(language)  # type: ignore[arg-type]
+                          f"{'' if pack_ids() else f' (not installed; to add it: {GRAMMARS_INSTALL})'}")
+    language_of: Callable[[str], Language] = importlib.import_module(_PACK).get_language
+    return language_of(language)

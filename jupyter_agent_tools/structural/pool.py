@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..processes import ProcessTree
+from ..runtime.memory import killed_for_memory, memory_limit, oom_kills
 from .pattern import PatternError, PatternSummary
 from .worker import CompileJob, SearchJob, SyntaxCheckJob
 
@@ -43,6 +44,7 @@ _PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
 _MIN_BATCH_BYTES = 64 * 1024
 _BATCHES_PER_WORKER = 16  # small enough a last batch, large enough a per-request cost
 _MAX_HOMES = 1_000_000
+_EXIT_WAIT_SECONDS = 1.0  # a worker whose pipe closed is exiting: how long its status may take
 
 
 def _summary(answer: dict[str, Any]) -> PatternSummary:
@@ -58,6 +60,14 @@ class WorkerFailed(Exception):
 
 class WorkerTimeout(WorkerFailed):
     """A worker did not answer in time (and was killed)."""
+
+
+class WorkerOutOfMemory(WorkerFailed):
+    """A worker was killed for memory (the OOM killer, under the server's memory limit)."""
+
+    def __init__(self, limit: str) -> None:
+        super().__init__(f"a search worker was killed for memory (limit: {limit})")
+        self.limit = limit
 
 
 class WorkerProcess:
@@ -114,6 +124,7 @@ class WorkerProcess:
         with self._lock:
             self.start()
             assert self._outbox is not None and self._inbox is not None
+            oom_before = oom_kills()
             try:
                 self._outbox.send(message)
                 if not self._inbox.poll(timeout):
@@ -121,11 +132,29 @@ class WorkerProcess:
                     raise WorkerTimeout(f"a search worker took over {timeout:.0f} s")
                 answer = self._inbox.recv()
             except (EOFError, OSError) as exc:
+                died = self._exit_status()
                 self.kill()
-                raise WorkerFailed(f"a search worker died ({type(exc).__name__})") from None
+                if killed_for_memory(died, oom_before):
+                    limit = memory_limit()
+                    raise WorkerOutOfMemory(limit.describe() if limit else "unknown") from None
+                raise WorkerFailed(f"a search worker died ({type(exc).__name__}"
+                                   f"{'' if died is None else f', exit status {died}'})"
+                                   ) from None
         if isinstance(answer, dict) and "error" in answer:
+            if str(answer["error"]).startswith("MemoryError"):  # an allocation refused
+                limit = memory_limit()
+                raise WorkerOutOfMemory(limit.describe() if limit else "unknown")
             raise WorkerFailed(answer["error"])
         return answer
+
+    def _exit_status(self) -> int | None:
+        """The exit status of a worker whose pipe closed (it is exiting: waited for briefly)."""
+        if self._process is None:
+            return None
+        try:
+            return self._process.wait(_EXIT_WAIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            return None
 
     def kill(self) -> None:
         """End the worker and anything it started (blocking: it waits for the exit)."""
@@ -138,6 +167,19 @@ class WorkerProcess:
     def stop(self) -> None:
         """End the worker at once: it holds nothing but caches."""
         self.kill()
+
+    def stop_if_idle(self) -> bool:
+        """End the worker unless a request holds it (blocking: it waits for the exit);
+        whether it is stopped now. The next request starts it again."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._process is not None:
+                self.kill()
+            self.last_cache = {}
+            return True
+        finally:
+            self._lock.release()
 
     def _close(self) -> None:
         for connection in (self._outbox, self._inbox):
@@ -231,12 +273,16 @@ class WorkerPool:
             if "pattern_error" in answer:
                 pending.clear()  # the pattern does not parse: no batch is worth sending
 
+        def part(batch: list[str]) -> SearchJob:  # open notebooks' content: the batch's only
+            return replace(job, files=batch,
+                           live={path: job.live[path] for path in batch if path in job.live})
+
         async def drive(index: int) -> None:
             if homed[index]:
-                take(await self._ask(index, replace(job, files=homed[index])))
+                take(await self._ask(index, part(homed[index])))
             while pending:
                 batch = pending.popleft()
-                take(await self._ask(index, replace(job, files=batch)))
+                take(await self._ask(index, part(batch)))
                 self._remember(batch, index)
 
         busy = [index for index in range(len(self.workers)) if homed[index] or pending]
@@ -273,6 +319,16 @@ class WorkerPool:
         if isinstance(answer, dict) and "cache" in answer:
             worker.last_cache = answer["cache"]
         return answer
+
+    async def release(self) -> None:
+        """Stop the workers no search is using, their tree caches with them; the next search
+        starts them again (and parses its files again)."""
+        idle = [index for index, turn in enumerate(self._turns) if not turn.locked()]
+        stopped = await asyncio.gather(*(asyncio.to_thread(self.workers[index].stop_if_idle)
+                                         for index in idle))
+        gone = {index for index, done in zip(idle, stopped, strict=True) if done}
+        if gone:
+            self._homes = {path: home for path, home in self._homes.items() if home not in gone}
 
     def cache_stats(self) -> list[dict[str, int]]:
         return [worker.last_cache for worker in self.workers]

@@ -10,16 +10,17 @@ import asyncio
 import difflib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..files import FilesError, identity_inside, read_bytes_inside
+from ..files import FilesError, StaleFile, identity_inside, read_bytes_inside
 from ..files.text import ENCODING_NAMES, detect_encoding
 from ..notebooks import (
     DocumentEdit,
     Notebook,
     NotebookError,
+    NotebookFile,
     VirtualDocument,
     is_notebook_path,
     notebook_language,
@@ -27,13 +28,15 @@ from ..notebooks import (
     read_notebook,
     write_with_open_notebooks,
 )
+from ..notebooks.current import live_bytes, live_file, open_notebook_contents
 from . import errors
-from .edits import EditStatus, EditStore, FileChange, StagedEdit, content_hash, unified_diff
+from .diff import rewrite_diff
+from .edits import EditStatus, EditStore, FileChange, StagedEdit, content_hash
 from .languages import (
-    GRAMMAR_IDS,
     GRAMMARS_INSTALL,
     close_ids,
     extensions_for,
+    has_grammar,
     known_without_pack,
     language_for_path,
 )
@@ -62,6 +65,9 @@ class ParserWorkers(Protocol):
 
     async def check_syntax(self, job: SyntaxCheckJob) -> list[dict[str, Any]]: ...
 
+    def start_workers(self) -> None:
+        """Start the workers not running, without waiting (blocking: from a thread)."""
+
     async def search(self, job: SearchJob, files: list[tuple[str, int]]) -> dict[str, Any]:
         """The merged answer of the workers, its `summary` the pattern's; PatternError when
         the pattern does not parse."""
@@ -75,6 +81,8 @@ class SearchOutcome:
     files_searched: int
     answer: dict[str, Any]
     skipped: dict[str, int]
+    # The notebooks open in JupyterLab, as their shared documents held them when searched.
+    live: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class StructuralSession:
@@ -84,13 +92,18 @@ class StructuralSession:
         self.workers = workers
         self.limits = limits
         self.run = run
-        self.edits = EditStore(run.id, limits.max_staged_edits)
+        self.edits = EditStore(run.id, limits.max_staged_edits, run.record)
+
+    def staged_count(self) -> int:
+        """How many edits wait for a human's (or `resolve`'s) accept or discard."""
+        return sum(1 for edit in self.edits.list() if edit.status == EditStatus.STAGED)
 
     # -- search -----------------------------------------------------------------------
 
-    def _language(self, base: Path, language: str | None) -> str:
+    def _language(self, base: Path, language: str | None,
+                  live: dict[str, dict[str, Any]] | None = None) -> str:
         if base.is_file() and is_notebook_path(base.name):
-            own = self._notebook_language(base)
+            own = self._notebook_language(base, (live or {}).get(os.fspath(base)))
             if language and language != own:
                 raise errors.LanguageMismatch(self.run.relpath(base), own, language)
             return own
@@ -106,23 +119,24 @@ class StructuralSession:
     @staticmethod
     def _known(language: str) -> str:
         """`language` if a grammar here parses it; else why not."""
-        if language in GRAMMAR_IDS:
+        if has_grammar(language):
             return language
         if known_without_pack(language):
             raise errors.GrammarPackNeeded(language, GRAMMARS_INSTALL)
         raise errors.UnknownLanguage(language, list(close_ids(language)))
 
-    def _notebook_language(self, path: Path) -> str:
-        """The language of a notebook's kernel, from its metadata."""
+    def _notebook_language(self, path: Path, live: dict[str, Any] | None = None) -> str:
+        """The language of a notebook's kernel, from its metadata (an open notebook's: its
+        shared document's, `live`)."""
         relpath = self.run.relpath(path)
         try:
-            data = json.loads(read_bytes_inside(self.run.runtime.root_path, path,
-                                                self.run.runtime.max_notebook_bytes,
-                                                shown=relpath))
+            data = live if live is not None else json.loads(read_bytes_inside(
+                self.run.runtime.root_path, path, self.run.runtime.max_notebook_bytes,
+                shown=relpath))
             language = notebook_language(data.get("metadata") or {})
         except (ValueError, AttributeError):
             raise errors.NotANotebook(relpath) from None
-        if language not in GRAMMAR_IDS:
+        if not has_grammar(language):
             if known_without_pack(language):
                 raise errors.GrammarPackNeeded(language, GRAMMARS_INSTALL)
             raise errors.NoGrammar(relpath, language)
@@ -133,17 +147,24 @@ class StructuralSession:
         if len(text) > limit:
             raise errors.TooLong(what, len(text), limit)
 
-    def _files(self, base: Path, language: str) -> tuple[list[tuple[str, int]], dict[str, int]]:
+    def _files(self, base: Path, language: str, hidden: bool
+               ) -> tuple[list[tuple[str, int]], dict[str, int]]:
+        # A folder's files in `language` (the CLI's extensions, as endings of the name longer
+        # than the ending: the CLI's `*.env` is no `.env`), and
+        # its notebooks whatever their language: a worker searches those in `language`. A
+        # file given by path is searched as it is. Hidden folders are left out unless
+        # `hidden`; so are hidden files, but for those in `language`, which the CLI's file
+        # types keep (a notebook is no file type of the CLI's).
+        endings = tuple(sorted(extensions_for(language))) if base.is_dir() else None
         walker = self.run.walker(skip_binary=False,
-                                 max_notebook_bytes=self.run.runtime.max_notebook_bytes)
-        # A folder's files in `language`, and its notebooks whatever their language: a
-        # worker searches those in `language`. A file given by path is searched as it is.
-        extensions = extensions_for(language) if base.is_dir() else None
+                                 max_notebook_bytes=self.run.runtime.max_notebook_bytes,
+                                 hidden=hidden, hidden_suffixes=endings or ())
         files: list[tuple[str, int]] = []
         vanished = 0
         for path in walker.files(base):
             name = os.fspath(path)
-            if extensions is not None and path.suffix not in extensions \
+            if endings is not None and not (path.name.endswith(endings)
+                                            and path.name not in endings) \
                     and not is_notebook_path(name):
                 continue
             try:
@@ -154,28 +175,40 @@ class StructuralSession:
         return files, _add_vanished(skipped, vanished)
 
     def _search_plan(self, base: Path, path: str | None, language: str | None,
-                     pattern: str) -> tuple[str, list[tuple[str, int]], dict[str, int]]:
+                     pattern: str, hidden: bool, live: dict[str, dict[str, Any]]
+                     ) -> tuple[str, list[tuple[str, int]], dict[str, int], dict[str, bytes]]:
         """The language and the files of a search, or why it cannot start (disk work: run it
-        in a thread). The pattern is compiled as the workers search, not before."""
+        in a thread), and the JSON of the open notebooks among the files (`live`: their
+        shared documents' content). The pattern is compiled as the workers search."""
         if not base.exists():
             raise errors.PathNotFound(path)
-        language = self._language(base, language)
+        language = self._language(base, language, live)
         if base.is_dir() and not extensions_for(language):
             raise errors.NoExtensions(language)
         self._check_size("pattern", pattern, self.limits.max_pattern_chars)
-        files, skipped = self._files(base, language)
-        return language, files, skipped
+        # Workers stopped (never started, or released when idle) start while the files
+        # are listed: their start (~0.05 s) is not added to the search's.
+        self.workers.start_workers()
+        files, skipped = self._files(base, language, hidden)
+        listed = {name for name, _ in files}
+        return language, files, skipped, {name: live_bytes(content)
+                                          for name, content in live.items() if name in listed}
 
     async def search(self, pattern: str, path: str | None, language: str | None, *,
-                     limit: int, with_ranges: bool = False) -> SearchOutcome:
-        """Every match of `pattern` under `path` (default: the run's cwd), `limit` in full."""
+                     limit: int, with_ranges: bool = False,
+                     hidden: bool = False) -> SearchOutcome:
+        """Every match of `pattern` under `path` (default: the run's cwd), `limit` in full;
+        hidden files and folders below `path` only with `hidden` (as the ast-grep CLI)."""
         base = self.run.resolve(path or ".")
+        # Notebooks open in JupyterLab are searched as their shared documents hold them now
+        # (their files are saved later): one truth with read and notebook.
+        live = await open_notebook_contents(self.run.runtime.parent, self.run.runtime.root_path)
         # One thread hop for the checks and the walk (a big tree takes a while to walk).
-        grammar, files, skipped = await asyncio.to_thread(self._search_plan, base, path,
-                                                          language, pattern)
+        grammar, files, skipped, live_json = await asyncio.to_thread(
+            self._search_plan, base, path, language, pattern, hidden, live)
         job = SearchJob(pattern=pattern, language=grammar, files=[], limit=limit,
                         max_text=self.limits.max_match_chars, with_ranges=with_ranges,
-                        root=str(self.run.runtime.root_path))
+                        root=str(self.run.runtime.root_path), live=live_json)
         try:
             answer = await self.workers.search(job, files)
         except PatternError as exc:
@@ -198,12 +231,12 @@ class StructuralSession:
             - counts.get("other_language", 0) - counts.get("outside_root", 0) \
             - counts.get("not_utf8", 0)
         return SearchOutcome(summary, searched, answer,
-                             _add_vanished(skipped, vanished))
+                             _add_vanished(skipped, vanished), live)
 
     # -- staged edits ---------------------------------------------------------------------
 
     async def stage(self, pattern: str, rewrite: str, path: str | None,
-                    language: str | None) -> StagedEdit:
+                    language: str | None, *, hidden: bool = False) -> StagedEdit:
         """Compute the rewrite of every match and keep it, unwritten, as this run's edit."""
         self._check_size("pattern", pattern, self.limits.max_pattern_chars)
         self._check_size("rewrite", rewrite, self.limits.max_rewrite_chars)
@@ -212,12 +245,14 @@ class StructuralSession:
         if unbound:
             raise errors.UnboundMetavariables(unbound, bound)
         limit = self.limits.max_edit_replacements
-        outcome = await self.search(pattern, path, language, limit=limit, with_ranges=True)
+        outcome = await self.search(pattern, path, language, limit=limit, with_ranges=True,
+                                    hidden=hidden)
         answer = outcome.answer
         if answer["total"] > limit:
             raise errors.TooManyReplacements(answer["total"], limit)
         # Reading, rewriting and diffing many files is disk and CPU work: off the loop.
-        rewritten = await asyncio.to_thread(self._rewrite_files, rewrite, answer)
+        rewritten = await asyncio.to_thread(self._rewrite_files, rewrite, answer,
+                                            outcome.live)
         await self._refuse_broken_syntax(outcome.pattern.language, rewritten)
         changes = [change for change, _, _, _ in rewritten]
         edit = self.edits.stage(pattern, rewrite, outcome.pattern.language, changes)
@@ -240,8 +275,10 @@ class StructuralSession:
                                 files=[c.relpath for c in edit.files], counts=edit.counts(),
                                 replacements=edit.replacements)
 
-    def _rewrite_files(self, rewrite: str, answer: dict[str, Any]) -> list[_Rewritten]:
-        """Each changed file, its code before and after, and where the replacements landed."""
+    def _rewrite_files(self, rewrite: str, answer: dict[str, Any],
+                       live: dict[str, dict[str, Any]] | None = None) -> list[_Rewritten]:
+        """Each changed file, its code before and after, and where the replacements landed.
+        `live`: the open notebooks' content the search matched in."""
         root = self.run.runtime.root_path
         by_file: dict[str, list[Replacement]] = {}
         for match in answer["matches"]:
@@ -254,7 +291,8 @@ class StructuralSession:
             target = Path(file)
             if is_notebook_path(target.name):
                 notebook = self._rewrite_notebook(target, rewrite, replacements,
-                                                  answer["hashes"][file])
+                                                  answer["hashes"][file],
+                                                  (live or {}).get(file))
                 if notebook is not None:
                     rewritten.append(notebook)
                 continue
@@ -264,31 +302,37 @@ class StructuralSession:
             relpath = self.run.relpath(target)
             # A file that is not UTF-8 is rewritten in its own encoding (files.text).
             encoding = detect_encoding(before)
+            chosen = non_overlapping(replacements)
             try:
-                after, spans = apply(rewrite, before, replacements, encoding)
+                after, spans = apply(rewrite, before, chosen, encoding)
             except UnicodeEncodeError:
                 raise errors.RewriteNotEncodable(relpath, ENCODING_NAMES[encoding]) from None
             if after == before:
                 continue
+            # The diff from where the replacements are: no sequence matching of the files.
+            diff = rewrite_diff(relpath, before, after, [(r.start, r.end) for r in chosen],
+                                spans, encoding)
             rewritten.append((FileChange(target, relpath, content_hash(before), after,
-                                         len(spans),
-                                         unified_diff(relpath, before, after, encoding),
-                                         identity_inside(root, target)),
+                                         len(spans), diff, identity_inside(root, target)),
                               before, after, spans))
         return rewritten
 
     def _rewrite_notebook(self, target: Path, rewrite: str, replacements: list[Replacement],
-                          snapshot: str) -> _Rewritten | None:
+                          snapshot: str, live: dict[str, Any] | None = None
+                          ) -> _Rewritten | None:
         """A notebook's change: only the sources of the cells rewritten, all else kept.
 
         The rewrite is computed on the virtual document the search matched in (rebuilt
-        from the same bytes), then written into the cells as their new sources.
+        from the same bytes, or from the open notebook's content `live`), then written into
+        the cells as their new sources.
         """
         root = self.run.runtime.root_path
         relpath = self.run.relpath(target)
+        file: NotebookFile | None
         try:
-            file = read_notebook(root, target, self.run.runtime.max_notebook_bytes,
-                                 shown=relpath)
+            file = (live_file(target, relpath, live) if live is not None else
+                    read_notebook(root, target, self.run.runtime.max_notebook_bytes,
+                                  shown=relpath))
         except (NotebookError, FilesError, OSError):
             file = None
         if file is None or file.snapshot != snapshot:
@@ -322,14 +366,23 @@ class StructuralSession:
         line within it) when the rewrite adds syntax errors."""
         if not rewritten:
             return
-        job = SyntaxCheckJob(language, [(change.relpath, before, after, spans)
-                                        for change, before, after, spans in rewritten])
+        # In parts of about _CHECK_BYTES or _CHECK_FILES: the workers parse them side by side.
+        jobs: list[SyntaxCheckJob] = []
+        size = _CHECK_BYTES
+        for change, before, after, spans in rewritten:
+            if size >= _CHECK_BYTES or len(jobs[-1].files) >= _CHECK_FILES:
+                jobs.append(SyntaxCheckJob(language, []))
+                size = 0
+            jobs[-1].files.append((change.relpath, before, after, spans))
+            size += len(after)
         changes = {change.relpath: change for change, _, _, _ in rewritten}
+        results = await asyncio.gather(*(self.workers.check_syntax(job) for job in jobs))
+        # errors_before is None when the code after has no error: then none is new.
         broken = [{"file": result["path"], "line": result["line"], "column": result["column"],
                    "syntax_errors_before": result["errors_before"],
                    "syntax_errors_after": result["errors_after"]}
-                  for result in await self.workers.check_syntax(job)
-                  if result["errors_after"] > result["errors_before"]]
+                  for part in results for result in part
+                  if result["errors_after"] > (result["errors_before"] or 0)]
         if broken:
             for place in broken:
                 change = changes[place["file"]]
@@ -354,6 +407,12 @@ class StructuralSession:
             edit.status = EditStatus.DISCARDED
             self._announce(edit)
             return edit, []
+        # Checked and written in each file's order across every run (all its files locked,
+        # in sorted order): no other run's change lands between the check and the write.
+        async with self.run.runtime.file_locks.hold([c.path for c in edit.files]):
+            return await self._accept(edit)
+
+    async def _accept(self, edit: StagedEdit) -> tuple[StagedEdit, list[Path]]:
         root = self.run.runtime.root_path
         # A notebook open with real-time collaboration changes in its shared document: its
         # clients see the change in place, and the collaboration server saves it.
@@ -367,17 +426,28 @@ class StructuralSession:
         if stale:
             edit.status = EditStatus.STALE
             self._announce(edit)
-            raise errors.StaleEdit(edit_id, stale)
-        await write_with_open_notebooks(shared.values(), lambda: edit.write(root, on_disk))
+            raise errors.StaleEdit(edit.id, stale)
+        try:
+            await write_with_open_notebooks(shared.values(), lambda: edit.write(root, on_disk))
+        except StaleFile as exc:  # written by someone outside the order (the user) meanwhile
+            edit.status = EditStatus.STALE
+            self._announce(edit)
+            raise errors.StaleEdit(edit.id, [exc.shown]) from None
         edit.status = EditStatus.ACCEPTED
         self._announce(edit)
         return edit, [change.path for change in edit.files]
 
     def _announce(self, edit: StagedEdit) -> None:
+        self.edits.changed(edit)
         self.run.events.publish("edit_resolved", run_id=self.run.id, edit_id=edit.id,
                                 action=edit.status.value, files=[c.relpath for c in edit.files],
                                 counts=edit.counts(), replacements=edit.replacements)
 
+
+# How much rewritten code (bytes after, files) one syntax check job takes: big enough that
+# a job's round trip is small beside its parsing, small enough that the workers share it.
+_CHECK_BYTES = 2**20
+_CHECK_FILES = 250
 
 # A rewritten file: its change, its code before and after (a notebook's virtual document),
 # and where the replacements landed in the code after.

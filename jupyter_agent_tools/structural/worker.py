@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -28,7 +29,7 @@ from ..files.errors import FilesError, LinkSwapped, OutsideRoot
 from . import astgrep
 from .astgrep import Found, SgPattern
 from .cache import CachedFile, TreeCache
-from .languages import AST_GREP_LANGUAGES, GRAMMARS_INSTALL, PACK_IDS, load_language
+from .languages import AST_GREP_LANGUAGES, GRAMMARS_INSTALL, load_language, pack_ids
 from .match import Env, Matcher
 from .pattern import Pattern, PatternError, compile_pattern
 
@@ -36,6 +37,7 @@ _SNIFF_BYTES = 8192
 NOTEBOOK_SUFFIX = ".ipynb"  # as notebooks.document says; not imported: nbformat is slow
 _RECURSION_LIMIT = 100_000
 _STACK_BYTES = 512 * 2**20  # reserved, not committed: pages are used as the stack grows
+_MIN_STACK_BYTES = 16 * 2**20
 
 
 @dataclass
@@ -51,6 +53,9 @@ class SearchJob:
     # The server's root: each file is opened from it without following links, so a folder
     # swapped for a link since the walk listed it is not read.
     root: str = field(kw_only=True)
+    # Notebooks open in JupyterLab: their JSON as their shared documents hold them now, by
+    # path, searched instead of their files (saved later).
+    live: dict[str, bytes] = field(default_factory=dict, kw_only=True)
 
 
 @dataclass
@@ -128,43 +133,43 @@ class SearchEngine:
 
     def compile(self, job: CompileJob) -> dict[str, Any]:
         """The pattern's summary, or why it does not parse."""
-        pattern = _compiled(job.pattern, job.language)
+        pattern = _pattern(job.pattern, job.language)
         if isinstance(pattern, PatternError):
             return _unparseable(pattern)
         return {"summary": pattern.summary()}
 
     def check_syntax(self, job: SyntaxCheckJob) -> dict[str, Any]:
         """Per file: syntax errors before and after, and where the first new one is (line and
-        column from 1, the column in characters)."""
+        column from 1, the column in characters). The code before is parsed only when the
+        code after has errors (else `errors_before` is None: no error can be new)."""
         errors_in = self._syntax_checker(job.language)
         results = []
         for path, before, after, spans in job.files:
-            old = errors_in(before)
             new = errors_in(after)
+            old = errors_in(before) if new else []
             # Where the rewrite landed, if an error is there; else the first error.
-            inside = [error for error in new
-                      if any(start <= error[0] <= end for start, end in spans)]
-            first = (inside or new)[0] if len(new) > len(old) else None
+            first = _first_inside(new, spans) if len(new) > len(old) else None
             line = column = None
             if first is not None:
                 offset, line = first[0], first[1] + 1
                 line_start = after.rfind(b"\n", 0, offset) + 1
                 column = len(after[line_start:offset].decode("utf-8", "replace")) + 1
-            results.append({"path": path, "errors_before": len(old), "errors_after": len(new),
+            results.append({"path": path, "errors_before": len(old) if new else None,
+                            "errors_after": len(new),
                             "line": line, "column": column})
         return {"files": results}
 
     def _syntax_checker(self, language: str) -> Callable[[bytes], list[tuple[int, int]]]:
         """(byte offset, line from 0) of a text's syntax errors: tree-sitter's parse where
         the grammar pack is installed, else ast-grep's (its languages only)."""
-        if language in PACK_IDS or language not in AST_GREP_LANGUAGES:
+        if language not in AST_GREP_LANGUAGES or language in pack_ids():
             parser = self._parser(language)
             return lambda text: [(node.start_byte, node.start_point[0])
                                  for node in _syntax_errors(parser.parse(text).root_node)]
         return lambda text: astgrep.syntax_errors(text, language)
 
     def run(self, job: SearchJob) -> dict[str, Any]:
-        pattern = _compiled(job.pattern, job.language)
+        pattern = _pattern(job.pattern, job.language)
         if isinstance(pattern, PatternError):
             return _unparseable(pattern)
         matcher = Matcher(pattern) if isinstance(pattern, Pattern) else None
@@ -179,7 +184,7 @@ class SearchEngine:
         root = Path(job.root)
         for path in job.files:
             try:
-                entry = self._entry(root, path, job.language)
+                entry = self._entry(root, path, job.language, job.live.get(path))
             except (LinkSwapped, OutsideRoot):
                 counts["outside_root"] += 1
                 continue
@@ -214,15 +219,23 @@ class SearchEngine:
                     entry.syntax_errors = tree.root_node.has_error
                 matched: Iterable[Found] = (_found(source, first, last, env)
                                             for first, last, env in matcher.find(tree, source))
+                uncounted = 0
             else:
                 assert isinstance(pattern, SgPattern)
-                matched, has_error = astgrep.find(pattern, tree, source,
-                                                  look_for_errors=entry.syntax_errors is None)
+                nodes, has_error = astgrep.find_nodes(pattern, tree,
+                                                      look_for_errors=entry.syntax_errors is None)
                 if entry.syntax_errors is None:
                     entry.syntax_errors = has_error
+                # Positions cost a few calls a match: worked out only for the matches
+                # described (a notebook's all: which cell each is in decides whether it counts).
+                described_here = len(nodes) if entry.document is not None \
+                    else max(0, min(len(nodes), job.limit - len(matches)))
+                matched = astgrep.found(pattern, nodes[:described_here], source)
+                uncounted = len(nodes) - described_here
             if entry.syntax_errors:
                 parse_errors.append(path)
-            found = 0
+            found = uncounted
+            total += uncounted
             in_cells = _CellMapper(path, entry, job) if entry.document is not None else None
             for match in matched:
                 described = None
@@ -258,22 +271,28 @@ class SearchEngine:
         counts["parsed"] += 1
         return tree
 
-    def _entry(self, root: Path, path: str, language: str) -> CachedFile | None:
+    def _entry(self, root: Path, path: str, language: str, live: bytes | None = None
+               ) -> CachedFile | None:
         """The file's cached entry, read afresh when it changed; None when it is gone.
+        `live`: an open notebook's JSON as its shared document holds it, taken for the file.
 
         LinkSwapped or OutsideRoot when a link now leads out of `root`.
         """
-        try:
-            stat = os.stat(path, follow_symlinks=False)
-        except OSError:
-            return None
-        stamp = (stat.st_mtime_ns, stat.st_size)
+        if live is not None:
+            digest = int.from_bytes(hashlib.blake2b(live, digest_size=8).digest(), "big")
+            stamp = (-1 - digest, len(live))  # no file's: its mtime is negative
+        else:
+            try:
+                stat = os.stat(path, follow_symlinks=False)
+            except OSError:
+                return None
+            stamp = (stat.st_mtime_ns, stat.st_size)
         key = (path, language)
         entry = self.cache.get(key, stamp)
         if entry is not None:
             return entry
         try:
-            source = read_bytes_inside(root, Path(path))
+            source = live if live is not None else read_bytes_inside(root, Path(path))
         except (LinkSwapped, OutsideRoot):
             raise  # counted apart by the caller: not searched, and not gone either
         except FilesError:  # gone, or no longer a regular file, since it was listed
@@ -285,20 +304,37 @@ class SearchEngine:
         return self.cache.put(key, CachedFile(stamp, source))
 
 
+def _pattern(source: str, language: str) -> Pattern | SgPattern | PatternError:
+    """The pattern, compiled with the grammars here now: a pattern of several statements
+    refused for want of the pack is compiled again once the pack is installed."""
+    compiled = _compiled(source, language, with_pack=False)
+    if isinstance(compiled, _NeedsPack) and pack_ids(recheck=True):
+        compiled = _compiled(source, language, with_pack=True)
+    return compiled
+
+
+class _NeedsPack(PatternError):
+    """A pattern only the built-in matcher can take, which needs the pack."""
+
+
 @lru_cache(maxsize=64)
-def _compiled(source: str, language: str) -> Pattern | SgPattern | PatternError:
+def _compiled(source: str, language: str, *, with_pack: bool
+              ) -> Pattern | SgPattern | PatternError:
     """The pattern (ast-grep's where it has the language), or why it does not parse: a
-    failure is kept too, so the batches of one search do not each parse a bad pattern again."""
+    failure is kept too, so the batches of one search do not each parse a bad pattern again.
+    Without `with_pack`, a pattern of several statements in one of ast-grep's languages is
+    _NeedsPack (the pack is not even looked for: a search in ast-grep's languages does not
+    load it)."""
     try:
         if language in AST_GREP_LANGUAGES:
             try:
                 return astgrep.compile_sg(source, language)
             except astgrep.SeveralNodes as several:
-                if language not in PACK_IDS:
-                    raise PatternError(
+                if not with_pack:
+                    return _NeedsPack(
                         f"{several.reason}; ast-grep matches one node, and the built-in "
                         "matcher, which finds runs of several, needs tree-sitter-language-pack "
-                        f"(to add it: {GRAMMARS_INSTALL})", several.contexts) from None
+                        f"(to add it: {GRAMMARS_INSTALL})", several.contexts)
                 # ast-grep takes one node: the built-in matcher finds runs of siblings
         return compile_pattern(source, language)
     except PatternError as exc:
@@ -328,6 +364,18 @@ class _CellMapper:
         return _notebooks().describe_in_cell(self.path, self.notebook, found,
                                              max_text=self.job.max_text,
                                              with_ranges=self.job.with_ranges)
+
+
+def _first_inside(errors: list[tuple[int, int]], spans: list[tuple[int, int]]
+                  ) -> tuple[int, int]:
+    """The first of `errors` (byte offset, line) within one of `spans` (ascending, not
+    overlapping; their ends included), else the first error."""
+    starts = [start for start, _ in spans]
+    for error in errors:
+        at = bisect_right(starts, error[0]) - 1
+        if at >= 0 and error[0] <= spans[at][1]:
+            return error
+    return errors[0]
 
 
 def _syntax_errors(root: Node) -> list[Node]:
@@ -380,15 +428,36 @@ def main(argv: list[str]) -> None:
     engine = SearchEngine(TreeCache(budget, factor))
     # Compiling and matching recurse along the pattern (a run of 1,500 statements is 1,500
     # frames deep): room for any pattern within the size limit, on a stack to match.
-    sys.setrecursionlimit(_RECURSION_LIMIT)
-    threading.stack_size(_STACK_BYTES)
+    stack = _stack_bytes()
+    sys.setrecursionlimit(_RECURSION_LIMIT * stack // _STACK_BYTES)
+    threading.stack_size(stack)
     server = threading.Thread(target=_serve, args=(engine, inbox, outbox), name="search-worker")
     server.start()
     server.join()
 
 
+def _stack_bytes() -> int:
+    """The search thread's stack: _STACK_BYTES, or an eighth of an address-space limit
+    (ulimit -v) when that is smaller, as reserving it counts against that limit."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return _STACK_BYTES
+    return max(_MIN_STACK_BYTES, min(_STACK_BYTES, soft // 8) // 4096 * 4096)
+
+
 def _serve(engine: SearchEngine, inbox: Any, outbox: Any) -> None:
+    warm = False
     while True:
+        if not warm and not inbox.poll(0):
+            # Idle (no job waiting): load now what later jobs may need (the grammar pack,
+            # 30 ms), not while a search waits; a search in ast-grep's languages never does.
+            warm = True
+            try:
+                pack_ids()
+            except Exception:  # noqa: BLE001 - only a head start: a job needing it says why
+                pass
         try:
             request = inbox.recv()
         except (EOFError, OSError):

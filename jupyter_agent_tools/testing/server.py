@@ -35,8 +35,12 @@ class JupyterServerProcess:
     """Start with `start()` (or `with`), talk to it through `client()`, stop with `stop()`."""
 
     def __init__(self, root_dir: Path | str, *, startup_timeout: float = 90.0,
-                 extra_args: list[str] | None = None, env: dict[str, str] | None = None) -> None:
+                 extra_args: list[str] | None = None, env: dict[str, str] | None = None,
+                 launcher: list[str] | None = None) -> None:
         self.root_dir = Path(root_dir).resolve()
+        #: Run before the server, which it must `exec` (same pid): e.g. a shell that moves
+        #: itself into a memory cgroup first.
+        self.launcher = list(launcher or [])
         self.startup_timeout = startup_timeout
         self.extra_args = list(extra_args or [])
         self.extra_env = dict(env or {})
@@ -56,6 +60,7 @@ class JupyterServerProcess:
         self._log_path = scratch / "server.log"
         env = {**os.environ, **self.extra_env, "JUPYTER_RUNTIME_DIR": str(runtime_dir)}
         argv = [
+            *self.launcher,
             sys.executable, "-m", "jupyter_server",
             "--ServerApp.ip=127.0.0.1",
             "--ServerApp.port=0",
@@ -67,6 +72,12 @@ class JupyterServerProcess:
             "--ServerApp.jpserver_extensions=jupyter_agent_tools=True",
             *self.extra_args,
         ]
+        if not any(arg.startswith("--Runtime.run_store_path") for arg in self.extra_args):
+            # Not the user's own data directory: a run store of its own, gone with it.
+            argv.append(f"--Runtime.run_store_path={scratch / 'runs.sqlite3'}")
+        if not any(arg.startswith("--AgentTokens.path") for arg in self.extra_args):
+            # Nor the user's agent tokens: a token file of its own.
+            argv.append(f"--AgentTokens.path={scratch / 'tokens.sqlite3'}")
         with open(self._log_path, "wb") as log:
             # A session of its own: stop() can reach every process the server started.
             self._process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
@@ -106,6 +117,20 @@ class JupyterServerProcess:
         except httpx.HTTPError:
             return False
         return response.status_code == 200
+
+    def terminate(self, timeout: float = 30.0) -> None:
+        """SIGTERM the server process alone and wait until it exits, as a graceful stop does
+        it (its log stays readable until `stop`, which removes its scratch folder)."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            self._process.wait(timeout)
+
+    def crash(self) -> None:
+        """`kill -9` the server process alone, as a crash would end it (what it started is
+        left running until `stop`, which also removes its scratch folder)."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
 
     def stop(self, timeout: float = 30.0) -> None:
         process, self._process = self._process, None

@@ -15,6 +15,7 @@ from ..questions import (
 )
 from ..runtime import CallContext, ErrorCode, Resource, Tier, Tool, ToolArgs, ToolError, ToolResult
 from ..runtime.approvals import too_many_open
+from .outputs import AskUserOutput
 
 
 class AskOption(ToolArgs):
@@ -58,6 +59,7 @@ class AskUser(Tool):
         "no_human when nobody is watching."
     )
     Args = AskUserArgs
+    Output = AskUserOutput
 
     def label(self, args: AskUserArgs) -> str:
         return f"ask_user {args.question[:60]}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -9,6 +10,7 @@ from pydantic import Field, field_validator
 
 from ..kernels import errors
 from ..kernels.interpreters import CellRun, RunInterpreters
+from ..kernels.outputs import message_text
 from ..kernels.protocol import BridgeError, BridgeReply
 from ..kernels.session import CellEnd
 from ..runtime import (
@@ -22,15 +24,21 @@ from ..runtime import (
     ToolError,
     ToolResult,
 )
+from .outputs import EvalOutput
 
 if TYPE_CHECKING:
     from ..runtime import RunView
 
 
+# 5 to 10 words, in the schema (clients check it before calling) and on the server alike.
+FIVE_TO_TEN_WORDS = r"^\s*\S+(\s+\S+){4,9}\s*$"
+
+
 class EvalArgs(ToolArgs):
     code: str = Field(min_length=1, description="The cell to run, as in a notebook.")
     description: str = Field(
-        description="What the cell does, in 5 to 10 words; labels the call for the user."
+        description="What the cell does, in 5 to 10 words; labels the call for the user.",
+        json_schema_extra={"pattern": FIVE_TO_TEN_WORDS},
     )
     language: Literal["python", "javascript"] = Field(
         "python", description="python (IPython kernel) or javascript (Deno kernel)."
@@ -40,9 +48,8 @@ class EvalArgs(ToolArgs):
     @field_validator("description")
     @classmethod
     def _five_to_ten_words(cls, value: str) -> str:
-        words = len(value.split())
-        if not 5 <= words <= 10:
-            raise ValueError(f"must be 5 to 10 words, got {words}")
+        if re.fullmatch(FIVE_TO_TEN_WORDS, value) is None:
+            raise ValueError(f"must be 5 to 10 words, got {len(value.split())}")
         return value.strip()
 
 
@@ -51,17 +58,21 @@ class Eval(Tool):
     tier = Tier.EXEC
     requires = frozenset({Resource.WORKDIR, Resource.KERNELS})
     parallel_safe = False
+    long_running = True
     description = (
         "Run code in this run's persistent kernel (Python by default, or JavaScript in Deno); "
         "state survives between calls, like notebook cells. Returns the last expression's "
         "value, printed output, displays (tables as html, figures as images, Markdown, LaTeX "
         "and JSON as their source) or the traceback. IPython idioms work (%pip, %cd, !cmd, %%bash). Inside a cell, "
         "tool(name, args) calls any tool of this run and returns its result (.text, .data), "
-        "raising ToolError on failure. A cell quiet for too long is interrupted. In a run "
+        "raising ToolError on failure. A cell quiet for too long is interrupted. A cell still "
+        "running after a while answers status running with a job_id and its output so far: "
+        "it goes on, and the `job` tool waits for it, reads or cancels it. In a run "
         "created on the user's kernel (kernel_id / notebook), Python cells run there, beside "
         "the user's variables: reset is refused, and a cell waits while the user runs one."
     )
     Args = EvalArgs
+    Output = EvalOutput
 
     def precheck(self, ctx: CallContext, args: EvalArgs) -> None:
         interpreters: RunInterpreters = ctx.run.resources[Resource.KERNELS]
@@ -98,8 +109,9 @@ class Eval(Tool):
     async def call(self, ctx: CallContext, args: EvalArgs) -> ToolResult:
         interpreters: RunInterpreters = ctx.run.resources[Resource.KERNELS]
         try:
-            cell = await interpreters.execute(args.language, args.code, reset=args.reset,
-                                              caller=CellToolCalls(ctx.run))
+            cell = await interpreters.execute(
+                args.language, args.code, reset=args.reset, caller=CellToolCalls(ctx.run),
+                listener=lambda msg_type, content: ctx.say(message_text(msg_type, content)))
         except errors.KernelError as exc:
             raise kernel_error(exc) from None
         return eval_result(cell, interpreters.limits.idle_timeout_seconds)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -11,14 +12,20 @@ from pydantic import Field
 
 from ..files import (
     DecodedText,
+    FileMissing,
     LineBreakText,
+    NotText,
+    OsRefused,
+    TooLarge,
     is_text,
     line_endings,
+    read_bytes_inside,
     read_decoded_inside,
     real_root,
     write_files_atomically,
 )
 from ..files.cached import read_cached_beneath
+from ..files.order import bytes_sha256
 from ..notebooks import (
     Cell,
     InvalidNotebook,
@@ -33,8 +40,10 @@ from ..notebooks import (
     saved_images,
     write_sources,
 )
+from ..notebooks.current import check_loadable
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
 from .notebook_errors import notebook_error
+from .outputs import EditOutput, ReadOutput, WriteOutput
 
 # Where old_string occurs several times, the lines of the first few are named.
 MAX_LISTED_OCCURRENCES = 20
@@ -73,6 +82,7 @@ class Read(Tool):
         "endings are kept by edits; read notes a file that is not UTF-8 or has CRLF endings."
     )
     Args = ReadArgs
+    Output = ReadOutput
     path_fields = ("path",)
 
     def label(self, args: ReadArgs) -> str:
@@ -105,6 +115,11 @@ class Read(Tool):
         shared = await open_shared_notebook(
             ctx.runtime.parent, path.relative_to(ctx.runtime.root_path).as_posix())
         if shared is not None:
+            try:  # one answer for a notebook JupyterLab cannot load, open or not
+                await check_loadable(shared, ctx.runtime.root_path, path, ctx.run.relpath(path),
+                                     ctx.runtime.max_notebook_bytes)
+            except InvalidNotebook as exc:
+                raise notebook_error(exc, doing="read") from None
             notebook = Notebook.of_data(shared.content())
             return await asyncio.to_thread(
                 _notebook_listing, ctx, args, path, notebook, shared=True)
@@ -140,10 +155,15 @@ class Read(Tool):
         if is_notebook_path(path.name):
             rel = ctx.run.relpath(path)
             try:
-                notebook = read_notebook(runtime.root_path, path, runtime.max_notebook_bytes,
-                                         shown=rel).notebook
+                file = read_notebook(runtime.root_path, path, runtime.max_notebook_bytes,
+                                     shown=rel)
             except InvalidNotebook as exc:  # shown as text, so that it can be repaired
+                if exc.reason == "unloadable":  # one answer, as when it is open
+                    raise notebook_error(exc, doing="read") from None
                 return self._read_text(ctx, args, path, note=str(exc))
+            # A later `write` over the notebook is refused if someone changed it since.
+            ctx.run.seen_files.saw_bytes(path, file.snapshot)
+            notebook = file.notebook
             return _notebook_listing(ctx, args, path, notebook)
         return self._read_text(ctx, args, path)
 
@@ -155,6 +175,8 @@ class Read(Tool):
         if decoded is None:
             decoded = read_decoded_inside(runtime.root_path, path, runtime.max_read_bytes,
                                           shown=rel)
+        # A later `write` over this file is refused if someone changed it since.
+        ctx.run.seen_files.saw(path, decoded.text)
         lines = decoded.text.splitlines()
         endings = line_endings(decoded.text)
         start = (args.offset or 1) - 1
@@ -213,9 +235,12 @@ class Write(Tool):
     tier = Tier.WRITE
     description = (
         "Create or overwrite a file with the given content (parent folders are created). "
+        "A file you read (or wrote) that someone else changed since is not overwritten "
+        "(stale_edit): read it again. "
         "New diagnostics from the language server, if one serves the file, are attached."
     )
     Args = WriteArgs
+    Output = WriteOutput
     path_fields = ("path",)
 
     def label(self, args: WriteArgs) -> str:
@@ -223,6 +248,11 @@ class Write(Tool):
 
     async def call(self, ctx: CallContext, args: WriteArgs) -> ToolResult:
         path = await asyncio.to_thread(ctx.run.resolve, args.path)
+        # In the file's order across every run: read, compare, write, nobody in between.
+        async with ctx.runtime.file_locks.hold([path]):
+            return await self._write_locked(ctx, args, path)
+
+    async def _write_locked(self, ctx: CallContext, args: WriteArgs, path: Path) -> ToolResult:
         rel = ctx.run.relpath(path)
         size = len(args.content.encode())
         if is_notebook_path(path.name):
@@ -238,15 +268,42 @@ class Write(Tool):
                     f"Overwrote {rel} in the open notebook's shared document ({size} bytes); "
                     "the collaboration server saves it.",
                     {"path": rel, "created": False, "bytes": size, "shared_document": True})
-        created = await asyncio.to_thread(
-            write_files_atomically, {path: args.content}, root=ctx.runtime.root_path,
-            relpath=ctx.run.relpath)
+        created = await asyncio.to_thread(self._write, ctx, path, args.content)
         ctx.wrote(path, created=created)
         verb = "Created" if created else "Overwrote"
         return ToolResult.success(
             f"{verb} {rel} ({size} bytes).",
             {"path": rel, "created": bool(created), "bytes": size},
         )
+
+    @staticmethod
+    def _write(ctx: CallContext, path: Path, content: str) -> list[Path]:
+        """Write `content` over what the file holds now, if the run saw that (or never read
+        the file); stale_edit if the file changed since the run read or wrote it, or changes
+        between this read and the write."""
+        root, rel = ctx.runtime.root_path, ctx.run.relpath(path)
+        based_on: dict[Path, str | None] = {}
+        changed = False
+        try:
+            data = read_bytes_inside(root, path, ctx.runtime.max_read_bytes, shown=rel)
+        except (FileMissing, OsRefused) as exc:
+            if isinstance(exc, OsRefused) and exc.error.errno != errno.ENOENT:
+                raise  # a missing folder is created; what else the OS refuses, it refuses
+            based_on[path] = None  # created only if nobody creates it meanwhile
+        except TooLarge:
+            pass  # too large to read (for the agent too): replaced, as an unread file
+        else:
+            based_on[path] = bytes_sha256(data)
+            changed = ctx.run.seen_files.matches(path, data) is False
+        if changed:
+            raise ToolError(ErrorCode.STALE_EDIT,
+                            f"{rel} changed since you last read or wrote it (another run or "
+                            "the user wrote it); nothing was written. Read it again and write "
+                            "it on what it holds now, or change it with edit.")
+        created = write_files_atomically({path: content}, root=root, based_on=based_on,
+                                         relpath=ctx.run.relpath)
+        ctx.run.seen_files.saw(path, content)
+        return created
 
 
 def _valid_notebook(rel: str, content: str) -> Notebook:
@@ -279,6 +336,7 @@ class Edit(Tool):
         "and the file's formatting stay as they were."
     )
     Args = EditArgs
+    Output = EditOutput
     path_fields = ("path",)
 
     def label(self, args: EditArgs) -> str:
@@ -299,9 +357,13 @@ class Edit(Tool):
         if args.old_string == args.new_string:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS,
                             "old_string and new_string are the same; there is nothing to change.")
-        if args.cell is not None:
-            return await self._edit_notebook(ctx, args)
-        path, count, kept = await asyncio.to_thread(self._edit, ctx, args)
+        path = await asyncio.to_thread(ctx.run.resolve, args.path)
+        # In the file's order across every run: the edit is computed on the bytes it
+        # replaces, and lands only if nobody else wrote them meanwhile.
+        async with ctx.runtime.file_locks.hold([path]):
+            if args.cell is not None:
+                return await self._edit_notebook(ctx, args, path)
+            count, kept = await asyncio.to_thread(self._edit, ctx, args, path)
         ctx.wrote(path)
         return ToolResult.success(
             f"Replaced {count} occurrence{'s' if count > 1 else ''} in "
@@ -310,12 +372,14 @@ class Edit(Tool):
         )
 
     @staticmethod
-    def _edit(ctx: CallContext, args: EditArgs) -> tuple[Path, int, str]:
-        """The file edited, the replacements made, and how the file was kept (a note)."""
+    def _edit(ctx: CallContext, args: EditArgs, path: Path) -> tuple[int, str]:
+        """The replacements made, and how the file was kept (a note)."""
         root = ctx.runtime.root_path
-        path = ctx.run.resolve(args.path)
-        decoded = read_decoded_inside(root, path, ctx.runtime.max_read_bytes,
-                                      shown=ctx.run.relpath(path))
+        data = read_bytes_inside(root, path, ctx.runtime.max_read_bytes,
+                                 shown=ctx.run.relpath(path))
+        if not is_text(data):
+            raise NotText(ctx.run.relpath(path))
+        decoded = DecodedText.of(data)
         # CRLF and LF are the same line break to old_string: read shows lines without \r.
         text = LineBreakText(decoded.text)
         starts = text.starts(args.old_string)
@@ -334,17 +398,19 @@ class Edit(Tool):
                 data={"occurrences": count, "lines": lines},
             )
         new_text = text.replaced(args.old_string, args.new_string, starts)
-        # The writer keeps the file's encoding (or refuses text it cannot hold).
-        write_files_atomically({path: new_text}, root=root, relpath=ctx.run.relpath)
+        # The writer keeps the file's encoding (or refuses text it cannot hold), and writes
+        # only over the bytes read here.
+        write_files_atomically({path: new_text}, root=root, relpath=ctx.run.relpath,
+                               based_on={path: bytes_sha256(data)})
+        ctx.run.seen_files.changed(path, decoded.text, new_text, bytes_sha256(data))
         kept = [f"{decoded.encoding_name} encoding"] if decoded.encoding != "utf-8" else []
         if text.endings in ("crlf", "mixed") and "\n" in args.new_string.replace("\r\n", "\n"):
             kept.append("CRLF line endings" if text.endings == "crlf"
                         else "the line endings of the replaced text")
-        return path, count, f" (kept its {' and '.join(kept)})" if kept else ""
+        return count, f" (kept its {' and '.join(kept)})" if kept else ""
 
-    async def _edit_notebook(self, ctx: CallContext, args: EditArgs) -> ToolResult:
+    async def _edit_notebook(self, ctx: CallContext, args: EditArgs, path: Path) -> ToolResult:
         assert args.cell is not None
-        path = await asyncio.to_thread(ctx.run.resolve, args.path)
         rel = ctx.run.relpath(path)
         # An open notebook (RTC) changes in its shared document: the human's view updates in
         # place and the collaboration server saves it; otherwise the file is written.
@@ -353,13 +419,27 @@ class Edit(Tool):
         formatting_kept = True
         saved: dict[str, str] = {}
         if shared is not None:
+            try:  # one answer for a notebook JupyterLab cannot load, open or not
+                await check_loadable(shared, ctx.runtime.root_path, path, rel,
+                                     ctx.runtime.max_notebook_bytes)
+            except InvalidNotebook as exc:
+                raise notebook_error(exc) from None
             number = _cell_number(rel, args.cell, shared.ids(), shared=True)
             spans, source = _cell_spans(rel, shared.sources(), args, number)
             shared.replace(number, spans, args.new_string)
+            ctx.run.notebooks.edited(
+                path.relative_to(ctx.runtime.root_path).as_posix(),
+                (shared.ids()[number - 1], shared.cell_types()[number - 1],
+                 shared.sources()[number - 1], number), source)
             how = " (in the open notebook's shared document)"
         else:
             spans, source, notebook, number = await asyncio.to_thread(
                 self._edit_file, ctx, args, path)
+            cell = notebook.cells[number - 1]  # as it was read
+            ctx.run.notebooks.edited(
+                path.relative_to(ctx.runtime.root_path).as_posix(),
+                (cell.id, cell.cell_type, source.replace(args.old_string, args.new_string),
+                 number), source)
             formatting_kept = notebook.style.exact
             saved = {"nbformat": notebook.saved_format}
             if notebook.upgraded_from:
@@ -394,10 +474,11 @@ class Edit(Tool):
         number = _cell_number(file.shown, args.cell, [cell.id for cell in cells])
         spans, source = _cell_spans(file.shown, [cell.source for cell in cells], args, number)
         try:
-            write_sources(ctx.runtime.root_path, file,
-                          {number: source.replace(args.old_string, args.new_string)})
+            written = write_sources(ctx.runtime.root_path, file,
+                                    {number: source.replace(args.old_string, args.new_string)})
         except StaleNotebook as exc:
             raise notebook_error(exc) from None
+        ctx.run.seen_files.changed_bytes(path, file.snapshot, bytes_sha256(written))
         return spans, source, file.notebook, number
 
 
@@ -499,7 +580,8 @@ def _notebook_listing(ctx: CallContext, args: ReadArgs, path: Path, notebook: No
                      f"nbformat {notebook.saved_format}, as JupyterLab does]")
     # A later change to a cell shown here is refused if the human changes it meanwhile.
     ctx.run.notebooks.saw(path.relative_to(runtime.root_path).as_posix(),
-                          [(cell.id, cell.source) for cell in cells[start:end]])
+                          [(cell.id, cell.cell_type, cell.source, cell.number)
+                           for cell in cells[start:end]])
     return ToolResult.success(
         "\n".join(parts),
         {"path": rel, "notebook": True, "shared_document": shared,

@@ -41,6 +41,8 @@ def notebook_error(exc: NotebookError, *, doing: Doing = "edit",
     where = f"{path}: " if path else ""
     invalid = ErrorCode.INVALID_ARGUMENTS
     if isinstance(exc, InvalidNotebook):
+        if exc.reason == "unloadable":  # one answer, whatever the call was doing
+            return ToolError(invalid, str(exc))
         said = f"{exc}{_REPAIR.get(exc.reason, '')}"
         if doing == "write":
             return ToolError(invalid, f"{said} Nothing was written. Write the whole notebook as "

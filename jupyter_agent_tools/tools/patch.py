@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 from pydantic import Field, PrivateAttr
@@ -10,7 +11,8 @@ from typing_extensions import override
 from unidiff import Hunk, PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
-from ..files import read_text_inside, write_files_atomically
+from ..files import DecodedText, NotText, is_text, read_bytes_inside, write_files_atomically
+from ..files.order import bytes_sha256
 from ..notebooks import (
     InvalidNotebook,
     Notebook,
@@ -21,6 +23,7 @@ from ..notebooks import (
 )
 from ..runtime import CallContext, ErrorCode, Tier, Tool, ToolArgs, ToolError, ToolResult
 from .notebook_errors import notebook_error
+from .outputs import ApplyPatchOutput
 
 # How far (in lines) a hunk may have drifted from the line numbers in its header.
 _MAX_DRIFT = 200
@@ -61,6 +64,7 @@ class ApplyPatch(Tool):
         "the error names the hunk. New diagnostics are attached."
     )
     Args = ApplyPatchArgs
+    Output = ApplyPatchOutput
 
     @override
     async def prepare(self, ctx: CallContext, args: ApplyPatchArgs) -> None:
@@ -73,8 +77,17 @@ class ApplyPatch(Tool):
         return [patched.path for patched in args.parsed]
 
     async def call(self, ctx: CallContext, args: ApplyPatchArgs) -> ToolResult:
+        targets = await asyncio.to_thread(
+            lambda: [ctx.run.resolve(patched.path) for patched in args.parsed])
+        # In each file's order across every run (all its files locked, in sorted order): the
+        # hunks are matched on the bytes they replace, which nobody writes meanwhile.
+        async with ctx.runtime.file_locks.hold(targets):
+            return await self._apply(ctx, args)
+
+    async def _apply(self, ctx: CallContext, args: ApplyPatchArgs) -> ToolResult:
         # Parsing, matching hunks and the disk work stay off the server's event loop.
-        changes, summary, notebooks = await asyncio.to_thread(self._plan, ctx, args)
+        changes, summary, notebooks, based_on, originals = await asyncio.to_thread(
+            self._plan, ctx, args)
         root = ctx.runtime.root_path
         # A notebook open with real-time collaboration changes in its shared document (its
         # clients see the change in place; the collaboration server saves it), checked and
@@ -93,9 +106,21 @@ class ApplyPatch(Tool):
                                 "again (read shows the open notebook) and change its cells with "
                                 "edit {path, cell, old_string, new_string}.")
         on_disk = {path: text for path, text in changes.items() if path not in shared}
-        created = await write_with_open_notebooks(
-            shared.values(),
-            lambda: write_files_atomically(on_disk, root=root, relpath=ctx.run.relpath))
+
+        def write() -> list[Path]:
+            created = write_files_atomically(
+                on_disk, root=root, relpath=ctx.run.relpath,
+                based_on={path: base for path, base in based_on.items() if path in on_disk})
+            # What the run saw follows its change (hashing texts: in this thread, not the loop).
+            for path, original in originals.items():
+                base, text = based_on[path], changes[path]
+                if base is not None:
+                    ctx.run.seen_files.changed(path, original, text, base)
+                elif text is not None:  # created whole by this patch
+                    ctx.run.seen_files.saw(path, text)
+            return created
+
+        created = await write_with_open_notebooks(shared.values(), write)
         ctx.wrote(*changes, created=created)
         return ToolResult.success(
             "Applied patch: " + "; ".join(summary) + ".",
@@ -104,12 +129,17 @@ class ApplyPatch(Tool):
 
     @staticmethod
     def _plan(ctx: CallContext, args: ApplyPatchArgs
-              ) -> tuple[dict[Path, str | None], list[str], dict[Path, tuple[Notebook, Notebook]]]:
-        """Each file's new text (None: deleted), what changes in words, and each valid
-        notebook modified: as it was and as it becomes."""
+              ) -> tuple[dict[Path, str | None], list[str], dict[Path, tuple[Notebook, Notebook]],
+                         dict[Path, str | None], dict[Path, str]]:
+        """Each file's new text (None: deleted), what changes in words, each valid
+        notebook modified (as it was and as it becomes), and the hash of each file's bytes the
+        change was computed on (None: a file the patch creates, which must not exist), and the
+        text of each file changed as it was."""
         root = ctx.runtime.root_path
         patch = args.parsed
         changes: dict[Path, str | None] = {}
+        based_on: dict[Path, str | None] = {}
+        originals: dict[Path, str] = {}
         notebooks: dict[Path, tuple[Notebook, Notebook]] = {}
         summary = []
         for patched in patch:
@@ -119,10 +149,20 @@ class ApplyPatch(Tool):
                 changes[target] = None
                 summary.append(f"deleted {rel}")
                 continue
-            original = ("" if patched.is_added_file
-                        else read_text_inside(root, target, ctx.runtime.max_read_bytes,
-                                              shown=rel))
+            if patched.is_added_file:
+                if os.path.lexists(target):
+                    raise ToolError(ErrorCode.STALE_EDIT,
+                                    f"{rel} exists, and the patch creates it (--- /dev/null); "
+                                    "no file was changed. Read it and make the patch against "
+                                    "what it holds, or write it whole with write.")
+                original, based_on[target] = "", None
+            else:
+                data = read_bytes_inside(root, target, ctx.runtime.max_read_bytes, shown=rel)
+                if not is_text(data):
+                    raise NotText(rel)
+                original, based_on[target] = DecodedText.of(data).text, bytes_sha256(data)
             text = changes[target] = _apply_hunks(rel, original, patched)
+            originals[target] = original
             if is_notebook_path(target.name):  # a notebook stays valid nbformat, as with write
                 try:
                     after = Notebook.from_text(text, name=rel)
@@ -134,7 +174,7 @@ class ApplyPatch(Tool):
                     pass
             verb = "created" if patched.is_added_file else "modified"
             summary.append(f"{verb} {rel} (+{patched.added} -{patched.removed})")
-        return changes, summary, notebooks
+        return changes, summary, notebooks, based_on, originals
 
 
 def _apply_hunks(name: str, original: str, patched: PatchedFile) -> str:

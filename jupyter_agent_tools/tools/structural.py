@@ -15,6 +15,8 @@ from ..structural.edits import ABSENT, StagedEdit
 from ..structural.languages import AST_GREP_LANGUAGES, GRAMMARS_INSTALL, pack_installed
 from ..structural.pattern import PatternSummary
 from ..structural.session import StructuralSession
+from .outputs import AstGrepOutput, ResolveOutput, StagedEditOutput
+from .search import HIDDEN_HELP, MAX_RESULTS_CAP, refuse_skipped_folder
 
 _PATTERN_HELP = (
     "One piece of code in the target language (ast-grep pattern syntax); $NAME matches one "
@@ -145,6 +147,12 @@ def _tool_error(exc: errors.StructuralError) -> ToolError:
                              "was staged; nothing was written. Call ast_edit again to stage the "
                              "change on the current content.",
                              data={"edit_id": edit_id, "stale_files": stale})
+        case errors.SearchFailed(reason=reason, memory_limit=str()):
+            return ToolError(ErrorCode.FAILED,
+                             f"The structural search failed: {reason}. Search fewer files at "
+                             "once (narrow `path`), or give the server more memory; "
+                             "c.ParserProvider.max_tree_cache_mb bounds the parsed trees kept "
+                             "between searches.")
         case errors.SearchFailed(reason=reason, timed_out=timed_out):
             return ToolError(ErrorCode.TIMEOUT if timed_out else ErrorCode.FAILED,
                              f"The structural search failed: {reason}. Narrow `path` and try "
@@ -159,12 +167,15 @@ class AstGrepArgs(ToolArgs):
     language: str | None = Field(
         None, description="Grammar id (python, javascript, typescript, tsx, rust, go, c, cpp, "
         "java, dart, ...). Inferred from the extension when path is a file.")
-    max_results: int = Field(50, ge=1, le=1000, description="Most matches to return.")
+    max_results: int = Field(50, ge=1, le=MAX_RESULTS_CAP, description=(
+        f"Most matches to return (at most {MAX_RESULTS_CAP})."))
+    hidden: bool = Field(False, description=HIDDEN_HELP)
 
 
 # How a skip reads where its reason needs more than its name.
 _SKIPPED = {"not_utf8": "{n} not UTF-8 (ast-grep reads UTF-8 only, as its CLI does: convert "
-                        "with iconv, or change it with edit, which keeps its encoding)"}
+                        "with iconv, or change it with edit, which keeps its encoding)",
+            "hidden": "{n} hidden (pass hidden: true to search them)"}
 
 
 def _skip_text(skipped: dict[str, int]) -> str:
@@ -183,19 +194,25 @@ class AstGrep(Tool):
         "matcher searches (the answer notes it). An empty answer says what the pattern "
         "parsed as. Answers file:line:column, the matched code and captures. "
         "Searches the code cells of notebooks in that language too (`nb.ipynb [cell 3] "
-        "4:5`: line within the cell; IPython magics never match). "
-        ".gitignored, binary and oversized files are skipped."
+        "4:5`: line within the cell; IPython magics never match). A folder search looks at "
+        "the files the CLI gives the language (its extensions). "
+        ".gitignored, binary and oversized files are skipped, and hidden folders unless "
+        "`hidden: true`, as the CLI does."
     )
     Args = AstGrepArgs
+    Output = AstGrepOutput
     path_fields = ("path",)
 
     def label(self, args: AstGrepArgs) -> str:
         return f"ast_grep {args.pattern}"
 
+    def precheck(self, ctx: CallContext, args: AstGrepArgs) -> None:
+        refuse_skipped_folder(ctx, args.path)
+
     async def call(self, ctx: CallContext, args: AstGrepArgs) -> ToolResult:
         try:
             outcome = await _session(ctx).search(args.pattern, args.path, args.language,
-                                                 limit=args.max_results)
+                                                 limit=args.max_results, hidden=args.hidden)
         except errors.StructuralError as exc:
             raise _tool_error(exc) from None
         answer = outcome.answer
@@ -210,8 +227,10 @@ class AstGrep(Tool):
                               for k, v in m["captures"].items())
             lines.append(f"{_place(m)}: {first}" + (f"   [{shown}]" if shown else ""))
         if total > len(matches):
-            lines.append(f"[{total - len(matches)} more matches not shown; raise max_results "
-                         "or narrow the pattern or path]")
+            raise_it = (f"raise max_results (up to {MAX_RESULTS_CAP}) or "
+                        if args.max_results < MAX_RESULTS_CAP else "")
+            lines.append(f"[{total - len(matches)} more matches not shown; {raise_it}narrow "
+                         "the pattern or path]")
         parse_errors = [_rel(ctx, p) for p in answer["parse_errors"][:_MAX_LISTED_ERRORS]]
         if parse_errors:
             lines.append(f"[{len(answer['parse_errors'])} file(s) have syntax errors, matches "
@@ -268,6 +287,10 @@ class AstEditArgs(ToolArgs):
     path: str | None = Field(None, description="File or folder (default: the working directory).")
     language: str | None = Field(
         None, description="Grammar id; inferred from the extension when path is a file.")
+    hidden: bool = Field(False, description=(
+        "Also rewrite in hidden files and folders (.github, ...), which are skipped by "
+        "default as the ast-grep CLI skips them. A hidden path named in `path` is searched "
+        "either way; .git and .ipynb_checkpoints never are."))
 
 
 class AstEdit(Tool):
@@ -281,15 +304,19 @@ class AstEdit(Tool):
         "call resolve with it to accept or discard."
     )
     Args = AstEditArgs
+    Output = StagedEditOutput
     path_fields = ("path",)
 
     def label(self, args: AstEditArgs) -> str:
         return f"ast_edit {args.pattern} -> {args.rewrite}"
 
+    def precheck(self, ctx: CallContext, args: AstEditArgs) -> None:
+        refuse_skipped_folder(ctx, args.path)
+
     async def call(self, ctx: CallContext, args: AstEditArgs) -> ToolResult:
         try:
             edit = await _session(ctx).stage(args.pattern, args.rewrite, args.path,
-                                             args.language)
+                                             args.language, hidden=args.hidden)
         except errors.StructuralError as exc:
             raise _tool_error(exc) from None
         if not edit.files:
@@ -343,6 +370,7 @@ class Resolve(Tool):
         "and refuses (stale_edit) if any file changed since staging."
     )
     Args = ResolveArgs
+    Output = ResolveOutput
     # Accepting writes off the loop; one resolve at a time per run, so an edit resolves once.
     parallel_safe = False
 

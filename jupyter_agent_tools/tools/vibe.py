@@ -21,6 +21,7 @@ from ..workers import (
     WorkerError,
     WorkerGrade,
 )
+from .outputs import VibeKillOutput, VibeListOutput, VibeWaitOutput, WorkerOutput
 
 
 def _workers(ctx: CallContext) -> RunWorkers:
@@ -77,6 +78,7 @@ class VibeSpawn(VibeTool):
         "works in its own run in this working directory. Follow it with vibe_wait or vibe_list."
     )
     Args = SpawnArgs
+    Output = WorkerOutput
 
     def label(self, args: SpawnArgs) -> str:
         return f"vibe_spawn {args.label}"
@@ -105,6 +107,7 @@ class VibeSend(VibeTool):
     description = ("Append a message to a worker's brief and restart it with the whole brief "
                    "(stopping it first if it is still running).")
     Args = SendArgs
+    Output = WorkerOutput
 
     def label(self, args: SendArgs) -> str:
         return f"vibe_send {args.worker_id}"
@@ -130,6 +133,7 @@ class VibeWait(VibeTool):
     description = ("Wait until a worker finishes and return its last result; after the timeout, "
                    "say it is still running (not an error).")
     Args = WaitArgs
+    Output = VibeWaitOutput
 
     def label(self, args: WaitArgs) -> str:
         return f"vibe_wait {args.worker_id}"
@@ -158,6 +162,7 @@ class VibeKill(VibeTool):
     name = "vibe_kill"
     description = "Stop a worker (with every process it started). Its last result is kept."
     Args = KillArgs
+    Output = VibeKillOutput
 
     def label(self, args: KillArgs) -> str:
         return f"vibe_kill {args.worker_id}"
@@ -178,6 +183,7 @@ class VibeList(VibeTool):
     name = "vibe_list"
     description = "List this run's workers: tier, status, elapsed time and last result."
     Args = ListArgs
+    Output = VibeListOutput
 
     async def call(self, ctx: CallContext, args: ListArgs) -> ToolResult:  # noqa: ARG002
         workers = _workers(ctx)

@@ -8,19 +8,19 @@ to that run, so its own tool calls go through that run's gate:
 - JUPYTER_AGENT_TOOLS_RUN_ID, JUPYTER_AGENT_TOOLS_WORKER_ID, JUPYTER_AGENT_TOOLS_TIER
 
 (`jupyter_agent_tools.client.AgentToolsClient.discover()` picks the first two up.) The program
-runs in its own process group, which is killed as a whole when the worker stops or ends.
+runs under a keeper (processes.py): when it exits, when the worker is stopped (SIGTERM, then
+SIGKILL after kill_grace_seconds) and when the server stops or dies (`kill -9` too),
+everything it started ends with it, double forks and setsid'ed processes included.
 The tail of its standard output is the worker's last result.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import os
 import shutil
-import signal
-import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 from traitlets import Dict, Float, List, Unicode
 
@@ -31,7 +31,6 @@ from .backends import WorkerBackend, WorkerFailed, WorkerJob, tail
 _SERVER_SECRETS = ("JUPYTER_TOKEN", "JPY_API_TOKEN", "JUPYTERHUB_API_TOKEN")
 # A pipe still open after the group is dead belongs to a process that left the group.
 _READERS_SECONDS = 5.0
-_PR_SET_PDEATHSIG = 1
 
 
 class CommandBackend(WorkerBackend):
@@ -86,9 +85,15 @@ class CommandBackend(WorkerBackend):
         return env
 
     async def run(self, job: WorkerJob) -> str:
+        # A sandboxed run's worker command is confined as its run's (the worker's) are; with
+        # the network off it may still reach this server's port, to call its tools.
+        server_port = urlsplit(job.server_url).port if job.server_url else None
         process = await ManagedProcess.start(
-            self._argv(job), cwd=job.run.cwd, env=self._env(job), stdin=PIPE,
-            preexec_fn=_die_with_parent,
+            self._argv(job), cwd=job.run.cwd,
+            env={**self._env(job), **job.run.sandbox.env("workers")}, stdin=PIPE,
+            owned=True, grace_seconds=self.kill_grace_seconds,
+            sandbox=job.run.sandbox.policy("workers",
+                                           ports=[server_port] if server_port else None),
         )
         keep = job.max_result_chars * 4  # bytes: enough for max_result_chars of UTF-8
         out, err = BoundedOutput(keep, "tail"), BoundedOutput(keep, "tail")
@@ -123,13 +128,6 @@ class CommandBackend(WorkerBackend):
                 + (f"; its stderr ends with:\n{errors}]" if errors else "]")
             )
         return result
-
-
-def _die_with_parent() -> None:
-    """In the child, before exec: on Linux, die if the server dies without cleaning up."""
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 async def _feed(process: asyncio.subprocess.Process, brief: str) -> None:

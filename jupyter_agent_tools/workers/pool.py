@@ -117,8 +117,12 @@ class WorkerPool(RenamedConfig, ResourceProvider):
             self._slots = asyncio.Semaphore(max(1, self.max_running))
         return self._slots
 
+    def attaches(self, options: RunOptions) -> bool:
+        """Only a run created with vibe gets workers."""
+        return options.vibe
+
     def attach(self, run: Run, options: RunOptions) -> RunWorkers | None:
-        if not options.vibe:
+        if not self.attaches(options):
             return None
         handle = RunWorkers(self, run)
         self._handles.add(handle)
@@ -199,9 +203,11 @@ class RunWorkers:
         runtime = self.pool.runtime
         surface, approvals = self.pool.child_options(self.parent, grade)
         cwd = self.parent.cwd.relative_to(runtime.root_path).as_posix() or "."
+        # The worker's run is confined as its parent is (its tools and its command alike).
         child = await runtime.create_run(cwd=cwd, surface=surface, approvals=approvals,
                                          space=self.parent.space, parent_id=self.parent.id,
-                                         origin="worker")
+                                         origin="worker", sandbox=self.parent.options.sandbox,
+                                         network=self.parent.sandbox.network)
         backend = self.pool.worker_backend
         assert backend is not None  # unavailable() said so otherwise
         token = runtime.run_tokens.issue(child.id) if backend.uses_http else None

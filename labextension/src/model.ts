@@ -3,7 +3,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { AgentToolsClient, ApiRequestError, StatusReport } from './api/client';
 import type { AgentEvent, AnswerBody, Card, ToolResult } from './api/types';
 import { CardBook } from './state/cards';
-import { RunBook } from './state/runs';
+import { isEnded, RunBook } from './state/runs';
 import type { IAgentTools } from './tokens';
 
 /** The space every lab joins; notebooks add their own paths. */
@@ -204,10 +204,14 @@ export class AgentToolsModel implements IAgentTools {
       const [runs, status] = await Promise.all([this.client.runs(), this.client.status()]);
       this.runs.setRuns(runs);
       this.status = status;
+      // Every run's staged edits, not only the selected one's: the panel lists them all on top.
+      const loading = this.runs.editsToLoad().map(runId => this.loadEdits(runId));
       const selected = this.selectedRunId;
       if (!selected || !this.runs.run(selected)) {
-        await this.selectRun(this.runs.runs()[0]?.id ?? null);
+        const listed = this.runs.runs();
+        await this.selectRun((listed.find(run => !isEnded(run)) ?? listed[0])?.id ?? null);
       }
+      await Promise.all(loading);
     }).finally(() => (this.refreshing = null));
     return this.refreshing;
   }
@@ -226,6 +230,18 @@ export class AgentToolsModel implements IAgentTools {
     action: 'accept' | 'discard'
   ): Promise<ToolResult | null> {
     let result: ToolResult | null = null;
+    const run = this.runs.run(runId);
+    if (run && isEnded(run)) {
+      // An ended run has no tools: the human resolves its edits through the edits route.
+      await this.guard(async () => {
+        try {
+          this.runs.putEdit(runId, await this.client.resolveEndedEdit(runId, editId, action));
+        } finally {
+          await this.loadEdits(runId);
+        }
+      });
+      return null;
+    }
     await this.guard(async () => {
       const answer = await this.client.call(runId, 'resolve', { edit_id: editId, action });
       result = answer;

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 
-import type { AgentEvent, RunDescriptor, TranscriptRow, Worker } from '../src/api/types';
+import type { AgentEvent, Card, RunDescriptor, TranscriptRow, Worker } from '../src/api/types';
 import {
+  clientLabel,
+  isEnded,
+  latestNotebookPlace,
   MAX_TRANSCRIPT_ENTRIES,
   notebookChange,
   originLabel,
@@ -25,7 +28,15 @@ const run = (id: string, created_at: number): RunDescriptor => ({
   parent_id: null,
   resources: ['workdir'],
   created_at,
-  transcript_dropped: 0
+  transcript_dropped: 0,
+  state: 'open',
+  ended_by: null,
+  ended_at: null,
+  resumed_from: null,
+  notice: null,
+  client: null,
+  staged_edits: 0,
+  sandbox: null
 });
 
 const worker = (worker_id: string, status: Worker['status'], result: string | null = null): Worker => ({
@@ -120,14 +131,34 @@ describe('RunBook', () => {
     expect(book.edits('r').map(e => e.edit_id)).toEqual(['edit_2', 'edit_1']);
   });
 
-  it('keeps the latest state of each worker and drops a closed run', () => {
+  it('keeps the latest state of each worker, and a closed run as ended with what it did', () => {
     const book = new RunBook();
     book.setRuns([run('r', 1)]);
     book.apply({ type: 'worker_state', run_id: 'r', time: 1, ...worker('w1', 'running') });
     book.apply({ type: 'worker_state', run_id: 'r', time: 2, ...worker('w1', 'done', 'ok') });
+    book.apply(started('r-1'));
     expect(book.workers('r')).toMatchObject([{ worker_id: 'w1', status: 'done', result: 'ok' }]);
     book.apply({ type: 'run_closed', run_id: 'r', time: 3 });
-    expect(book.run('r')).toBeUndefined();
+    expect(book.run('r')).toMatchObject({ state: 'ended', ended_by: 'close', ended_at: 3 });
+    expect(isEnded(book.run('r')!)).toBe(true);
+    expect(book.transcript('r')).toHaveLength(1); // the panel never forgets
+  });
+
+  it('lists what waits for the human across runs, oldest first, and counts it per run', () => {
+    const book = new RunBook();
+    book.setRuns([run('a', 1), { ...run('b', 2), state: 'ended', ended_by: 'restart', staged_edits: 1 }]);
+    expect(book.editsToLoad()).toEqual(['b']); // the server counts a staged edit the panel lacks
+    book.setEdits('b', [
+      { edit_id: 'edit_1', status: 'staged', replacements: 1, files: {}, created_at: 5 },
+      { edit_id: 'edit_0', status: 'accepted', replacements: 1, files: {}, created_at: 4 }
+    ]);
+    expect(book.editsToLoad()).toEqual([]);
+    const card = { id: 'q1', run_id: 'a', created_at: 3 } as Card;
+    expect(book.pending([card]).map(item => [item.kind, item.runId])).toEqual([
+      ['card', 'a'],
+      ['edit', 'b']
+    ]);
+    expect([book.waiting('a', [card]), book.waiting('b', [card])]).toEqual([1, 1]);
   });
 
   it('lists the workers the route gives (a reloaded panel), then follows their events', () => {
@@ -150,6 +181,12 @@ describe('a run as a person reads it', () => {
     expect(runFolder({ cwd: '.' }, '/home/ana/projects/sales')).toBe('sales');
     expect(runFolder({ cwd: 'reports/q3' }, '/home/ana/projects/sales')).toBe('q3');
     expect(runFolder({ cwd: '.' }, null)).toBe('/');
+  });
+
+  it('is told apart by its client: the name and version it gave, else how it was started', () => {
+    expect(clientLabel({ client: { name: 'claude-code', version: '2.1.0' }, origin: 'mcp' })).toBe('claude-code 2.1.0');
+    expect(clientLabel({ client: { name: 'codex', version: null }, origin: 'mcp' })).toBe('codex');
+    expect(clientLabel({ client: null, origin: 'http' })).toBe('HTTP API');
   });
 
   it('says how it was started', () => {
@@ -192,6 +229,16 @@ describe('notebook changes in the transcript', () => {
     expect(notebookChange(row('c1', { tool: 'read', data: { path: 'a.ipynb' } }))).toBeNull();
     expect(notebookChange(row('c2', { ok: false, data: { path: 'a.ipynb' } }))).toBeNull();
     expect(notebookChange(row('c3', { data: null }))).toBeNull();
+  });
+
+  it("knows where in a notebook the agent last worked (what Follow scrolls to)", () => {
+    const transcript = [
+      row('c1', { args: { action: 'set_source', path: 'a.ipynb', cell: 2 }, data: { path: 'a.ipynb', cells: [{ cell: 2, id: 'x2' }] } }),
+      row('c2', { tool: 'read', args: { path: 'b.py' } }),
+      row('c3', { args: { action: 'run', path: 'a.ipynb', cells: [3, 4] }, data: { path: 'a.ipynb', cells: [{ cell: 3, id: 'x3' }, { cell: 4, id: 'x4' }] } })
+    ];
+    expect(latestNotebookPlace(transcript)).toEqual({ callId: 'c3', path: 'a.ipynb', cell: 4, cellId: 'x4' });
+    expect(latestNotebookPlace(transcript.slice(1, 2))).toBeNull();
   });
 
   it('knows which changes a later revert undid, and which calls still run', () => {

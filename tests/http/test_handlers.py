@@ -34,6 +34,11 @@ async def test_run_lifecycle_over_http(api, jp_root_dir):
 
     code, _ = await api("DELETE", f"runs/{run_id}")
     assert code == 204
+    # Closed, it is kept in the run store as ended; deleted again, it is forgotten.
+    code, ended = await api("GET", f"runs/{run_id}")
+    assert code == 200 and (ended["state"], ended["ended_by"]) == ("ended", "close")
+    code, _ = await api("DELETE", f"runs/{run_id}")
+    assert code == 204
     code, gone = await api("GET", f"runs/{run_id}")
     assert code == 404 and gone["error"]["code"] == "not_found" and "traceback" not in gone
 

@@ -10,11 +10,12 @@ from jupyter_agent_tools.http.models import RunRequest
 
 def test_run_options_from_query_parameters():
     request = RunRequest.from_query({"cwd": "src", "surface": "plan", "vibe": "true",
-                                     "resources": "lsp,parser", "space": "lab"})
+                                     "resources": "lsp,parser", "space": "lab",
+                                     "sandbox": "read-only", "network": "false"})
     assert request.create_run_options() == {
         "cwd": "src", "surface": "plan", "conversation_id": None, "vibe": True,
         "approvals": None, "space": "lab", "resources": ["lsp", "parser"],
-        "kernel_id": None, "notebook": None,
+        "kernel_id": None, "notebook": None, "sandbox": "read-only", "network": False,
     }
     assert RunRequest.from_query({}).create_run_options()["cwd"] == "."
 

@@ -13,7 +13,8 @@ from jupyter_agent_tools.http.events import EVENT_MODELS
 from jupyter_agent_tools.http.openapi import openapi_document, route_template
 from jupyter_agent_tools.http.routes import RouteNotFoundHandler
 
-_FAKE = {"{id}": "0" * 32, "{qid}": "q1", "{edit_id}": "edit_1", "{space}": "lab"}
+_FAKE = {"{id}": "0" * 32, "{qid}": "q1", "{edit_id}": "edit_1", "{space}": "lab",
+         "{token_id}": "0" * 16}
 
 
 def _concrete(template: str) -> str:
@@ -52,7 +53,7 @@ async def test_every_route_refuses_requests_without_a_token(api, jp_base_url, jp
         if template.endswith("/events"):
             with pytest.raises(HTTPClientError) as refused:
                 await websocket_connect(url.replace("http://", "ws://"))
-            assert refused.value.code == 403
+            assert refused.value.code == 403  # jupyter_server's ws_authenticated refuses first
             checked += 1
             continue
         for method in item:
@@ -61,7 +62,8 @@ async def test_every_route_refuses_requests_without_a_token(api, jp_base_url, jp
                 HTTPRequest(url, method=method.upper(), body=body, allow_nonstandard_methods=True),
                 raise_error=False,
             )
-            assert response.code == 403, (method, template, response.code)
+            assert response.code == 401, (method, template, response.code)
+            assert response.headers["WWW-Authenticate"].startswith("Bearer"), (method, template)
             checked += 1
     assert checked >= 10
 
@@ -81,6 +83,7 @@ async def test_every_operation_declares_the_errors_it_can_answer(api):
         for method, operation in item.items():
             statuses = set(operation["responses"])
             assert "403" in statuses, (method, path)
+            assert ("401" in statuses) == (not path.endswith("/events")), (method, path)
             if "{" in path:
                 assert "404" in statuses, (method, path)
             if "requestBody" in operation:
@@ -97,7 +100,7 @@ async def test_every_operation_declares_the_errors_it_can_answer(api):
                                                            or status == "403"
                                                            or ("{" in path and status == "404"))
     create = document["paths"]["/agent-tools/api/runs"]["post"]
-    assert set(create["responses"]) == {"201", "400", "403", "404", "409", "413"}
+    assert set(create["responses"]) == {"201", "400", "401", "403", "404", "409", "413"}
 
 
 async def test_bodies_answers_and_events_are_components(api):

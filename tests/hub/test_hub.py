@@ -74,9 +74,10 @@ def alice(servers: Hub, tokens: dict[str, str]) -> Iterator[httpx.Client]:
 
 
 def run_ids(client: httpx.Client, prefix: str) -> set[str]:
+    """The open runs (ended ones stay listed, from the run store)."""
     response = agent_api(client, prefix, "GET", "runs")
     assert response.status_code == 200, response.text
-    return {run["id"] for run in response.json()}
+    return {run["id"] for run in response.json() if run["state"] == "open"}
 
 
 def mcp_open(client: httpx.Client, url: str, headers: dict[str, str] | None = None,
@@ -120,6 +121,10 @@ def test_a_hub_token_with_access_scope_reaches_the_api_and_mcp(servers, alice):
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
     names = {tool["name"] for tool in mcp_json(listed)["result"]["tools"]}
     assert "read" in names and "write" not in names  # a plan session
+    called = alice.post(f"{ALICE}agent-tools/mcp", headers=session, content=json.dumps(
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "glob", "arguments": {"pattern": "*.py"}}}))
+    assert called.status_code == 200, called.text  # its first call made the session's run
     [mcp_run] = [run for run in agent_api(alice, ALICE, "GET", "runs").json()
                  if run["origin"] == "mcp"]
     # The links the session hands its client carry the hub's prefix.
@@ -130,14 +135,17 @@ def test_a_hub_token_with_access_scope_reaches_the_api_and_mcp(servers, alice):
     assert mcp_run["id"] not in run_ids(alice, ALICE)
 
 
-def test_the_docs_mcp_settings_entry_opens_a_session_through_the_hub(servers, tokens):
-    """docs/jupyterhub.md's `mcp_settings.json` entry, with this hub's address and a token."""
+def test_the_docs_mcp_settings_entry_opens_a_session_through_the_hub(servers, alice):
+    """docs/jupyterhub.md's `mcp_settings.json` entry, with this hub's address and an agent
+    token alice minted in her server (with her hub token)."""
     docs = (REPO / "docs" / "jupyterhub.md").read_text()
     section = docs.split("## jupyter-ai and other MCP clients\n", 1)[1]
     [entry] = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])["mcp_servers"]
     url = entry["url"].replace("https://hub.example.org", servers.url)
     [header] = entry["headers"]
-    value = header["value"].split("<", 1)[0] + tokens["alice"]
+    minted = agent_api(alice, ALICE, "POST", "tokens", {"surface": "full", "approvals": "ask"})
+    assert minted.status_code == 201, minted.text
+    value = header["value"].split("<", 1)[0] + minted.json()["token"]
     with httpx.Client(timeout=120, headers={header["name"]: value}) as client:
         opened = mcp_open(client, url)
         assert opened.status_code == 200, opened.text
@@ -145,13 +153,32 @@ def test_the_docs_mcp_settings_entry_opens_a_session_through_the_hub(servers, to
             "mcp-session-id": opened.headers["mcp-session-id"]}).status_code in (200, 204)
 
 
+def test_an_agent_token_reaches_its_users_agent_tools_only(servers, alice):
+    """Agent tokens are a layer inside alice's server: minted with her hub token, good on her
+    server's agent-tools routes within their ceiling, not on her files' API or bob's server."""
+    minted = agent_api(alice, ALICE, "POST", "tokens", {"surface": "readonly", "approvals": "ask"})
+    assert minted.status_code == 201, minted.text
+    with with_token(servers, minted.json()["token"]) as agent:
+        refused = agent_api(agent, ALICE, "POST", "runs", {"surface": "full"})
+        assert refused.status_code == 403 and "ceiling" in refused.text
+        opened = agent_api(agent, ALICE, "POST", "runs", {})
+        assert opened.status_code == 201, opened.text
+        assert (opened.json()["surface"], opened.json()["approvals"]) == ("readonly", "ask")
+        assert agent.get(f"{ALICE}api/contents").status_code in (401, 403)
+        assert agent_api(agent, BOB, "POST", "runs", {}).status_code in (401, 403)
+        assert agent_api(agent, ALICE, "GET", "tokens").status_code == 403
+        assert agent_api(agent, ALICE, "DELETE", f"runs/{opened.json()['id']}").status_code == 204
+
+
 def test_alice_s_browser_session_through_the_hub_s_oauth(servers):
     with servers.login("alice") as browser:
-        # Logged in to the hub, not yet to her server: an API call is refused (no redirect
-        # for an API), the lab page starts the hub's OAuth dance, followed like a browser,
-        # which ends with the server's own cookie; the panel's API calls then ride on it.
+        # Logged in to the hub, not yet to her server: an API call is refused (401 saying what
+        # to send, no redirect for an API), the lab page starts the hub's OAuth dance,
+        # followed like a browser, which ends with the server's own cookie; the panel's API
+        # calls then ride on it.
         assert not [c for c in browser.cookies.jar if c.name.startswith("jupyterhub-user-")]
-        assert browser.get(f"{ALICE}agent-tools/api/status").status_code == 403
+        refused = browser.get(f"{ALICE}agent-tools/api/status")
+        assert refused.status_code == 401 and "Authorization" in refused.json()["error"]["message"]
         lab = browser.get(f"{ALICE}lab")
         assert lab.status_code == 200, lab.history
         assert any("/hub/api/oauth2/authorize" in str(r.url) for r in lab.history), lab.history
@@ -496,8 +523,12 @@ def test_a_server_restarted_by_the_hub_leaves_no_orphans(servers, alice):
     for child in children:
         assert ended(child.pid, within_seconds=30), child
     servers.spawn("alice")
+    # The run is kept in the run store, ended by the restart, with its transcript.
     gone = agent_api(alice, ALICE, "GET", f"runs/{run_id}")
-    assert gone.status_code == 404 and gone.json()["error"]["code"] == "not_found"
+    assert gone.status_code == 200 and gone.json()["state"] == "ended", gone.text
+    assert gone.json()["ended_by"] == "restart"
+    transcript = agent_api(alice, ALICE, "GET", f"runs/{run_id}/transcript").json()
+    assert [entry["tool"] for entry in transcript][:3] == ["write", "write", "eval"]
     assert run_ids(alice, ALICE) == set()
     # The MCP client's old session is gone too: it opens a new one (a new run).
     stale = alice.post(f"{ALICE}agent-tools/api/runs/{run_id}/mcp", headers=session,

@@ -130,6 +130,21 @@ async def test_pip_install_evicts_the_modules_it_touched(kernels_runtime, tmp_pa
     assert again.text == "'2.0'"
 
 
+async def test_the_call_after_a_cancelled_eval_runs_normally(kernels_runtime):
+    # The cancelled cell is interrupted; a cell sent while it was still stopping was aborted
+    # by the kernel (stop_on_error) and answered "The cell raised Error" with no traceback.
+    run = await kernels_runtime.create_run()
+    assert (await run.call("eval", cell("x = 5"))).ok
+    started = asyncio.ensure_future(run.call("eval", cell(
+        "import time\nprint('sleeping', flush=True)\ntime.sleep(60)")))
+    await asyncio.sleep(2)
+    started.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await started
+    after = await run.call("eval", cell("x + 1", "add one to the stored value"))
+    assert after.ok and after.text == "6", after.text
+
+
 async def test_a_quiet_cell_is_interrupted_after_the_idle_budget(make_runtime):
     run = await make_runtime(idle_timeout_seconds=1.0).create_run()
     assert (await run.call("eval", cell("kept = 1"))).ok  # the kernel is up before the clock matters

@@ -251,13 +251,38 @@ def test_the_first_run_says_how_to_connect_an_agent_under_the_base_url(
     expect(tab).to_have_attribute("title", "Agent Tools")
     connect = lab.panel.locator(".jp-AgentTools-connect")
     url = f"{lab.server.url}agent-tools/mcp"
-    expect(connect.locator(".jp-AgentTools-snippet-mcpUrl pre")).to_have_text(url)
+    # What is shown holds no credential; each Copy mints an agent token (never the server's).
+    expect(connect.locator(".jp-AgentTools-snippet-mcpUrl pre")).to_have_text(
+        f"{url}?token=<new agent token>")
     settings = json.loads(connect.locator(".jp-AgentTools-snippet-mcpSettings pre").inner_text())
-    assert settings["mcp_servers"][0]["url"] == f"{url}?cwd=.&surface=full&approvals=auto&space=lab"
+    assert settings["mcp_servers"][0]["url"] == f"{url}?space=lab"
+    assert settings["mcp_servers"][0]["headers"] == [
+        {"name": "Authorization", "value": "token <new agent token>"}]
     expect(connect.locator(".jp-AgentTools-snippet-python pre")).to_contain_text("open_panel()")
+    expect(connect.locator(".jp-AgentTools-tokens .jp-AgentTools-empty")).to_be_visible()
+    # The ceiling of the next copies: read only, in the root.
+    connect.locator(".jp-AgentTools-ceilingSurface").select_option("readonly")
     connect.locator(".jp-AgentTools-snippet-mcpUrl").get_by_role("button").click()
     expect(connect.locator(".jp-AgentTools-snippet-mcpUrl button")).to_contain_text("Copied")
-    assert lab.page.evaluate("() => navigator.clipboard.readText()") == url
+    copied_url = lab.page.evaluate("() => navigator.clipboard.readText()")
+    assert copied_url.startswith(f"{url}?token=jat_") and lab.server.token not in copied_url
+    connect.locator(".jp-AgentTools-snippet-mcpSettings").get_by_role("button").click()
+    expect(connect.locator(".jp-AgentTools-snippet-mcpSettings button")).to_contain_text("Copied")
+    copied = json.loads(lab.page.evaluate("() => navigator.clipboard.readText()"))
+    [header] = copied["mcp_servers"][0]["headers"]
+    settings_token = header["value"].removeprefix("token ")
+    assert settings_token.startswith("jat_") and settings_token not in copied_url
+    # Both are listed (never shown again); Revoke ends the jupyter-ai one.
+    tokens = connect.locator(".jp-AgentTools-token")
+    expect(tokens).to_have_count(2)
+    expect(tokens.first).to_contain_text("readonly · ask · any folder")
+    revoked = connect.locator(".jp-AgentTools-token", has_text="jupyter-ai")
+    revoked.get_by_role("button", name="Revoke").click()
+    expect(tokens).to_have_count(1)
+    refused = httpx.post(f"{url}?space=lab", json={}, timeout=60, headers={
+        "Authorization": f"token {settings_token}",
+        "Accept": "application/json, text/event-stream"})
+    assert refused.status_code == 401
     # No jargon without its meaning on hover.
     listening = lab.panel.locator(".jp-AgentTools-listening")
     expect(listening).to_have_text("for this lab")
@@ -275,12 +300,19 @@ def test_the_first_run_says_how_to_connect_an_agent_under_the_base_url(
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "panel-test", "version": "0"}}}
-    answer = httpx.post(f"{url}?space=lab", json=initialize, timeout=60, headers={
-        "Authorization": f"token {lab.server.token}",
-        "Accept": "application/json, text/event-stream"})
+    mcp_headers = {"Accept": "application/json, text/event-stream"}
+    answer = httpx.post(copied_url, json=initialize, timeout=60, headers=mcp_headers)
     assert answer.status_code == 200, answer.text
+    # Its run is made at its first tool call.
+    mcp_headers |= {"Mcp-Session-Id": answer.headers["Mcp-Session-Id"],
+                    "Mcp-Protocol-Version": "2025-06-18"}
+    called = httpx.post(copied_url, timeout=60, headers=mcp_headers, json={
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "glob", "arguments": {"pattern": "*"}}})
+    assert called.status_code == 200, called.text
     client = lab.server.client()
     (run,) = client.request("GET", "runs")
+    assert (run["surface"], run["approvals"], run["space"]) == ("readonly", "ask", "lab")
     row = lab.panel.locator(f".jp-AgentTools-run[data-run-id='{run['id']}']")
     expect(row.locator(".jp-AgentTools-runFolder")).to_have_text(tmp_path.name)
     expect(row.locator(".jp-AgentTools-runOrigin")).to_have_text("via MCP client")

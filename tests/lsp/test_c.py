@@ -125,6 +125,16 @@ async def test_without_a_compile_database_every_answer_says_what_to_add(lsp_runt
     lost = await run.call("lsp", {"action": "definition", "file": "src/main.c", "line": 4,
                                   "symbol": "subtract"})
     assert not lost.ok and "compile_flags.txt" in lost.error["message"], lost.text
+    # The project check names the missing compile database as the cause, and how to make one.
+    project_check = await run.call("lsp", {"action": "diagnostics", "file": "*"})
+    assert project_check.ok, project_check.text
+    assert "'file not found' errors ('util.h') not listed: the cause is the missing compile " \
+        "database. clangd has no compile_commands.json or compile_flags.txt" \
+        in project_check.text, project_check.text
+    assert "CMAKE_EXPORT_COMPILE_COMMANDS=ON" in project_check.text
+    assert "bear -- make" in project_check.text
+    assert len(project_check.data["files_not_found"]) == 2
+    assert not [d for d in project_check.data["diagnostics"] if "file not found" in d["message"]]
 
     # With the include path in compile_flags.txt, the header is found and the note is gone.
     (project / "compile_flags.txt").write_text("-Iinclude\n-std=c11\n")
@@ -132,6 +142,9 @@ async def test_without_a_compile_database_every_answer_says_what_to_add(lsp_runt
     fixed = await run.call("lsp", {"action": "diagnostics", "file": "src/main.c"})
     assert fixed.ok and fixed.data["files_not_found"] == [] and fixed.data["build_config"] == []
     assert fixed.data["status"] == "clean", fixed.text
+    checked = await run.call("lsp", {"action": "diagnostics", "file": "*"})
+    assert checked.ok and checked.data["build_config"] == [], checked.text
+    assert checked.data["files_not_found"] == [] and checked.data["total"] == 0, checked.text
     definition = await run.call("lsp", {"action": "definition", "file": "src/main.c",
                                         "line": 4, "symbol": "add"})
     assert definition.ok and definition.data["locations"][0]["path"] in (

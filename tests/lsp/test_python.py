@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import difflib
 
+import pytest
 from lsp_projects import PY_FILES, pid_alive
 
 from jupyter_agent_tools.runtime import Resource
+
+
+@pytest.fixture
+def lsp_runtime(lsp_runtime):
+    """basedpyright's diagnostics after writes too: by default a write asks the light ty
+    (`write_diagnostics`), and these tests are basedpyright's."""
+
+    def make(**supervisor):
+        return lsp_runtime(**{"write_diagnostics": "all", **supervisor})
+
+    return make
 
 
 async def test_navigation_actions(lsp_runtime, write_files):

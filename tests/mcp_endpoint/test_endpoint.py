@@ -48,6 +48,9 @@ def open_sessions(serverapp) -> dict:
 async def test_a_session_is_a_run_that_sees_its_surface(mcp_session, runtime_of, project):
     async with mcp_session(cwd="proj") as full:
         full_tools = {tool.name: tool for tool in (await full.list_tools()).tools}
+        # Listing tools made no run: its first call does, and it sees what was listed.
+        assert mcp_runs(runtime_of) == []
+        assert not (await full.call_tool("glob", {"pattern": "*.py"})).is_error
         [run] = mcp_runs(runtime_of)
         assert run.describe()["origin"] == "mcp" and run.describe()["cwd"] == "proj"
         assert run.space == "lab"  # cards go to the JupyterLab panel by default
@@ -66,6 +69,8 @@ async def test_a_session_is_a_run_that_sees_its_surface(mcp_session, runtime_of,
             refused = await plan.call_tool("write", {"path": "x.py", "content": "x"})
             assert refused.is_error and refused.structured_content["error"]["code"] == "unknown_tool"
             assert len(mcp_runs(runtime_of)) == 2  # two sessions, two runs
+            plan_run = next(r for r in mcp_runs(runtime_of) if r.surface.value == "plan")
+            assert set(plan_run.tool_names()) == plan_tools
         assert len(mcp_runs(runtime_of)) == 1
     assert mcp_runs(runtime_of) == []  # leaving the session (DELETE) closed its run
 
@@ -98,6 +103,10 @@ async def test_errors_are_is_error_with_the_code(mcp_session, project):
         assert outside.structured_content["error"]["code"] == "path_outside_root"
         bad = await session.call_tool("grep", {"no_such_argument": 1})
         assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_arguments"
+        # Taken at their JSON type: a string is no boolean, a float no integer.
+        for args in [{"path": "main.py", "outputs": 1}, {"path": "main.py", "offset": 2.0}]:
+            coerced = await session.call_tool("read", args)
+            assert coerced.structured_content["error"]["code"] == "invalid_arguments", args
 
 
 async def test_lsp_through_mcp(mcp_session, project):
@@ -159,11 +168,11 @@ async def test_a_session_can_eval_in_the_users_kernel(mcp_session, runtime_of, j
         reply = await user.execute_interactive("frame_rows = 42", timeout=60)
         assert reply["content"]["status"] == "ok"
         async with mcp_session(kernel_id=kernel_id) as session:
-            [run] = mcp_runs(runtime_of)
-            assert run.describe()["kernel_id"] == kernel_id
             seen = await session.call_tool("eval", {"code": "frame_rows + 1",
                                                     "description": "look at the user's frame"})
             assert not seen.is_error and seen.content[0].text == "43", seen.content
+            [run] = mcp_runs(runtime_of)
+            assert run.describe()["kernel_id"] == kernel_id
             # The user's client still gets its own replies (its sockets are not the run's).
             reply = await user.execute_interactive("frame_rows += 0", timeout=60)
             assert reply["content"]["status"] == "ok"
@@ -176,17 +185,20 @@ async def test_a_session_can_eval_in_the_users_kernel(mcp_session, runtime_of, j
         await kernels.shutdown_kernel(kernel_id)
 
 
-async def test_no_token_is_403_and_creates_no_run(mcp_url, runtime_of):
+async def test_no_token_is_401_and_creates_no_run(mcp_url, runtime_of):
     before = len(runtime_of.runs)
     async with httpx2.AsyncClient() as http:
         response = await http.post(mcp_url(), json=_initialize(), headers=_MCP_HEADERS)
-    assert response.status_code == 403
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer")
     assert len(runtime_of.runs) == before
 
 
 async def test_every_query_option_reaches_the_run(mcp_session, runtime_of, project):
     async with mcp_session(cwd="proj", approvals="deny", space="review", vibe="true",
                            conversation_id="chat-7") as session:
+        assert "vibe_spawn" in {tool.name for tool in (await session.list_tools()).tools}
+        assert not (await session.call_tool("glob", {"pattern": "*"})).is_error
         [run] = mcp_runs(runtime_of)
         described = run.describe()
         assert {key: described[key] for key in ("cwd", "approvals", "space", "vibe",
@@ -207,6 +219,7 @@ async def test_the_token_may_be_in_the_url_with_the_options(mcp_session, runtime
     token = jp_serverapp.identity_provider.token
     async with mcp_session(headers={}, cwd="proj", surface="plan", token=token) as session:
         assert "write" not in {tool.name for tool in (await session.list_tools()).tools}
+        assert not (await session.call_tool("glob", {"pattern": "*"})).is_error
         [run] = mcp_runs(runtime_of)
         assert run.describe()["cwd"] == "proj" and run.surface.value == "plan"
 
@@ -281,6 +294,7 @@ async def test_two_sessions_are_isolated_runs(mcp_session, runtime_of, project):
 
 async def test_closing_the_run_ends_its_session(mcp_session, runtime_of, api):
     async with mcp_session() as session:
+        assert not (await session.call_tool("glob", {"pattern": "*"})).is_error
         [run] = mcp_runs(runtime_of)
         code, _ = await api("DELETE", f"runs/{run.id}")
         assert code == 204
@@ -387,19 +401,28 @@ async def test_a_json_answer_cut_short_by_the_run_closing_is_404_not_5xx(mcp_url
             "jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "bash", "arguments": {"command": "sleep 30"}}})
         pending = asyncio.ensure_future(call)
+        while not mcp_runs(runtime_of) or not mcp_runs(runtime_of)[0].transcript.entries():
+            await asyncio.sleep(0.05)  # until the call is in progress (its run made for it)
         [run] = mcp_runs(runtime_of)
-        while not run.transcript.entries():  # the call is in progress
-            await asyncio.sleep(0.05)
         code, _ = await api("DELETE", f"runs/{run.id}")
         assert code == 204
         answer = await asyncio.wait_for(pending, 30)
-    assert answer.status_code == 404
-    assert answer.json()["error"]["message"]
-    assert answer.json()["error"]["data"]["code"] == "not_found"
+        after = await http.post(mcp_url(), headers=headers, json={
+            "jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+    # Either the session's end (404) or, when the run's jobs ended first, the call's own
+    # answer that its run closed: never a 5xx. Then the session is over.
+    if answer.status_code == 404:
+        assert answer.json()["id"] == 2 and answer.json()["error"]["message"]
+        assert answer.json()["error"]["data"]["code"] == "not_found"
+    else:
+        assert answer.status_code == 200, answer.text
+        result = answer.json()["result"]
+        assert result["isError"] and result["structuredContent"]["error"]["code"] == "not_found"
+    assert after.status_code == 404 and after.json()["id"] == 3, after.text
 
 
 async def test_deep_undecodable_or_oversized_bodies_get_4xx_never_5xx(mcp_url, auth_headers,
-                                                                      runtime_of):
+                                                                      runtime_of, jp_serverapp):
     deep = b"[" * 100_000 + b"]" * 100_000
     async with httpx2.AsyncClient(headers=auth_headers, timeout=60) as http:
         opened = await http.post(mcp_url(), json=_initialize(), headers=_MCP_HEADERS)
@@ -421,7 +444,8 @@ async def test_deep_undecodable_or_oversized_bodies_get_4xx_never_5xx(mcp_url, a
     assert {str(status) for status in statuses.values()} <= set(declared), statuses
     too_big = answers["over the size limit"]
     assert too_big.status_code == 413 and "max_request_bytes" in too_big.json()["error"]["message"]
-    assert len(runtime_of.runs) == 1  # only the session opened above
+    # Only the session opened above, which holds no run: it has called no tool.
+    assert len(open_sessions(jp_serverapp)) == 1 and runtime_of.runs == {}
 
 
 async def test_a_notebook_is_filled_and_run_through_mcp_with_its_figure_as_an_image(

@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 from acp import PROTOCOL_VERSION, text_block
 from acp.schema import AgentMessageChunk, HttpHeader, HttpMcpServer
 from acp.stdio import spawn_agent_process
+from tornado.httpclient import AsyncHTTPClient
 
 AGENT = Path(__file__).with_name("acp_agent.py")
 GETTING_STARTED = Path(__file__).parents[2] / "docs" / "getting-started.md"
@@ -54,8 +55,12 @@ async def test_an_acp_agent_gets_a_run_of_its_own(mcp_url, auth_headers, runtime
     documented_url = urlsplit(documented.url)
     assert documented_url.path == "/agent-tools/mcp"
     url = mcp_url(**{**dict(parse_qsl(documented_url.query)), "cwd": "proj"})
-    token = auth_headers["Authorization"].removeprefix("token ")
-    headers = [HttpHeader(name=h.name, value=h.value.replace("<your Jupyter token>", token))
+    # An agent token, as Getting started has the user mint one (the user's own token mints it).
+    minted = await AsyncHTTPClient().fetch(
+        mcp_url("agent-tools/api/tokens"), method="POST", headers=auth_headers,
+        body=json.dumps({"label": "jupyter-ai", "surface": "full", "approvals": "ask"}))
+    token = json.loads(minted.body)["token"]
+    headers = [HttpHeader(name=h.name, value=h.value.replace("<your agent token>", token))
                for h in documented.headers]
     assert headers == [HttpHeader(name="Authorization", value=f"token {token}")]
     headers += [HttpHeader(name="X-Jupyter-Chat-Id", value="chat.chat"),
@@ -73,11 +78,12 @@ async def test_an_acp_agent_gets_a_run_of_its_own(mcp_url, auth_headers, runtime
             await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), WAIT)
             session = await asyncio.wait_for(
                 conn.new_session(cwd=str(jp_root_dir / "proj"), mcp_servers=[server]), WAIT)
-            [run] = [r for r in runtime_of.runs.values() if r.options.origin.value == "mcp"]
-            assert run.describe()["cwd"] == "proj" and run.space == "lab"
             turn = asyncio.ensure_future(conn.prompt(
                 session_id=session.session_id, prompt=[text_block(json.dumps(script))]))
             card = await panel.next_card(timeout=WAIT)  # the card shows in the lab panel
+            # The session's run, made at its first call.
+            [run] = [r for r in runtime_of.runs.values() if r.options.origin.value == "mcp"]
+            assert run.describe()["cwd"] == "proj" and run.space == "lab"
             assert card["question"] == "Rename area?" and card["run_id"] == run.id
             await panel.answer(card["id"], answer="yes")
             response = await asyncio.wait_for(turn, WAIT)

@@ -46,6 +46,7 @@ async def until(condition, what: str) -> None:
 async def test_a_client_gone_without_delete_is_closed_after_the_idle_timeout(mcp_session, runtime_of):
     async with mcp_session(terminate_on_close=False) as session:
         await session.list_tools()
+        await session.call_tool("glob", {"pattern": "*"})
         [run] = mcp_runs(runtime_of)
     # The client left without DELETE; its GET stream closed with it, so the session idles out.
     await until(lambda: run.closed, "the idle session's run to close")
@@ -55,6 +56,7 @@ async def test_a_client_gone_without_delete_is_closed_after_the_idle_timeout(mcp
 async def test_a_connected_client_with_its_get_stream_open_does_not_idle_out(mcp_session,
                                                                               runtime_of):
     async with mcp_session() as session:
+        await session.call_tool("glob", {"pattern": "*"})
         [run] = mcp_runs(runtime_of)
         await asyncio.sleep(IDLE_TIMEOUT * 1.5)  # nothing asked; the SDK client's GET stream open
         assert not run.closed
@@ -76,10 +78,10 @@ async def test_a_call_in_flight_longer_than_the_idle_timeout_keeps_the_session(
                     "Mcp-Protocol-Version": "2025-11-25"}
         await http.post(mcp_url(), headers=headers,
                         json={"jsonrpc": "2.0", "method": "notifications/initialized"})
-        [run] = mcp_runs(runtime_of)
         answer = await http.post(mcp_url(), headers=headers, json={
             "jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "bash", "arguments": {"command": "sleep 5; echo still-here"}}})
+        [run] = mcp_runs(runtime_of)
         assert answer.status_code == 200
         assert "still-here" in answer.json()["result"]["content"][0]["text"]
         assert not run.closed
@@ -99,6 +101,7 @@ async def test_tools_list_changed_when_a_resource_attaches(mcp_session, runtime_
     async with mcp_session(client={"message_handler": on_message}) as session:
         before = {tool.name for tool in (await session.list_tools()).tools}
         assert "vibe_spawn" not in before  # no worker pool without vibe
+        await session.call_tool("glob", {"pattern": "*"})
         [run] = mcp_runs(runtime_of)
         # Vibe mode turned on later: the run gets a worker pool, and with it the vibe tools.
         pool = runtime_of.provider(Resource.WORKERS)

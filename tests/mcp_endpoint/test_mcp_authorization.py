@@ -71,6 +71,7 @@ async def test_a_user_the_authorizer_refuses_mcp_gets_403_and_no_run(mcp_url, ru
 async def test_a_user_the_authorizer_allows_opens_a_session(mcp_session, runtime_of):
     async with mcp_session() as session:
         assert (await session.list_tools()).tools
+        assert not (await session.call_tool("glob", {"pattern": "*"})).is_error
         [run] = runtime_of.runs.values()
         assert run.describe()["origin"] == "mcp"
     assert ("write", MCP_RESOURCE) in {(action, resource) for user, action, resource

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+from jupyter_agent_tools.structural.languages import pack_installed
+
 DART = """\
 class Page {
   void dispose() {
@@ -329,3 +333,20 @@ async def test_files_with_syntax_errors_are_named_searched_cold_and_warm(run, fi
     again = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
     assert again.data["parse_errors"] == [] and "broken.py" in {
         m["file"] for m in again.data["matches"]}
+
+
+@pytest.mark.skipif(not pack_installed(), reason="needs tree-sitter-language-pack (grammars)")
+async def test_sql_patterns_with_metavariables_search(run, files):
+    # tree-sitter-sql's identifiers are ASCII: `$` stands in as an ASCII name there (the
+    # grammar pack is a test dependency; without it SQL is `unavailable`, tested elsewhere).
+    files({"q.sql": "SELECT a, b FROM orders;\nDELETE FROM logs WHERE day < 3;\n",
+           "other.sql": "UPDATE t SET a = 1;\n"})
+    found = await run.call("ast_grep", {"pattern": "SELECT $$$C FROM $T", "language": "sql"})
+    assert found.ok, found.text
+    assert [(m["file"], m["start"][0], m["captures"]["T"]) for m in found.data["matches"]] == [
+        ("q.sql", 1, "orders")]
+    delete = await run.call("ast_grep", {"pattern": "DELETE FROM $T WHERE $W", "path": "q.sql"})
+    assert [m["captures"] for m in delete.data["matches"]] == [{"T": "logs", "W": "day < 3"}]
+    none = await run.call("ast_grep", {"pattern": "DELETE FROM $T WHERE $W",
+                                       "path": "other.sql"})
+    assert none.ok and none.data["total"] == 0, none.text

@@ -39,6 +39,7 @@ SAMPLES = {
     "zig": "fn f() void { foo({}); }",
     "julia": "foo({})",
     "r": "foo({})",
+    "sql": "SELECT a FROM t WHERE b = {};",
 }
 
 

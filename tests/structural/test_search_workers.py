@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from process_helpers import ended
+from traitlets.config import Config
 
 from jupyter_agent_tools import Runtime
 from jupyter_agent_tools.structural.cache import CachedFile, TreeCache
@@ -57,7 +58,9 @@ async def test_second_search_reuses_trees(run, files):
 
 async def test_no_worker_outlives_the_runtime(root, files):
     files({"a.py": "print(1)\n"})
-    rt = Runtime(root_dir=str(root), resource_providers=[PARSER])
+    config = Config()
+    config.ParserProvider.prestart_workers = True  # every worker, not only the one searching
+    rt = Runtime(root_dir=str(root), resource_providers=[PARSER], config=config)
     run = await rt.create_run()
     assert (await run.call("ast_grep", {"pattern": "print($A)", "path": "a.py"})).ok
     pids = [w.pid for w in rt.provider("parser").pool.workers]

@@ -74,12 +74,16 @@ async def test_a_search_that_starts_inside_an_ignored_folder_searches_it(runtime
     glob = await inside.call("glob", {"pattern": "*.py"})
     assert glob.data["files"] == ["app.py"]
     listing = await inside.call("glob", {"pattern": "**/*"})  # the tour's first call
-    assert listing.data["files"] == [".gitignore", "app.py"], listing.text
+    assert listing.data["files"] == ["app.py"], listing.text
+    assert listing.data["skipped"]["hidden"] == 1 and "hidden: true" in listing.text
+    hidden = await inside.call("glob", {"pattern": "**/*", "hidden": True})
+    assert hidden.data["files"] == [".gitignore", "app.py"], hidden.text
 
     named = await from_root.call("grep", {"pattern": "hello",
                                           "path": "notebooks/agent-tools-runs/tour-1"})
     assert [m["file"] for m in named.data["matches"]] == ["notebooks/agent-tools-runs/tour-1/app.py"]
-    named_glob = await from_root.call("glob", {"pattern": "*", "path": "notebooks/agent-tools-runs"})
+    named_glob = await from_root.call("glob", {"pattern": "*", "path": "notebooks/agent-tools-runs",
+                                               "hidden": True})
     assert named_glob.data["files"] == ["notebooks/agent-tools-runs/tour-1/.gitignore",
                                         "notebooks/agent-tools-runs/tour-1/app.py"]
 
@@ -126,14 +130,35 @@ async def test_grep_never_reads_through_links_out_of_the_root(runtime, root, tmp
 
 
 async def test_grep_skips_skip_dirs_and_oversized_files(runtime_factory, root):
-    (root / "node_modules" / "pkg").mkdir(parents=True)
-    (root / "node_modules" / "pkg" / "index.js").write_text("needle\n")
+    (root / ".ipynb_checkpoints").mkdir()
+    (root / ".ipynb_checkpoints" / "copy.py").write_text("needle\n")
     (root / "big.txt").write_text("needle\n" + "x" * 5_000)
     (root / "small.txt").write_text("needle\n")
     run = await runtime_factory(read_max_bytes=1_000).create_run()
-    result = await run.call("grep", {"pattern": "needle"})
+    result = await run.call("grep", {"pattern": "needle", "hidden": True})
     assert [m["file"] for m in result.data["matches"]] == ["small.txt"]
     assert result.data["skipped"]["oversized"] == 1 and "1 oversized" in result.text
+    # Named, a skipped folder is refused (rg would search it): checkpoints are copies.
+    for tool, args in (("grep", {"pattern": "needle"}), ("glob", {"pattern": "*"})):
+        named = await run.call(tool, args | {"path": ".ipynb_checkpoints"})
+        assert named.code == "invalid_arguments" and "never enter" in named.error["message"]
+
+
+async def test_node_modules_follows_the_ignore_rules(runtime, root):
+    # As in rg: searched unless a .gitignore leaves it out, and then counted as ignored.
+    (root / "node_modules" / "pkg").mkdir(parents=True)
+    (root / "node_modules" / "pkg" / "index.js").write_text("needle\n")
+    (root / "app.js").write_text("needle\n")
+    run = await runtime.create_run()
+    searched = await run.call("grep", {"pattern": "needle"})
+    assert [m["file"] for m in searched.data["matches"]] == ["app.js",
+                                                            "node_modules/pkg/index.js"]
+    (root / ".gitignore").write_text("node_modules/\n")
+    left_out = await run.call("grep", {"pattern": "needle"})
+    assert [m["file"] for m in left_out.data["matches"]] == ["app.js"]
+    assert left_out.data["skipped"]["ignored"] == 1 and "1 ignored" in left_out.text
+    listed = await run.call("glob", {"pattern": "*.js"})
+    assert listed.data["files"] == ["app.js"] and listed.data["skipped"]["ignored"] == 1
 
 
 async def test_a_catastrophic_regex_is_linear_time(runtime, root):
@@ -237,15 +262,21 @@ async def test_grep_and_glob_see_the_same_files(runtime, root):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(content)
     run = await runtime.create_run()
-    listed = (await run.call("glob", {"pattern": "*"})).data["files"]
-    searched = sorted({m["file"] for m in (await run.call("grep", {"pattern": "."})).data["matches"]})
+    hidden = {"hidden": True}
+    listed = (await run.call("glob", {"pattern": "*"} | hidden)).data["files"]
+    searched = sorted({m["file"] for m in
+                       (await run.call("grep", {"pattern": "."} | hidden)).data["matches"]})
     assert listed == searched == [".gitignore", ".hidden.py", ".ignore", "a.py",
                                   "lib/.gitignore", "lib/deep/ok.py", "lib/dist/keep.js",
                                   "lib/keep.log"]
     for start in ("lib", "lib/deep"):
-        below = (await run.call("glob", {"pattern": "*", "path": start})).data["files"]
-        found = (await run.call("grep", {"pattern": ".", "path": start})).data["matches"]
+        below = (await run.call("glob", {"pattern": "*", "path": start} | hidden)).data["files"]
+        found = (await run.call("grep", {"pattern": ".", "path": start} | hidden)).data["matches"]
         assert below == sorted({m["file"] for m in found})
+    # Without `hidden`, both leave the hidden files out alike.
+    listed = (await run.call("glob", {"pattern": "*"})).data["files"]
+    searched = sorted({m["file"] for m in (await run.call("grep", {"pattern": "."})).data["matches"]})
+    assert listed == searched == ["a.py", "lib/deep/ok.py", "lib/dist/keep.js", "lib/keep.log"]
 
 
 async def test_glob_speaks_ripgreps_dialect(runtime, root):
@@ -299,3 +330,25 @@ async def test_glob_bounds_its_answer_and_its_walk(runtime_factory, root):
     cut = await walked.call("glob", {"pattern": "*.py"})
     assert cut.data["truncated"] and "stopped at its bound" in cut.text
     assert cut.data["files"] == [f"many/f{index:02}.py" for index in range(10)]
+
+
+async def test_grep_errors_and_hints_name_only_its_own_arguments(runtime, root):
+    (root / "a.txt").write_text("one\ntwo\n--\n" * 10)  # apart: adjacent matches are one
+    run = await runtime.create_run()
+    across = await run.call("grep", {"pattern": "one\ntwo"})
+    assert across.code == "invalid_arguments"
+    message = across.error["message"]
+    assert "`multiline: true`" in message and "-U" not in message and "--" not in message
+    assert (await run.call("grep", {"pattern": "one\ntwo", "multiline": True})).data["total"] == 10
+    some = await run.call("grep", {"pattern": "one", "max_results": 3})
+    assert "7 more matches not shown; raise max_results (up to 1000)" in some.text
+    (root / "b.txt").write_text("one\n" * 1200)
+    capped = await run.call("grep", {"pattern": "one", "max_results": 1000})
+    assert len(capped.data["matches"]) == 1000 and "raise max_results" not in capped.text
+    over = await run.call("grep", {"pattern": "one", "max_results": 1001})
+    assert over.code == "invalid_arguments"
+    files = await run.call("grep", {"pattern": "one", "output_mode": "files", "max_results": 1})
+    assert files.data["files"] == ["a.txt"] and files.data["total"] == 2
+    assert "1 more files not shown; raise max_results" in files.text
+    strict = await run.call("grep", {"pattern": "one", "case_insensitive": "true"})
+    assert strict.code == "invalid_arguments"  # JSON booleans only

@@ -216,3 +216,36 @@ def test_an_evicted_pack_stays_while_a_search_reads_it(root, tmp_path_factory):
                 pass
         assert (mirrors.folder / part.file).read_text() == "cell 0\ncell 1\n"
     assert not (mirrors.folder / part.file).exists()
+
+
+async def test_grep_options_in_notebooks_stay_within_a_cell(runtime, root):
+    # Context lines, multiline matches and counts are the cell's: a notebook's mirror holds
+    # its cells (and other notebooks) one after another, and nothing may leak between them.
+    _notebook(root / "a.ipynb", [new_code_cell("x = 1\nneedle = 2\ny = 3"),
+                                 new_code_cell("end = 0\nNEEDLE()"), new_code_cell("z\nneedle")])
+    _notebook(root / "b.ipynb", [new_code_cell("top\nneedle"), new_code_cell("tail")])
+    _notebook(root / ".hidden" / "c.ipynb", [new_code_cell("needle")])
+    _notebook(root / ".d.ipynb", [new_code_cell("needle")])
+    run = await runtime.create_run()
+    context = await run.call("grep", {"pattern": "needle", "before": 1, "after": 1})
+    assert [(m["file"], m["cell"], m["line"]) for m in context.data["matches"]] == [
+        ("a.ipynb", 1, 2), ("a.ipynb", 3, 2), ("b.ipynb", 1, 2)]
+    assert [(c["file"], c["cell"], c["line"], c["text"]) for c in context.data["context"]] == [
+        ("a.ipynb", 1, 1, "x = 1"), ("a.ipynb", 1, 3, "y = 3"), ("a.ipynb", 3, 1, "z"),
+        ("b.ipynb", 1, 1, "top")]
+    assert "a.ipynb [cell 1] 1- x = 1\na.ipynb [cell 1] 2: needle = 2\n" in context.text
+    assert context.data["skipped"]["hidden"] == 2 and "hidden: true" in context.text
+    across = await run.call("grep", {"pattern": "3\nend", "multiline": True})
+    assert across.ok and across.data["total"] == 0  # no cell's source has it
+    within = await run.call("grep", {"pattern": "2\ny", "multiline": True})
+    assert [(m["cell"], m["line"], m["lines"]) for m in within.data["matches"]] == [(1, 2, 2)]
+    count = await run.call("grep", {"pattern": "needle", "output_mode": "count",
+                                    "case_insensitive": True})
+    assert count.data["counts"] == [{"file": "a.ipynb", "count": 3},
+                                    {"file": "b.ipynb", "count": 1}]
+    assert count.data["total"] == 2 and count.data["total_matches"] == 4
+    files = await run.call("grep", {"pattern": "needle", "output_mode": "files",
+                                    "hidden": True})
+    assert files.data["files"] == [".d.ipynb", ".hidden/c.ipynb", "a.ipynb", "b.ipynb"]
+    named = await run.call("grep", {"pattern": "needle", "path": ".hidden"})
+    assert [m["file"] for m in named.data["matches"]] == [".hidden/c.ipynb"]

@@ -6,6 +6,7 @@ It reads its brief from stdin: one instruction per line, blank lines ignored.
     get PATH                 GET agent-tools/api/PATH with its token; print "get PATH: STATUS"
     echo TEXT                print TEXT
     pidfile NAME             write its pid and a grandchild's (same process group) to NAME
+    detach NAME              start a grandchild in a session of its own; its pid to NAME
     wait-for NAME            block until the file NAME exists in its cwd
     sleep                    block (until it is killed)
     exit N                   exit with status N
@@ -64,6 +65,12 @@ def main() -> int:
             child = subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({GRACE_SECONDS})"])
             with open(rest + ".tmp", "w") as handle:
                 handle.write(f"{os.getpid()} {child.pid}")
+            os.replace(rest + ".tmp", rest)
+        elif command == "detach":
+            child = subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({GRACE_SECONDS})"],
+                                     start_new_session=True)
+            with open(rest + ".tmp", "w") as handle:
+                handle.write(str(child.pid))
             os.replace(rest + ".tmp", rest)
         elif command == "wait-for":
             deadline = time.monotonic() + GRACE_SECONDS

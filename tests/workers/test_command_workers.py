@@ -144,8 +144,9 @@ async def test_closing_the_parent_kills_workers_and_closes_child_runs(
     code, _ = await api("DELETE", f"runs/{parent}")
     assert code == 204
     assert not any(alive(pid) for pid in pids)
-    assert (await api("GET", f"runs/{child}"))[0] == 404
-    assert (await as_worker(token, "GET", f"runs/{child}"))[0] == 403  # the token died too
+    code, ended = await api("GET", f"runs/{child}")
+    assert code == 200 and ended["state"] == "ended", ended  # kept in the run store
+    assert (await as_worker(token, "GET", f"runs/{child}"))[0] == 401  # the token died too
 
 
 async def test_unknown_and_foreign_worker_ids(api, tool):

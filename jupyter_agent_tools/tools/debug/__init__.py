@@ -8,6 +8,7 @@ from collections.abc import Hashable
 from typing_extensions import override
 
 from ...runtime import CallContext, Resource, Tier, Tool, ToolResult
+from ..outputs import DebugOutput
 from .actions import perform
 from .args import DebugArgs
 
@@ -30,6 +31,7 @@ class Debug(Tool):
         "with the cell's output; terminate detaches and the cell runs on."
     )
     Args = DebugArgs
+    Output = DebugOutput
     path_fields = ("file", "program", "notebook")
 
     @override

@@ -9,6 +9,7 @@ from ...lsp.errors import LspError
 from ...lsp.session import LspSession
 from ...runtime import CallContext, Resource, Tier, Tool, ToolError, ToolResult
 from ...runtime.validation import validate_action
+from ..outputs import LspOutput, LspRenameOutput
 from . import actions
 from .args import LSP_ACTIONS, LspArgs, LspRenameArgs
 from .errors import tool_error
@@ -30,6 +31,7 @@ class Lsp(Tool):
         "notebook, give `cell` beside `line`; answers name cells as `analysis.ipynb [cell 3] 4:5`."
     )
     Args = LspArgs
+    Output = LspOutput
 
     def call_tier(self, args: LspArgs) -> Tier:
         # Applying a code action stages an edit, as ast_edit does: a write-tier call.
@@ -75,6 +77,7 @@ class LspRename(Tool):
         "as ast_edit): call resolve to accept or discard it."
     )
     Args = LspRenameArgs
+    Output = LspRenameOutput
     path_fields = ("file",)
 
     def label(self, args: LspRenameArgs) -> str:

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 from pathlib import Path
 from typing import Any
 
@@ -111,10 +113,58 @@ async def hover(session: LspSession, args: Hover) -> ToolResult:
         text_document=types.TextDocumentIdentifier(from_fs_path(str(document.served))),
         position=position,
     ))
-    text = _hover_text(result.contents).strip() if result else ""
+    text = _plain(_hover_text(result.contents)).strip() if result else ""
     if not text:
         text = f"No hover information for {args.symbol!r} at {describe_place(session, path, args.cell, args.line)}."
-    return ToolResult.success(with_note(text, note), {"hover": text})
+        return ToolResult.success(with_note(text, note), {"hover": text})
+    brief, omitted = (text, False) if args.full else _brief(text)
+    shown = brief if not omitted else (
+        f"{brief}\n\n(The documentation goes on: hover with full: true shows all "
+        f"{len(text):,} characters.)")
+    return ToolResult.success(with_note(shown, note), {"hover": brief, "full": not omitted})
+
+
+# Hover's default answer: about 300 tokens (a token is about four characters of English).
+_HOVER_BRIEF_CHARS = 1_100
+_FENCE = re.compile(r"^```[^\n]*\n.*?^```[ \t]*$", re.MULTILINE | re.DOTALL)
+_RULE = re.compile(r"^[ \t]*(?:-{3,}|\*{3,}|_{3,})[ \t]*$", re.MULTILINE)
+
+
+def _plain(markdown: str) -> str:
+    """A server's hover Markdown as plain Markdown: HTML entities decoded (`&nbsp;` that
+    servers use for indentation becomes a space), hard line-break backslashes dropped."""
+    text = html.unescape(markdown).replace("\xa0", " ")
+    return re.sub(r"\\\n", "\n", text)
+
+
+def _brief(text: str) -> tuple[str, bool]:
+    """The signature (the code blocks before the documentation) and the documentation's
+    first paragraph, within `_HOVER_BRIEF_CHARS`; whether anything was left out."""
+    rest = text.lstrip()
+    signature = []
+    while True:
+        fence = _FENCE.match(rest)
+        if fence is not None:
+            signature.append(fence.group(0))
+            rest = rest[fence.end():].lstrip()
+            continue
+        rule = _RULE.match(rest)
+        if rule is not None:
+            rest = rest[rule.end():].lstrip()
+            continue
+        break
+    blocks = [block.strip() for block in re.split(r"\n[ \t]*\n", rest)
+              if block.strip() and not _RULE.fullmatch(block.strip())]
+    paragraph = blocks[0] if blocks else ""
+    omitted = len(blocks) > 1
+    brief = "\n\n".join(part for part in ["\n".join(signature), paragraph] if part)
+    if not brief.strip():
+        brief = text
+    if len(brief) > _HOVER_BRIEF_CHARS:
+        brief, omitted = brief[:_HOVER_BRIEF_CHARS].rstrip() + " …", True
+        if brief.count("```") % 2:  # a signature cut inside its block: close it
+            brief += "\n```"
+    return brief, omitted
 
 
 def _flatten(symbols: list[Any], depth: int, out: list[dict[str, Any]]) -> None:
@@ -176,7 +226,11 @@ async def symbols(session: LspSession, args: Symbols) -> ToolResult:
 async def _project_file(session: LspSession, server: LanguageServer) -> Path | None:
     """A file of the server's language under its root, so servers that index on open can search."""
     def first() -> Path | None:
-        for path in session.run.walker().files(server.root):
+        # Not in node_modules (a dependency's file is no project file), which searches
+        # no longer skip by name.
+        walker = session.run.walker(
+            skip_dirs=(*session.run.runtime.skip_dirs, "node_modules"))
+        for path in walker.files(server.root):
             if server.spec.serves(path) and session.contained(path):
                 return path
         return None

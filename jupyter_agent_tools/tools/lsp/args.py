@@ -41,6 +41,8 @@ class LspArgs(ToolArgs):
         None, description="code_actions: the action to apply, by its number in the list or "
         "its exact title. It is staged, not written: the answer has a diff and an edit_id "
         "for resolve.")
+    full: bool = Field(False, description="hover: the whole documentation (by default the "
+                       "signature and the documentation's first paragraph).")
 
 
 class LspRenameArgs(ToolArgs):
@@ -98,6 +100,7 @@ class Navigate(_AtSymbol):
 
 class Hover(_AtSymbol):
     action: Literal["hover"]
+    full: bool = False
 
 
 class CodeActions(_Action):

@@ -39,7 +39,7 @@ async def code_actions(session: LspSession, ctx: CallContext, args: CodeActions)
     if not servers:
         raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for "
                         f"{session.run.relpath(path)}: {reason}. Call lsp with action=status.")
-    document = await asyncio.to_thread(session.document_now, path)
+    document = await session.document(path)  # an open notebook: its shared document
     wanted = _wanted_range(session, document, args)
     text_hash = hashlib.sha256(document.text.encode("utf-8")).hexdigest()
     place_key = (path, args.cell, args.line, args.symbol, args.occurrence, args.kind)

@@ -19,7 +19,7 @@ from ...notebooks import is_notebook_path
 from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
 from .args import Diagnostics
 from .errors import problems_of
-from .places import build_config_notes, cell_span, check_cell
+from .places import build_config_note, build_config_notes, cell_span, check_cell
 
 
 async def diagnostics(session: LspSession, ctx: CallContext, args: Diagnostics) -> ToolResult:
@@ -33,7 +33,7 @@ async def diagnostics(session: LspSession, ctx: CallContext, args: Diagnostics) 
     check_cell(session, path, args.cell, "diagnostics", needs_cell=False)
     cell = args.cell
     if cell is not None:
-        cell_span(session, await asyncio.to_thread(session.document_now, path), cell)
+        cell_span(session, await session.document(path), cell)
     report = await session.diagnostics(path, save=False)
     if not report.available:
         raise ToolError(ErrorCode.UNAVAILABLE, f"No language server for {rel}: "
@@ -96,9 +96,14 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
     marked = [spec for spec in session.pool.specs.values()
               if spec.enabled and spec.find_root(run.cwd, run.cwd)]
     # A server that yields to another one here (ty to basedpyright) leaves its check to it too.
-    marked = [option.spec for option in await session.availability(run.cwd / "_", marked)
-              if option.yielded_to is None]
+    options = [option for option in await session.availability(run.cwd / "_", marked)
+               if option.yielded_to is None]
+    marked = [option.spec for option in options]
     checks = [spec for spec in marked if spec.project_check or spec.open_project_sources]
+    # A server that guesses how the project builds (clangd without compile_commands.json):
+    # the cause of its 'file not found' errors, said first, with how to make one.
+    guessing = [build_config_note(session, option) for option in options
+                if option.ok and option.guesses_build and option.spec in checks]
     if not checks and marked:
         raise ToolError(ErrorCode.UNAVAILABLE,
                         f"No project check exists for {', '.join(s.name for s in marked)}: it has "
@@ -140,6 +145,8 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
     if notebooks := await _check_notebooks(session):
         found.extend(notebooks[0])
         summary["notebooks"] = notebooks[1]
+    unfound = [d for d in found if guessing and "file not found" in d.message]
+    found = [d for d in found if d not in unfound]
     limit = session.limits.max_diagnostics
     found.sort(key=lambda d: (d.severity != "error", d.path, d.cell or 0, d.line))
     by_file: dict[str, int] = {}
@@ -149,6 +156,12 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
         f"{name}: {s['error']}" if "error" in s else
         f"{name}: {s['errors']} errors, {s['warnings']} warnings"
         for name, s in summary.items())]
+    if unfound:
+        head.append(f"  {len(unfound)} 'file not found' error{'s' if len(unfound) > 1 else ''}"
+                    f" ({', '.join(sorted({_quoted(d.message) for d in unfound})[:5])}) not "
+                    f"listed: the cause is the missing compile database. {' '.join(guessing)}")
+    elif guessing:
+        head.extend(f"  note: {note}" for note in guessing)
     if unchecked := summary.get("notebooks", {}).get("unchecked"):
         head.append(f"  notebooks not checked: {', '.join(unchecked[:10])} (call lsp "
                     "diagnostics on each to see why)")
@@ -159,6 +172,7 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
     return ToolResult.success("\n".join(head), {
         "checks": summary, "diagnostics": [d.to_json() for d in found[:limit]],
         "total": len(found), "by_file": by_file, "truncated": len(found) > limit,
+        "build_config": guessing, "files_not_found": [d.to_json() for d in unfound[:limit]],
     })
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ...files import FilesError
 from ...lsp.journal import FileDiagnostic
 from ...lsp.session import FileDiagnostics, LspSession
 from ...runtime import CallContext, Resource, Tier, ToolResult
@@ -17,10 +18,11 @@ from ...runtime.wrappers import CallNext
 from .errors import problems_of
 
 
-async def diagnostics_on_write(ctx: CallContext, _args: Any, call_next: CallNext) -> ToolResult:
+async def diagnostics_on_write(ctx: CallContext, args: Any, call_next: CallNext) -> ToolResult:
     """The wrapper the `lsp` resource contributes: reads `ctx.written` after the call."""
-    result = await call_next()
     session: LspSession | None = ctx.run.resources.get(Resource.LSP)
+    _start_early(ctx, args, session)
+    result = await call_next()
     if session is None or not result.ok or not ctx.written:  # most calls: no thread hop
         return result
     changed = list(dict.fromkeys(ctx.written))
@@ -32,7 +34,8 @@ async def diagnostics_on_write(ctx: CallContext, _args: Any, call_next: CallNext
         session.files_created_or_deleted(created, deleted)
     if not written:
         return result
-    reports = await session.diagnostics_many(written, save=True)
+    reports = await session.diagnostics_many(written, save=True,
+                                             light=session.limits.light_write_diagnostics)
     lines, files, new_items = [], {}, []
     limit = session.limits.max_diagnostics
     for report in reports:
@@ -44,6 +47,29 @@ async def diagnostics_on_write(ctx: CallContext, _args: Any, call_next: CallNext
     result.data["diagnostics"] = {"new": [d.to_json() for d in new_items[:limit]], "files": files}
     ctx.notes.append("\n".join(lines))
     return result
+
+
+def _start_early(ctx: CallContext, args: Any, session: LspSession | None) -> None:
+    """For a write-tier call naming one file (`write`, `edit`), start the light server that
+    will give its diagnostics now, beside the write, so that the first write of a run does
+    not wait for the server to start (nothing starts for other calls). Not cancelled with
+    the call: a start cut half-way would leave the server neither up nor down; the
+    diagnostics after the write wait for it."""
+    path = getattr(args, "path", None)
+    if (session is None or ctx.tool.tier is not Tier.WRITE or not isinstance(path, str)
+            or not session.limits.light_write_diagnostics or path.endswith(".ipynb")):
+        return
+    try:
+        resolved = ctx.run.resolve(path)
+    except (FilesError, OSError, ValueError):  # the call itself says what is wrong with it
+        return
+    task = asyncio.ensure_future(session.start_light_servers(resolved))
+    _STARTING.add(task)
+    task.add_done_callback(_STARTING.discard)
+
+
+#: Early starts under way (held, so that they are not collected before they end).
+_STARTING: set[asyncio.Future[None]] = set()
 
 
 async def files_of_commands(ctx: CallContext, _args: Any, call_next: CallNext) -> ToolResult:

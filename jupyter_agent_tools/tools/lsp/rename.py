@@ -10,7 +10,15 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ...files import FilesError, read_text_inside, write_files_atomically
+from ...files import (
+    DecodedText,
+    FilesError,
+    NotText,
+    is_text,
+    read_bytes_inside,
+    write_files_atomically,
+)
+from ...files.order import bytes_sha256
 from ...lsp.errors import LspError, LspRequestError, ServerUnavailable
 from ...lsp.languages import LANGUAGES
 from ...lsp.server import LanguageServer
@@ -90,14 +98,22 @@ async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> 
         return staged
 
     changed_cells: dict[Path, dict[int, tuple[str, str]]] = {}
+    # The bytes each file's change was computed on: written only over those (stale_edit else).
+    based_on: dict[Path, str | None] = {}
+
+    def read_text(path: Path) -> str:
+        runtime = session.run.runtime
+        shown = session.run.relpath(path)
+        data = read_bytes_inside(runtime.root_path, path, runtime.max_read_bytes, shown=shown)
+        if not is_text(data):
+            raise NotText(shown)
+        based_on[path] = bytes_sha256(data)
+        return DecodedText.of(data).text
 
     def plan_now() -> tuple[PlannedEdit, str]:
         files_edit, cells = split_notebook_edits(session, edit, notebooks)
-        runtime = session.run.runtime
-        plan = plan_workspace_edit(
-            files_edit, session.contained, session.run.relpath,
-            lambda path: read_text_inside(runtime.root_path, path, runtime.max_read_bytes,
-                                          shown=session.run.relpath(path)))
+        plan = plan_workspace_edit(files_edit, session.contained, session.run.relpath,
+                                   read_text)
         diff = plan.diff(session.run.relpath)
         for document, edits in cells:
             diff += plan_cells(session, plan, document, edits, changed_cells)
@@ -111,27 +127,38 @@ async def rename(session: LspSession, ctx: CallContext, args: LspRenameArgs) -> 
                         "not own, e.g. a builtin or a library's). No file was changed.")
     expected = {d.path: d.file.identity for d in notebooks.values() if d.file is not None}
     root = session.run.runtime.root_path
-    # A notebook open with real-time collaboration changes in its shared document: its
-    # clients see the rename in place, and the collaboration server saves it.
-    shared = await open_shared_changes(session.run.runtime.parent, root, changed_cells)
-    on_disk = {path: content for path, content in plan.changes.items() if path not in shared}
+    based_on.update({d.path: d.file.snapshot for d in notebooks.values() if d.file is not None})
 
-    def write_now() -> list[Path]:
-        for document in notebooks.values():  # saved meanwhile: nothing is written
-            if document.path in on_disk and document.file is not None:
-                check_unchanged(root, document.file)
-        return write_files_atomically(on_disk, root=root, expected=expected,
-                                      relpath=session.run.relpath)
+    async def apply_now() -> tuple[list[Path], set[Path]]:
+        """The files created, and those written on disk."""
+        # A notebook open with real-time collaboration changes in its shared document: its
+        # clients see the rename in place, and the collaboration server saves it.
+        shared = await open_shared_changes(session.run.runtime.parent, root, changed_cells)
+        on_disk = {path: content for path, content in plan.changes.items()
+                   if path not in shared}
 
-    # Open notebooks are checked and changed with no await between; put back if the files
-    # cannot be written (all or nothing).
-    for path, change in shared.items():
-        if change.stale:
-            raise notebook_error(StaleNotebook(session.run.relpath(path)))
-    try:
-        created = await write_with_open_notebooks(shared.values(), write_now)
-    except NotebookError as exc:
-        raise notebook_error(exc) from None
+        def write_now() -> list[Path]:
+            for document in notebooks.values():  # saved meanwhile: nothing is written
+                if document.path in on_disk and document.file is not None:
+                    check_unchanged(root, document.file)
+            return write_files_atomically(
+                on_disk, root=root, expected=expected, relpath=session.run.relpath,
+                based_on={path: base for path, base in based_on.items() if path in on_disk})
+
+        # Open notebooks are checked and changed with no await between; put back if the
+        # files cannot be written (all or nothing).
+        for path, change in shared.items():
+            if change.stale:
+                raise notebook_error(StaleNotebook(session.run.relpath(path)))
+        try:
+            return await write_with_open_notebooks(shared.values(), write_now), set(on_disk)
+        except NotebookError as exc:
+            raise notebook_error(exc) from None
+
+    # In each file's order across every run: a file another run changed since the plan read
+    # it is refused (stale_edit), never overwritten.
+    async with session.run.runtime.file_locks.hold(plan.changes):
+        created, on_disk = await apply_now()
     ctx.wrote(*plan.changes, created=created)
     upgraded = [session.run.relpath(d.path) for d in notebooks.values()
                 if d.path in on_disk and d.file is not None and d.file.notebook.upgraded_from]

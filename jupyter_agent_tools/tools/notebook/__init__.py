@@ -10,12 +10,14 @@ from typing_extensions import override
 
 from ...runtime import CallContext, Resource, RunView, Tier, Tool, ToolResult
 from ...runtime.validation import validate_action
+from ..outputs import NotebookOutput
 from . import cells, runs
 from .args import (
     CHANGES_CELLS,
     NOTEBOOK_ACTIONS,
     RUNS_CODE,
     ClearOutputs,
+    Create,
     Delete,
     Insert,
     ListNotebooks,
@@ -28,6 +30,7 @@ from .args import (
     SetSource,
     SetType,
 )
+from .create import create
 
 # Actions that replace (or drop) a cell's source: their card shows it as a diff.
 _REPLACES = frozenset({"set_source", "set_type", "delete"})
@@ -41,17 +44,21 @@ class NotebookTool(Tool):
     parallel_safe = False
     transcript_keeps_data = True  # the panel shows the cells changed, opens and reverts them
     description = (
-        "Work in a Jupyter notebook where the user sees it: insert, delete, move, retype or "
+        "Work in a Jupyter notebook where the user sees it: create one, insert, delete, move, retype or "
         "rewrite cells, clear outputs, and run cells in the notebook's own kernel (the one "
         "JupyterLab shows; started if the notebook has none) with the outputs written into "
         "the cells as they arrive. A notebook open in JupyterLab changes in place and the "
         "user's typing is kept. A cell is its number (from 1, as JupyterLab counts) or its "
         "id; results name both, numbers as they are after the call. A change to a cell the "
-        "user edited since you read it is refused (stale_edit): read it again. Runs answer "
-        "like eval (text, images, tables, tracebacks) and stop at the first failing cell. "
+        "user or another agent changed (or moved) since you read it is refused "
+        "(stale_edit): read it again. Runs answer "
+        "like eval (text, images, tables, tracebacks) and stop at the first failing cell; a run "
+        "still going after a while answers status running with a job_id (the `job` tool "
+        "follows it) while the cells run on and their outputs keep landing in the notebook. "
         "list shows the open notebooks and kernels; restart restarts the notebook's kernel."
     )
     Args = NotebookArgs
+    Output = NotebookOutput
     path_fields = ("path",)
 
     @override
@@ -59,6 +66,11 @@ class NotebookTool(Tool):
         if args.action in RUNS_CODE or (args.action == "insert" and args.run):
             return Tier.EXEC
         return Tier.WRITE if args.action in CHANGES_CELLS else Tier.READ
+
+    @override
+    def runs_long(self, args: NotebookArgs) -> bool:
+        # Running cells may go on as a job past max_call_seconds; changing them never runs long.
+        return args.action in ("run", "run_all") or (args.action == "insert" and bool(args.run))
 
     @override
     def serial_scope(self, ctx: CallContext, args: NotebookArgs) -> Hashable:
@@ -97,24 +109,35 @@ class NotebookTool(Tool):
             return await runs.list_notebooks(ctx)
         if isinstance(action, Revert):
             return await cells.revert(ctx, action)
-        opened = await cells.open_notebook(ctx, action.path)
+        if isinstance(action, Create):
+            return await create(ctx, action)
+        # A change reads the notebook, changes it and writes it in the file's order across
+        # every run (`cells.changing`); running cells holds no file's turn.
         match action:
             case Insert():
                 timeout = runs.timeout_of(ctx, action.timeout_seconds) if action.run else 0.0
-                number = await cells.insert(ctx, opened, action)
-                if not action.run:
-                    return cells.inserted(ctx, opened, action, number)
+                async with cells.changing(ctx, action.path) as opened:
+                    number = await cells.insert(ctx, opened, action)
+                    if not action.run:
+                        return cells.inserted(ctx, opened, action, number)
                 return await runs.run_cells(ctx, opened, [number], timeout)
             case Delete():
-                return await cells.delete(ctx, opened, action)
+                async with cells.changing(ctx, action.path) as opened:
+                    return await cells.delete(ctx, opened, action)
             case Move():
-                return await cells.move(ctx, opened, action)
+                async with cells.changing(ctx, action.path) as opened:
+                    return await cells.move(ctx, opened, action)
             case SetType():
-                return await cells.set_type(ctx, opened, action)
+                async with cells.changing(ctx, action.path) as opened:
+                    return await cells.set_type(ctx, opened, action)
             case SetSource():
-                return await cells.set_source(ctx, opened, action)
+                async with cells.changing(ctx, action.path) as opened:
+                    return await cells.set_source(ctx, opened, action)
             case ClearOutputs():
-                return await cells.clear_outputs(ctx, opened, action)
+                async with cells.changing(ctx, action.path) as opened:
+                    return await cells.clear_outputs(ctx, opened, action)
+        opened = await cells.open_notebook(ctx, action.path)
+        match action:
             case RunCells():
                 timeout = runs.timeout_of(ctx, action.timeout_seconds)
                 numbers = [opened.resolve(ref) for ref in action.targets]

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, mod
 
 from ...runtime import ToolArgs
 
-NotebookAction = Literal["list", "insert", "delete", "move", "set_type", "set_source",
+NotebookAction = Literal["list", "create", "insert", "delete", "move", "set_type", "set_source",
                          "clear_outputs", "run", "run_all", "restart", "revert"]
 CellTypeName = Literal["code", "markdown", "raw"]
 # A cell: its number (1-based over every cell, as JupyterLab counts) or its nbformat id.
@@ -25,6 +25,8 @@ _CELL = ("A cell: its number (1-based over every cell, as JupyterLab's status ba
 class NotebookArgs(ToolArgs):
     action: NotebookAction = Field(description=(
         "list: the notebooks open in JupyterLab and the server's kernels (no path). "
+        "create: a new notebook at path (kernel?, cells?: its first code cells' sources; "
+        "default one empty code cell, so JupyterLab adds none and numbers hold). "
         "insert: add a cell (source, cell_type, index or after `cell`; run=true runs it). "
         "delete / move (to index) / set_type / set_source: change one cell. "
         "clear_outputs: one cell's, or all. run: run `cell` or `cells` in the notebook's "
@@ -36,7 +38,11 @@ class NotebookArgs(ToolArgs):
     cell: CellArg | None = Field(None, description=_CELL + " For insert: the new cell goes "
                                  "right after it.")
     cells: list[CellArg] | None = Field(None, min_length=1, max_length=MAX_RUN_CELLS,
-                                        description="run: several cells, run in this order.")
+                                        description="run: several cells, run in this order. "
+                                        "create: the new notebook's first cells, each a code "
+                                        "cell's source (strings).")
+    kernel: str | None = Field(None, max_length=200, description="create: the kernel's name "
+                               "(kernelspec, e.g. python3; default: the server's default).")
     index: int | None = Field(None, ge=1, description="insert: the position the new cell takes "
                               "(1-based; default: the end). move: the position the cell takes.")
     source: str | None = Field(None, description="insert / set_source: the cell's whole text.")
@@ -46,7 +52,7 @@ class NotebookArgs(ToolArgs):
     change_id: str | None = Field(None, max_length=64, description="revert: the change to "
                                   "undo, as a cell change's result names it (data.change_id).")
     timeout_seconds: float | None = Field(
-        None, gt=0, description="run / run_all / insert with run: past this the kernel is "
+        None, ge=0.1, description="run / run_all / insert with run: past this the kernel is "
         "interrupted and the call says so (default: the server's, 600 s).")
     # The source of the cell a call replaces or deletes, read by `prepare` for the card.
     _before: str | None = PrivateAttr(None)
@@ -66,6 +72,12 @@ class _OnNotebook(_Action):
 
 class ListNotebooks(_Action):
     action: Literal["list"]
+
+
+class Create(_OnNotebook):
+    action: Literal["create"]
+    kernel: str | None = None
+    cells: list[str] | None = Field(None, description="the first cells' sources (strings).")
 
 
 class Insert(_OnNotebook):
@@ -149,13 +161,13 @@ class Revert(_Action):
 
 
 NotebookCall = Annotated[
-    ListNotebooks | Insert | Delete | Move | SetType | SetSource | ClearOutputs | RunCells
+    ListNotebooks | Create | Insert | Delete | Move | SetType | SetSource | ClearOutputs | RunCells
     | RunAll | Restart | Revert,
     Field(discriminator="action"),
 ]
 NOTEBOOK_ACTIONS: TypeAdapter[NotebookCall] = TypeAdapter(NotebookCall)
 
 # Which actions change cells (write tier) and which run code (exec tier); the rest read.
-CHANGES_CELLS = frozenset({"insert", "delete", "move", "set_type", "set_source",
+CHANGES_CELLS = frozenset({"create", "insert", "delete", "move", "set_type", "set_source",
                            "clear_outputs", "revert"})
 RUNS_CODE = frozenset({"run", "run_all", "restart"})

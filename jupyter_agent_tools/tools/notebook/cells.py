@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...files.errors import TooLarge
+from ...files.order import bytes_sha256
 from ...notebooks import (
     CellChange,
     CellChanged,
@@ -33,6 +35,7 @@ from ...notebooks import (
     resolve_cell,
     write_cells,
 )
+from ...notebooks.current import check_loadable
 from ...notebooks.journal import ChangeKind
 from ...runtime import CallContext, ErrorCode, ToolError, ToolResult
 from ..notebook_errors import notebook_error
@@ -78,6 +81,16 @@ async def open_notebook(ctx: CallContext, path_arg: str) -> OpenedNotebook:
     return await _open(ctx, await asyncio.to_thread(ctx.run.resolve, path_arg))
 
 
+@asynccontextmanager
+async def changing(ctx: CallContext, path_arg: str) -> AsyncIterator[OpenedNotebook]:
+    """The notebook `path_arg` names, opened for a change: from reading it to writing it, the
+    block holds the file's turn in the order every run of the server shares, so no other
+    run's change lands in between (and none is lost)."""
+    path = await asyncio.to_thread(ctx.run.resolve, path_arg)
+    async with ctx.runtime.file_locks.hold([path]):
+        yield await _open(ctx, path)
+
+
 async def _open(ctx: CallContext, path: Path) -> OpenedNotebook:
     runtime = ctx.runtime
     shown = ctx.run.relpath(path)
@@ -88,6 +101,11 @@ async def _open(ctx: CallContext, path: Path) -> OpenedNotebook:
     api_path = path.relative_to(runtime.root_path).as_posix()
     shared = await open_shared_notebook(runtime.parent, api_path)
     if shared is not None:
+        try:  # one answer for a notebook JupyterLab cannot load, open or not
+            await check_loadable(shared, runtime.root_path, path, shown,
+                                 runtime.max_notebook_bytes)
+        except InvalidNotebook as exc:
+            raise notebook_error(exc, doing="edit") from None
         return OpenedNotebook(path, shown, api_path, shared, None, shared.metadata())
     try:
         file = await asyncio.to_thread(read_notebook, runtime.root_path, path,
@@ -119,23 +137,41 @@ async def save(ctx: CallContext, opened: OpenedNotebook, *, code_changed: bool =
                         "nothing was written. Call again: the change then goes through the "
                         "open notebook.")
     try:
-        await asyncio.to_thread(write_cells, ctx.runtime.root_path, opened.file, opened.editor)
+        file, editor = opened.file, opened.editor
+        # Hashed in the thread too: a notebook can be megabytes.
+        written = await asyncio.to_thread(
+            lambda: bytes_sha256(write_cells(ctx.runtime.root_path, file, editor)))
     except StaleNotebook as exc:
         raise notebook_error(exc) from None
+    # What the run saw of the file follows its own change (a later `write` is not stale).
+    ctx.run.seen_files.changed_bytes(opened.path, opened.file.snapshot, written)
     if code_changed:
         ctx.wrote(opened.path)
 
 
-def check_unchanged_since_read(ctx: CallContext, opened: OpenedNotebook, number: int) -> None:
-    """stale_edit when the human changed the cell since the agent last saw it."""
+def check_unchanged_since_read(ctx: CallContext, opened: OpenedNotebook, number: int, *,
+                               position: bool = False) -> None:
+    """stale_edit when the human or another run changed the cell (its type or source; with
+    `position`, its number too) since this run last saw it."""
     ids, sources = opened.editor.ids(), opened.editor.sources()
+    cell_type = opened.editor.cell_types()[number - 1]
     try:
-        ctx.run.notebooks.check(opened.api_path, number, ids[number - 1], sources[number - 1])
+        ctx.run.notebooks.check(opened.api_path, number, ids[number - 1], cell_type,
+                                sources[number - 1], position=position)
     except CellChanged as exc:
+        if exc.seen_at is not None:
+            raise ToolError(ErrorCode.STALE_EDIT,
+                            f"{opened.shown} [cell {number}] is not where you last read it "
+                            f"(it was cell {exc.seen_at}: cells were moved, inserted or deleted "
+                            "since, by the user or another agent); nothing was changed. Read "
+                            "the notebook again and name the cell by its number now or its id.",
+                            data={"cell": number, "id": exc.cell_id,
+                                  "seen_at": exc.seen_at}) from None
         raise ToolError(ErrorCode.STALE_EDIT,
                         f"{opened.shown} [cell {number}] changed since you last read it (the "
-                        "user may be editing it); nothing was changed. Read the cell again "
-                        "(read with cell) and redo the change on what it holds now.",
+                        "user or another agent changed its type or source); nothing was "
+                        "changed. Read the cell again (read with cell) and redo the change on "
+                        "what it holds now.",
                         data={"cell": number, "id": exc.cell_id}) from None
 
 
@@ -152,7 +188,9 @@ def _changed(ctx: CallContext, opened: OpenedNotebook, what: str,
     cells = opened.cell_refs(*numbers)
     ids = opened.editor.ids()
     sources = opened.editor.sources()
-    ctx.run.notebooks.saw(opened.api_path, [(ids[n - 1], sources[n - 1]) for n in numbers])
+    types = opened.editor.cell_types()
+    ctx.run.notebooks.saw(opened.api_path,
+                          [(ids[n - 1], types[n - 1], sources[n - 1], n) for n in numbers])
     if change is not None:
         data["change_id"] = change.id
     return ToolResult.success(
@@ -195,6 +233,7 @@ async def insert(ctx: CallContext, opened: OpenedNotebook, action: Insert) -> in
                             data={"cell_count": count})
     opened.editor.insert(index, action.cell_type, action.source)
     await save(ctx, opened)
+    ctx.run.notebooks.shifted(opened.api_path, "insert", index)
     return index
 
 
@@ -207,12 +246,13 @@ def inserted(ctx: CallContext, opened: OpenedNotebook, action: Insert, number: i
 
 async def delete(ctx: CallContext, opened: OpenedNotebook, action: Delete) -> ToolResult:
     number = opened.resolve(action.cell)
-    check_unchanged_since_read(ctx, opened, number)
+    check_unchanged_since_read(ctx, opened, number, position=isinstance(action.cell, int))
     _prepare_file(opened)
     ref = opened.cell_refs(number)[0]
     before = opened.editor.snapshot(number)
     opened.editor.delete(number)
     await save(ctx, opened)
+    ctx.run.notebooks.shifted(opened.api_path, "delete", number)
     if ref["id"]:
         ctx.run.notebooks.forget(opened.api_path, ref["id"])
     change = _record(ctx, opened, "delete", number, before, None)
@@ -226,10 +266,13 @@ async def move(ctx: CallContext, opened: OpenedNotebook, action: Move) -> ToolRe
     if not 1 <= action.index <= count:
         raise notebook_error(CellOutOfRange(cell=action.index, cell_count=count,
                                             shared=opened.shared), path=opened.shown)
+    # Where a cell goes is decided on where the cells were: moved by someone since, stale.
+    check_unchanged_since_read(ctx, opened, number, position=True)
     _prepare_file(opened)
     before = opened.editor.snapshot(number)
     opened.editor.move(number, action.index)
     await save(ctx, opened)
+    ctx.run.notebooks.shifted(opened.api_path, "move", number, action.index)
     ref = opened.cell_refs(action.index)[0]
     change = _record(ctx, opened, "move", number, before, action.index)
     return _changed(ctx, opened, f"Moved cell {number} to position {action.index}: it is "
@@ -242,7 +285,7 @@ async def _change_in_place(ctx: CallContext, opened: OpenedNotebook, cell: CellR
     """Change the cell `cell` names with `apply(number)`, refused (stale_edit) when the human
     changed it since the agent saw it; its number, what it was, and the journal's change."""
     number = opened.resolve(cell)
-    check_unchanged_since_read(ctx, opened, number)
+    check_unchanged_since_read(ctx, opened, number, position=isinstance(cell, int))
     _prepare_file(opened)
     before = opened.editor.snapshot(number)
     apply(number)
@@ -298,6 +341,11 @@ async def revert(ctx: CallContext, action: Revert) -> ToolResult:
                         f"This run has no change {action.change_id!r} to revert: each change "
                         "can be reverted once, and only the run's last 500 are kept. Change "
                         "the cell with set_source instead.")
+    async with ctx.runtime.file_locks.hold([ctx.runtime.root_path / change.notebook]):
+        return await _revert(ctx, change)
+
+
+async def _revert(ctx: CallContext, change: CellChange) -> ToolResult:
     opened = await _open(ctx, ctx.runtime.root_path / change.notebook)
     _prepare_file(opened)
     number = opened.editor.number_of(change.cell_id) if change.cell_id else None
@@ -331,6 +379,12 @@ async def revert(ctx: CallContext, action: Revert) -> ToolResult:
             assert change.before is not None
             opened.editor.set_source(number, change.before["source"])
     await save(ctx, opened)
+    if change.kind == "delete":
+        ctx.run.notebooks.shifted(opened.api_path, "insert", numbers[0])
+    elif change.kind == "insert" and number is not None:
+        ctx.run.notebooks.shifted(opened.api_path, "delete", number)
+    elif change.kind == "move" and number is not None:
+        ctx.run.notebooks.shifted(opened.api_path, "move", number, numbers[0])
     ctx.run.notebooks.reverted(change.id)
     return _changed(ctx, opened, f"Reverted change {change.id} ({change.kind}): "
                     f"{_UNDONE[change.kind]}", numbers, reverted=change.id)

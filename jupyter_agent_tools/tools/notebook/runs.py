@@ -17,9 +17,10 @@ from typing import Any
 from jupyter_core.utils import ensure_async
 from tornado.web import HTTPError
 
+from ...files.order import bytes_sha256
 from ...kernels import errors as kernel_errors
 from ...kernels.interpreters import RunInterpreters
-from ...kernels.outputs import CellOutput
+from ...kernels.outputs import CellOutput, message_text
 from ...kernels.session import CellEnd, KernelSession
 from ...notebooks import (
     CellGone,
@@ -30,6 +31,7 @@ from ...notebooks import (
     open_shared_notebook,
     write_run_state,
 )
+from ...notebooks.current import open_notebook_paths
 from ...runtime import CallContext, ErrorCode, Resource, ToolError, ToolResult
 from ..eval import kernel_error, paused_result
 from ..notebook_errors import notebook_error
@@ -107,6 +109,10 @@ async def _run_targets(ctx: CallContext, opened: OpenedNotebook, interpreters: R
             if named:
                 runs.skipped.append((number, cell_type))
             continue
+        if not named and not opened.editor.source(number).strip():
+            # As JupyterLab runs all: an empty cell is not sent to the kernel (whose count
+            # it would repeat beside the next cell's).
+            continue
         cell = await _run_one(ctx, opened, interpreters, session, cell_id,
                               deadline - time.monotonic())
         runs.done.append(cell)
@@ -126,10 +132,16 @@ async def _run_one(ctx: CallContext, opened: OpenedNotebook, interpreters: RunIn
     live = LiveOutputs(opened.editor, cell_id, max_bytes=runtime.max_cell_output_bytes)
     output = CellOutput(max_chars=runtime.max_output_chars,
                         max_images=interpreters.limits.max_images)
+
+    def listener(msg_type: str, content: dict[str, Any]) -> None:
+        live.take(msg_type, content)  # into the notebook
+        ctx.say(message_text(msg_type, content))  # the call's output so far, if it runs long
+
     end = CellEnd.TIMEOUT
     if time_left > 0:
+        ctx.say(f"[cell {number}, id {cell_id}]\n")
         end = await session.execute(source, output, interpreters.limits.idle_timeout_seconds,
-                                    listener=live.take, time_limit=time_left, history=True)
+                                    listener=listener, time_limit=time_left, history=True)
     if end is CellEnd.DIED or (end is not CellEnd.OK and not await session.alive_once_settled(
             interpreters.limits.idle_timeout_seconds)):
         end = CellEnd.DIED
@@ -161,14 +173,25 @@ async def _save_outputs(ctx: CallContext, opened: OpenedNotebook, live: LiveOutp
         return True
     runtime = ctx.runtime
     try:
-        await asyncio.to_thread(write_run_state, runtime.root_path, opened.path, opened.shown,
-                                runtime.max_notebook_bytes, live.cell_id, live.outputs,
-                                live.execution_count)
+        # Read afresh and written in the file's order: other runs' changes are kept.
+        async with runtime.file_locks.hold([opened.path]):
+            base, written = await asyncio.to_thread(_save_run_state, ctx, opened, live)
+        ctx.run.seen_files.changed_bytes(opened.path, base, written)
     except CellGone:
         return False
     except StaleNotebook as exc:
         raise notebook_error(exc) from None
     return True
+
+
+def _save_run_state(ctx: CallContext, opened: OpenedNotebook,
+                    live: LiveOutputs) -> tuple[str, str]:
+    """write_run_state in a worker thread: the hashes of the bytes read and written."""
+    runtime = ctx.runtime
+    base, written = write_run_state(runtime.root_path, opened.path, opened.shown,
+                                    runtime.max_notebook_bytes, live.cell_id, live.outputs,
+                                    live.execution_count)
+    return base, bytes_sha256(written)
 
 
 def _result(opened: OpenedNotebook, session: KernelSession, runs: _Runs,
@@ -249,7 +272,7 @@ async def list_notebooks(ctx: CallContext) -> ToolResult:
     the server's kernels."""
     server = ctx.runtime.parent
     notebooks: dict[str, dict[str, Any]] = {}
-    for api_path in _open_documents(server):
+    for api_path in open_notebook_paths(server):
         notebooks.setdefault(api_path, {"path": api_path, "open": True, "kernel": None})
     sessions = getattr(server, "session_manager", None)
     for model in (await ensure_async(sessions.list_sessions()) if sessions else []):
@@ -286,20 +309,3 @@ async def list_notebooks(ctx: CallContext) -> ToolResult:
                      "server" + "".join(f"\n  {k['id']} {k['name']} ({k['state']})"
                                         for k in kernels))
     return ToolResult.success("\n".join(lines), {"notebooks": listed, "kernels": kernels})
-
-
-def _open_documents(server: Any) -> list[str]:
-    """The paths of notebooks with a shared document (open in JupyterLab with RTC)."""
-    settings = getattr(getattr(server, "web_app", None), "settings", {})
-    collaboration = settings.get("jupyter_server_ydoc")
-    file_ids = settings.get("file_id_manager")
-    if collaboration is None or file_ids is None:
-        return []
-    paths = []
-    for room_id in list(getattr(collaboration.ywebsocket_server, "rooms", {})):
-        parts = str(room_id).split(":", 2)
-        if len(parts) == 3 and parts[1] == "notebook":
-            path = file_ids.get_path(parts[2])
-            if path:
-                paths.append(str(path))
-    return paths

@@ -3,10 +3,13 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import type { paths } from './schema';
 import type {
+  AgentToken,
   AnswerBody,
   Card,
   RunDescriptor,
   StagedEdit,
+  TokenCreated,
+  TokenRequest,
   ToolResult,
   TranscriptEntry,
   Worker
@@ -82,6 +85,11 @@ export class AgentToolsClient {
     return this.request<StagedEdit>(`runs/${runId}/edits/${encodeURIComponent(editId)}`);
   }
 
+  /** Accept or discard a staged edit of an ended run (an open run's goes through `resolve`). */
+  resolveEndedEdit(runId: string, editId: string, action: 'accept' | 'discard'): Promise<StagedEdit> {
+    return this.post<StagedEdit>(`runs/${runId}/edits/${encodeURIComponent(editId)}`, { action });
+  }
+
   workers(runId: string): Promise<Worker[]> {
     return this.request<Worker[]>(`runs/${runId}/workers`);
   }
@@ -93,6 +101,21 @@ export class AgentToolsClient {
   /** A tool call through the run's one dispatch path (approvals and wrappers apply). */
   call(runId: string, tool: string, args: Record<string, unknown>): Promise<ToolResult> {
     return this.post<ToolResult>(`runs/${runId}/calls`, { tool, args });
+  }
+
+  /** The user's agent tokens (ceilings and expiry; never the tokens). */
+  tokens(): Promise<AgentToken[]> {
+    return this.request<AgentToken[]>('tokens');
+  }
+
+  /** Mint an agent token: the answer is the only place the token itself is shown. */
+  createToken(body: TokenRequest): Promise<TokenCreated> {
+    return this.post<TokenCreated>('tokens', body);
+  }
+
+  /** Revoke an agent token: its next request is refused. */
+  async revokeToken(id: string): Promise<void> {
+    await this.request<null>(`tokens/${encodeURIComponent(id)}`, { method: 'DELETE' });
   }
 
   /** The URL of an event stream: `spaces/{space}/events` or `runs/{id}/events`. */

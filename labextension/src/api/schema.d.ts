@@ -29,7 +29,16 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -55,7 +64,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List runs */
+        /** List runs, open and ended (kept in the run store across restarts) */
         get: {
             parameters: {
                 query?: never;
@@ -74,7 +83,16 @@ export interface paths {
                         "application/json": components["schemas"]["RunDescriptor"][];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -118,7 +136,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -169,7 +196,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Describe a run */
+        /** Describe a run, open or ended */
         get: {
             parameters: {
                 query?: never;
@@ -190,7 +217,16 @@ export interface paths {
                         "application/json": components["schemas"]["RunDescriptor"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -212,7 +248,7 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /** Close a run, releasing everything it holds */
+        /** Close a run, releasing everything it holds; an ended run is removed from the run store */
         delete: {
             parameters: {
                 query?: never;
@@ -231,7 +267,16 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -299,7 +344,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -341,7 +395,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Staged edits and their diffs */
+        /** Staged edits and their diffs (an ended run's from the run store) */
         get: {
             parameters: {
                 query?: never;
@@ -362,7 +416,16 @@ export interface paths {
                         "application/json": components["schemas"]["StagedEdit"][];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -419,7 +482,16 @@ export interface paths {
                         "application/json": components["schemas"]["StagedEdit"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -440,7 +512,88 @@ export interface paths {
             };
         };
         put?: never;
-        post?: never;
+        /** Accept or discard a staged edit of an ended run (accept writes every file, or none if any changed since staging) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    edit_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ResolveRequest"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["StagedEdit"];
+                    };
+                };
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such run, card, edit or directory */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The current state refuses it (a closed card, the run limit reached) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than c.AgentToolsApp.max_request_bytes, or holds more JSON values than c.AgentToolsApp.max_request_values */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -482,7 +635,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -545,7 +698,16 @@ export interface paths {
                         "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -584,7 +746,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** MCP: send a JSON-RPC message; initialize (without Mcp-Session-Id) opens a session and its run */
+        /** MCP: send a JSON-RPC message; initialize (without Mcp-Session-Id) opens a session, whose run is made at its first tools/call */
         post: {
             parameters: {
                 query?: never;
@@ -621,7 +783,16 @@ export interface paths {
                         "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -648,6 +819,15 @@ export interface paths {
                         "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
+                /** @description The current state refuses it (a closed card, the run limit reached) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
                 /** @description The body is larger than c.AgentToolsApp.max_request_bytes, or holds more JSON values than c.AgentToolsApp.max_request_values */
                 413: {
                     headers: {
@@ -659,7 +839,7 @@ export interface paths {
                 };
             };
         };
-        /** MCP: end the session (and the run it opened) */
+        /** MCP: end the session (and its run, unless its conversation keeps it) */
         delete: {
             parameters: {
                 query?: never;
@@ -687,7 +867,16 @@ export interface paths {
                         "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -719,7 +908,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Pending question cards */
+        /** Pending question cards (an ended run's: those it left unanswered, status ended) */
         get: {
             parameters: {
                 query?: never;
@@ -740,7 +929,16 @@ export interface paths {
                         "application/json": components["schemas"]["QuestionCard"][];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -812,7 +1010,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -897,7 +1104,16 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -955,7 +1171,16 @@ export interface paths {
                         "application/json": components["schemas"]["TranscriptEntry"][];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -990,7 +1215,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The run's background workers: state and last output (empty when the run is not in vibe mode) */
+        /** The run's background workers: state and last output (empty when the run is not in vibe mode, or ended) */
         get: {
             parameters: {
                 query?: never;
@@ -1011,7 +1236,16 @@ export interface paths {
                         "application/json": components["schemas"]["WorkerDescriptor"][];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1074,7 +1308,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1128,7 +1362,16 @@ export interface paths {
                         "application/json": components["schemas"]["ServerStatus"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1142,6 +1385,210 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-tools/api/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's agent tokens: ceilings and expiry, never the tokens */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentTokenDescriptor"][];
+                    };
+                };
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The current state refuses it (a closed card, the run limit reached) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Mint an agent token with a ceiling (the token is in this answer only) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TokenRequest"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TokenCreated"];
+                    };
+                };
+                /** @description Invalid input: a body or query that does not fit the model, or a bad value */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The current state refuses it (a closed card, the run limit reached) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The body is larger than c.AgentToolsApp.max_request_bytes, or holds more JSON values than c.AgentToolsApp.max_request_values */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-tools/api/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an agent token: its next request is refused (401) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Done; no body */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No such run, card, edit or directory */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description The current state refuses it (a closed card, the run limit reached) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -1180,7 +1627,16 @@ export interface paths {
                         "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1219,7 +1675,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** MCP: send a JSON-RPC message; initialize (without Mcp-Session-Id) opens a session and its run */
+        /** MCP: send a JSON-RPC message; initialize (without Mcp-Session-Id) opens a session, whose run is made at its first tools/call */
         post: {
             parameters: {
                 query?: never;
@@ -1254,7 +1710,16 @@ export interface paths {
                         "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1281,6 +1746,15 @@ export interface paths {
                         "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
+                /** @description The current state refuses it (a closed card, the run limit reached) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
                 /** @description The body is larger than c.AgentToolsApp.max_request_bytes, or holds more JSON values than c.AgentToolsApp.max_request_values */
                 413: {
                     headers: {
@@ -1292,7 +1766,7 @@ export interface paths {
                 };
             };
         };
-        /** MCP: end the session (and the run it opened) */
+        /** MCP: end the session (and its run, unless its conversation keeps it) */
         delete: {
             parameters: {
                 query?: never;
@@ -1318,7 +1792,16 @@ export interface paths {
                         "application/json": components["schemas"]["McpRefusal"];
                     };
                 };
-                /** @description Not authenticated, or not authorized for this resource */
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["McpRefusal"];
+                    };
+                };
+                /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1347,6 +1830,30 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * AgentTokenDescriptor
+         * @description A stored agent token: its ceiling and expiry (never the token itself).
+         */
+        AgentTokenDescriptor: {
+            approvals: components["schemas"]["Approvals"];
+            /** Created At */
+            created_at: number;
+            /** Cwd */
+            cwd: string;
+            /** Expired */
+            expired: boolean;
+            /** Expires At */
+            expires_at: number;
+            /** Id */
+            id: string;
+            /** Label */
+            label: string;
+            /** Space */
+            space: string | null;
+            surface: components["schemas"]["Surface"];
+        } & {
+            [key: string]: unknown;
+        };
         /**
          * AnswerRequest
          * @description A human's answer to a card: an option label or labels, free text, or a skip.
@@ -1659,8 +2166,8 @@ export interface components {
         };
         /**
          * McpRefusal
-         * @description How the MCP routes refuse a request: a JSON-RPC error, without `id` when the request
-         *     had none (or none could be read), as the SDK's transport answers too.
+         * @description How the MCP routes refuse a request: a JSON-RPC error carrying the request's `id`, null
+         *     when the request had none or it could not be read (JSON-RPC 2.0, section 5).
          */
         McpRefusal: {
             error: components["schemas"]["ErrorData"];
@@ -1749,9 +2256,10 @@ export interface components {
             space: string;
             /**
              * Status
+             * @description ended: the card's run ended (closed, or a restart) before it was answered.
              * @enum {string}
              */
-            status: "pending" | "answered" | "skipped" | "timed_out" | "cancelled";
+            status: "pending" | "answered" | "skipped" | "timed_out" | "cancelled" | "ended";
             /** Text */
             text: string | null;
             /** Tier */
@@ -1785,11 +2293,35 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * ResolveRequest
+         * @description How a human resolves a staged edit of an ended run.
+         */
+        ResolveRequest: {
+            /**
+             * Action
+             * @description accept writes every file (all or nothing, refused if any changed since staging); discard drops the edit.
+             * @enum {string}
+             */
+            action: "accept" | "discard";
+        };
+        /**
          * Resource
          * @description Names of the live resources a run can have attached.
          * @enum {string}
          */
         Resource: "workdir" | "parser" | "lsp" | "kernels" | "debug" | "conversation" | "questions" | "space" | "workers";
+        /**
+         * RunClient
+         * @description The program an agent runs in, as it named itself (MCP `initialize`'s clientInfo).
+         */
+        RunClient: {
+            /** Name */
+            name: string;
+            /** Version */
+            version: string | null;
+        } & {
+            [key: string]: unknown;
+        };
         /**
          * RunClosed
          * @description The run was closed; the socket sends nothing more of it.
@@ -1816,14 +2348,36 @@ export interface components {
          */
         RunDescriptor: {
             approvals: components["schemas"]["Approvals"];
+            /**
+             * @description The agent's program (an MCP client's name and version from initialize); null when it did not say.
+             * @default null
+             */
+            client: components["schemas"]["RunClient"] | null;
             /** Conversation Id */
             conversation_id: string | null;
             /** Created At */
             created_at: number;
             /** Cwd */
             cwd: string;
+            /**
+             * Ended At
+             * @default null
+             */
+            ended_at: number | null;
+            /**
+             * Ended By
+             * @description How an ended run ended: closed by its client, closed after it sat idle, or by a restart (or crash) of the server.
+             * @default null
+             */
+            ended_by: ("close" | "idle" | "restart") | null;
             /** Id */
             id: string;
+            /**
+             * Notice
+             * @description What a resumed run was told of what did not survive (kernels, debug sessions); also said with its first result.
+             * @default null
+             */
+            notice: string | null;
             /**
              * Origin
              * @description api, http, notebook, worker, mcp or cli.
@@ -1833,8 +2387,32 @@ export interface components {
             parent_id: string | null;
             /** Resources */
             resources: string[];
+            /**
+             * Resumed From
+             * @description The ended run of the same conversation_id whose transcript this run continues (its calls are at the start of this run's transcript).
+             * @default null
+             */
+            resumed_from: string | null;
+            /**
+             * @description What the run confines: the mode per surface (bash, eval, debug, workers) and whether it may use the network.
+             * @default null
+             */
+            sandbox: components["schemas"]["RunSandboxDescriptor"] | null;
             /** Space */
             space: string | null;
+            /**
+             * Staged Edits
+             * @description How many of its edits wait for a human's accept or discard (an ended run's too: POST runs/{id}/edits/{edit_id}).
+             * @default 0
+             */
+            staged_edits: number;
+            /**
+             * State
+             * @description ended: closed, or ended by a restart of the server; an ended run is kept in the run store (its transcript, staged edits, cards).
+             * @default open
+             * @enum {string}
+             */
+            state: "open" | "ended";
             surface: components["schemas"]["Surface"];
             /** Tools */
             tools: string[];
@@ -1878,6 +2456,12 @@ export interface components {
              */
             kernel_id: string | null;
             /**
+             * Network
+             * @description false cuts the network off for bash, the run's own eval kernels, debug launches and worker commands (server default: c.Runtime.sandbox_network). Refused (409 unavailable) where it cannot be.
+             * @default null
+             */
+            network: boolean | null;
+            /**
              * Notebook
              * @description Evaluate Python in the kernel of this notebook's session.
              * @default null
@@ -1897,6 +2481,12 @@ export interface components {
              */
             resources: components["schemas"]["Resource"][] | null;
             /**
+             * Sandbox
+             * @description Confine bash, the run's own eval kernels, debug launches and worker commands (Linux Landlock): workspace-write writes only in cwd and a private temp folder, read-only only in the latter; neither reads Jupyter's runtime directory (server default per surface: c.Runtime.sandbox). Refused (409 unavailable) where it cannot be.
+             * @default null
+             */
+            sandbox: ("off" | "workspace-write" | "read-only") | null;
+            /**
              * Space
              * @description Where the run's cards show, e.g. 'lab' or a notebook path.
              * @default null
@@ -1913,6 +2503,20 @@ export interface components {
              * @default false
              */
             vibe: boolean;
+        };
+        /**
+         * RunSandboxDescriptor
+         * @description A run's sandbox, as its descriptor shows it.
+         */
+        RunSandboxDescriptor: {
+            /** Modes */
+            modes: {
+                [key: string]: "off" | "workspace-write" | "read-only";
+            };
+            /** Network */
+            network: boolean;
+        } & {
+            [key: string]: unknown;
         };
         /**
          * ServerStatus
@@ -1996,6 +2600,69 @@ export interface components {
          * @enum {string}
          */
         Surface: "full" | "plan" | "readonly";
+        /**
+         * TokenCreated
+         * @description A new agent token: the token itself is in this answer only (it is stored hashed).
+         */
+        TokenCreated: {
+            approvals: components["schemas"]["Approvals"];
+            /** Created At */
+            created_at: number;
+            /** Cwd */
+            cwd: string;
+            /** Expired */
+            expired: boolean;
+            /** Expires At */
+            expires_at: number;
+            /** Id */
+            id: string;
+            /** Label */
+            label: string;
+            /** Space */
+            space: string | null;
+            surface: components["schemas"]["Surface"];
+            /**
+             * Token
+             * @description `jat_…`: send it as `Authorization: token <token>` (or `?token=` on agent-tools/mcp). Shown once.
+             */
+            token: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * TokenRequest
+         * @description A new agent token (`POST tokens`): its label, its ceiling and when it expires.
+         */
+        TokenRequest: {
+            /** @description The least strict approvals policy its runs may have (auto < ask < deny). */
+            approvals: components["schemas"]["Approvals"];
+            /**
+             * Cwd
+             * @description The folder (relative to the server root) its runs' working directories must be inside.
+             * @default .
+             */
+            cwd: string;
+            /**
+             * Expires Seconds
+             * @description Seconds until it expires (30 days when unset).
+             * @default null
+             */
+            expires_seconds: number | null;
+            /**
+             * Label
+             * @description What the token is for, as `token list` shows it.
+             * @default agent
+             */
+            label: string;
+            /**
+             * Space
+             * @description The only space its runs may show cards in (any when unset).
+             * @default null
+             */
+            space: string | null;
+            /** @description The widest surface its runs may have (readonly < plan < full). */
+            surface: components["schemas"]["Surface"];
+        };
         /**
          * ToolsQuery
          * @description Query of `GET runs/{id}/tools`.

@@ -12,6 +12,15 @@ export type ToolResult = Schemas['CallResult'];
 /** A run descriptor (`GET runs`). */
 export type RunDescriptor = Schemas['RunDescriptor'];
 
+/** An agent token as `GET tokens` lists it (never the token itself). */
+export type AgentToken = Schemas['AgentTokenDescriptor'];
+
+/** A new agent token (`POST tokens`): the token itself is in this answer only. */
+export type TokenCreated = Schemas['TokenCreated'];
+
+/** The body of `POST tokens`. */
+export type TokenRequest = Schemas['TokenRequest'];
+
 /** A question or permission card as front ends receive it. */
 export type Card = Schemas['QuestionCard'];
 export type CardOption = Schemas['CardOption'];

@@ -2,6 +2,7 @@ import { PathExt } from '@jupyterlab/coreutils';
 
 import type {
   AgentEvent,
+  Card,
   EditRow,
   RunDescriptor,
   TranscriptRow,
@@ -147,12 +148,54 @@ export class RunBook {
         this.workersByRun.set(runId, workers);
         return { changed: true, needsEdit: null };
       }
-      case 'run_closed':
-        this.runsById.delete(runId);
+      case 'run_closed': {
+        // Ended, not gone: its transcript, edits and decisions stay (the next `GET runs` has
+        // how it ended from the run store).
+        const run = this.runsById.get(runId);
+        if (run && run.state !== 'ended') {
+          this.runsById.set(runId, { ...run, state: 'ended', ended_by: run.ended_by ?? 'close', ended_at: event.time });
+        }
         return { changed: true, needsEdit: null };
+      }
       default:
         return { changed: false, needsEdit: null };
     }
+  }
+
+  /** How many of a run's edits the panel holds as staged. */
+  stagedCount(runId: string): number {
+    return this.edits(runId).filter(edit => edit.status === 'staged').length;
+  }
+
+  /**
+   * Runs whose staged edits the panel must (re)load: the server counts a different number of
+   * them than the panel holds (staged or resolved by another run, a human elsewhere, a restart).
+   */
+  editsToLoad(): string[] {
+    return this.runs()
+      .filter(run => (run.staged_edits ?? 0) !== this.stagedCount(run.id))
+      .map(run => run.id);
+  }
+
+  /**
+   * Everything waiting for the human across runs, oldest first: the pending cards given (the
+   * spaces' streams hold them) and every run's staged edits.
+   */
+  pending(cards: Card[]): PendingItem[] {
+    const items: PendingItem[] = cards.map(card => ({ kind: 'card', runId: card.run_id, card, at: card.created_at }));
+    for (const run of this.runs()) {
+      for (const edit of this.edits(run.id)) {
+        if (edit.status === 'staged') {
+          items.push({ kind: 'edit', runId: run.id, edit, at: edit.created_at ?? 0 });
+        }
+      }
+    }
+    return items.sort((a, b) => a.at - b.at);
+  }
+
+  /** How many decisions a run waits for: its pending cards among `cards`, its staged edits. */
+  waiting(runId: string, cards: Card[]): number {
+    return cards.filter(card => card.run_id === runId).length + this.stagedCount(runId);
   }
 
   private edits_(runId: string): Map<string, EditRow> {
@@ -163,6 +206,28 @@ export class RunBook {
     }
     return edits;
   }
+}
+
+/** A decision waiting for the human: a question or permission card, or a staged edit. */
+export type PendingItem =
+  | { kind: 'card'; runId: string; card: Card; at: number }
+  | { kind: 'edit'; runId: string; edit: EditRow; at: number };
+
+/** Whether a run has ended (closed, idle, or a restart of the server). */
+export function isEnded(run: Pick<RunDescriptor, 'state'>): boolean {
+  return run.state === 'ended';
+}
+
+/**
+ * Which program runs the agent, as a person tells runs apart: the MCP client's name and
+ * version from initialize, else how the run was started.
+ */
+export function clientLabel(run: Pick<RunDescriptor, 'client' | 'origin'>): string {
+  const client = run.client;
+  if (client?.name) {
+    return client.version ? `${client.name} ${client.version}` : client.name;
+  }
+  return originLabel(run.origin);
 }
 
 /** How each origin of a run is told to a person. */
@@ -257,6 +322,27 @@ export function notebookChange(entry: TranscriptRow): NotebookChange | null {
     deleted: cellRef(data.deleted),
     changeId: typeof data.change_id === 'string' ? data.change_id : null
   };
+}
+
+/** Where in a notebook an agent last worked: the newest `notebook` call that names a cell. */
+export interface AgentPlace {
+  callId: string;
+  /** The notebook, relative to the run's cwd. */
+  path: string;
+  cell: number;
+  cellId: string | null;
+}
+
+/** The place of the newest notebook call of a transcript that touched a cell, or null. */
+export function latestNotebookPlace(transcript: TranscriptRow[]): AgentPlace | null {
+  for (let i = transcript.length - 1; i >= 0; i--) {
+    const change = notebookChange(transcript[i]);
+    const ref = change?.cells[change.cells.length - 1];
+    if (change && ref) {
+      return { callId: transcript[i].call_id, path: change.path, cell: ref.cell, cellId: ref.id };
+    }
+  }
+  return null;
 }
 
 /** The change ids a later, successful `notebook revert` of the transcript undid. */

@@ -6,19 +6,31 @@ import { Widget } from '@lumino/widgets';
 import * as React from 'react';
 import { flushSync } from 'react-dom';
 
-import type { RunDescriptor, ToolResult, TranscriptRow, Worker } from '../api/types';
+import type { AgentToken, RunDescriptor, ToolResult, TranscriptRow, Worker } from '../api/types';
 import {
+  clientLabel,
+  isEnded,
+  latestNotebookPlace,
   MAX_TRANSCRIPT_ENTRIES,
   NotebookChange,
   notebookChange,
   notebookPathFromRoot,
   originLabel,
+  PendingItem,
   revertedChanges,
   runFolder,
   runningCalls,
   toolCounts
 } from '../state/runs';
-import { mcpSettings, mcpUrl, PYTHON_ONE_LINER } from '../state/connect';
+import {
+  DEFAULT_CEILING,
+  ICeilingChoice,
+  mcpSettings,
+  mcpUrl,
+  mcpUrlWithToken,
+  PYTHON_ONE_LINER,
+  tokenRequest
+} from '../state/connect';
 import { groupByReadiness, Readiness, StatusRow, statusRows } from '../state/status';
 import { IAgentTools, PANEL_ID } from '../tokens';
 import { CardView } from './cards';
@@ -162,20 +174,7 @@ function PanelBody({ model, trans, highlighter = null, openCell = null }: IBodyP
           <ConnectGuide model={model} trans={trans} first />
         </Section>
       ) : (
-        <Section
-          title={trans.__('Questions')}
-          tooltip={trans.__('What agents ask you: questions, and permission to write or run something')}
-          count={cards.length}
-          name="cards"
-        >
-          {cards.length === 0 ? (
-            <div className="jp-AgentTools-empty">{trans.__('No question is waiting for you.')}</div>
-          ) : (
-            cards.map(card => (
-              <CardView key={card.id} card={card} trans={trans} onAnswer={(c, b) => model.answer(c, b)} />
-            ))
-          )}
-        </Section>
+        <PendingSection items={model.runs.pending(cards)} model={model} trans={trans} highlighter={highlighter} />
       )}
       {runs.length > 0 && (
         <Section
@@ -186,7 +185,14 @@ function PanelBody({ model, trans, highlighter = null, openCell = null }: IBodyP
         >
           <ul className="jp-AgentTools-runList">
             {runs.map(run => (
-              <RunRow key={run.id} run={run} model={model} trans={trans} selected={run.id === model.selectedRunId} />
+              <RunRow
+                key={run.id}
+                run={run}
+                model={model}
+                trans={trans}
+                selected={run.id === model.selectedRunId}
+                waiting={model.runs.waiting(run.id, cards)}
+              />
             ))}
           </ul>
         </Section>
@@ -204,8 +210,108 @@ function PanelBody({ model, trans, highlighter = null, openCell = null }: IBodyP
   );
 }
 
-/** Text with a button that copies it, saying so for a moment. */
-function CopyButton({ text, trans, what }: { text: string; trans: TranslationBundle; what: string }): JSX.Element {
+/**
+ * Everything waiting for the human, across runs, on top: each card or staged edit opens in
+ * place (answered, accepted or discarded here), tagged with the run it belongs to.
+ */
+function PendingSection(props: {
+  items: PendingItem[];
+  model: IAgentTools;
+  trans: TranslationBundle;
+  highlighter: Highlighter | null;
+}): JSX.Element {
+  const { items, model, trans, highlighter } = props;
+  return (
+    <Section
+      title={trans.__('Waiting for you')}
+      tooltip={trans.__(
+        'What agents wait for, from every run: questions, permission to write or run something, and staged edits to accept or discard'
+      )}
+      count={items.length}
+      name="cards"
+    >
+      {items.length === 0 ? (
+        <div className="jp-AgentTools-empty">{trans.__('Nothing is waiting for you.')}</div>
+      ) : (
+        items.map(item => (
+          <div
+            key={item.kind === 'card' ? item.card.id : `${item.runId}/${item.edit.edit_id}`}
+            className={`jp-AgentTools-pending jp-AgentTools-pending-${item.kind}`}
+            data-run-id={item.runId}
+          >
+            <RunTag runId={item.runId} model={model} trans={trans} />
+            {item.kind === 'card' ? (
+              <CardView card={item.card} trans={trans} onAnswer={(c, b) => model.answer(c, b)} />
+            ) : (
+              <EditView
+                runId={item.runId}
+                edit={item.edit}
+                trans={trans}
+                onResolve={(r, e, a) => model.resolveEdit(r, e, a)}
+                highlighter={highlighter}
+              />
+            )}
+          </div>
+        ))
+      )}
+    </Section>
+  );
+}
+
+/** Which run a pending item is of (its client and folder); a click shows that run below. */
+function RunTag({ runId, model, trans }: { runId: string; model: IAgentTools; trans: TranslationBundle }): JSX.Element {
+  const run = model.runs.run(runId);
+  const name = run
+    ? `${clientLabel(run)} · ${runFolder(run, model.status?.root_dir ?? null)}`
+    : trans.__('run %1', runId.slice(0, 8));
+  return (
+    <button
+      className="jp-AgentTools-runTag"
+      title={trans.__('Show run %1 below', runId)}
+      onClick={() => void model.selectRun(runId)}
+    >
+      {name}
+      {run && isEnded(run) && <span className="jp-AgentTools-muted"> · {endedWords(run, trans)}</span>}
+    </button>
+  );
+}
+
+/** How an ended run ended, in words. */
+function endedWords(run: RunDescriptor, trans: TranslationBundle): string {
+  switch (run.ended_by) {
+    case 'restart':
+      return trans.__('ended by restart');
+    case 'idle':
+      return trans.__('ended: idle');
+    default:
+      return trans.__('ended');
+  }
+}
+
+/** A time of the server's clock (seconds) as a person reads it: the hour today, else the date. */
+function startedWords(seconds: number): string {
+  const when = new Date(seconds * 1000);
+  const today = new Date().toDateString() === when.toDateString();
+  return today
+    ? when.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+    : when.toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+}
+
+/**
+ * Text with a button that copies it, saying so for a moment. With `make`, what is copied is
+ * what it gives when clicked (a snippet with an agent token minted for this copy).
+ */
+function CopyButton({
+  text,
+  trans,
+  what,
+  make
+}: {
+  text: string;
+  trans: TranslationBundle;
+  what: string;
+  make?: () => Promise<string>;
+}): JSX.Element {
   const [copied, setCopied] = React.useState(false);
   React.useEffect(() => {
     if (!copied) {
@@ -220,8 +326,18 @@ function CopyButton({ text, trans, what }: { text: string; trans: TranslationBun
       title={trans.__('Copy %1', what)}
       aria-label={trans.__('Copy %1', what)}
       onClick={() => {
-        Clipboard.copyToSystem(text);
-        setCopied(true);
+        if (!make) {
+          Clipboard.copyToSystem(text);
+          setCopied(true);
+          return;
+        }
+        void make().then(
+          made => {
+            Clipboard.copyToSystem(made);
+            setCopied(true);
+          },
+          () => undefined // the caller says why nothing was copied
+        );
       }}
     >
       <copyIcon.react tag="span" elementSize="normal" />
@@ -238,22 +354,65 @@ function Snippet(props: {
   name: string;
   /** Long lines scroll (JSON) instead of wrapping (a URL, a line of Python). */
   scroll?: boolean;
+  /** What Copy copies, made when clicked (else `text`). */
+  make?: () => Promise<string>;
   trans: TranslationBundle;
 }): JSX.Element {
   return (
     <div className={`jp-AgentTools-snippet jp-AgentTools-snippet-${props.name}`}>
       <div className="jp-AgentTools-snippetBar">
         <span className="jp-AgentTools-muted">{props.caption}</span>
-        <CopyButton text={props.text} what={props.what} trans={props.trans} />
+        <CopyButton text={props.text} what={props.what} trans={props.trans} make={props.make} />
       </div>
       <pre className={`jp-AgentTools-snippetText${props.scroll ? ' jp-mod-scroll' : ''}`}>{props.text}</pre>
     </div>
   );
 }
 
-/** How to connect an agent: the panel's first run, and later a closed section. */
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** How to connect an agent: the panel's first run, and later a closed section. Each Copy of a
+ * snippet an agent uses mints an agent token with the ceiling chosen here (never the user's own
+ * token); the tokens are listed below, each with Revoke. */
 function ConnectGuide({ model, trans, first = false }: IBodyProps & { first?: boolean }): JSX.Element {
   const url = mcpUrl(model.client.settings.baseUrl);
+  const client = model.client;
+  const [ceiling, setCeiling] = React.useState<ICeilingChoice>(DEFAULT_CEILING);
+  const [tokens, setTokens] = React.useState<AgentToken[] | null>(null);
+  const [tokenError, setTokenError] = React.useState<string | null>(null);
+  const reload = React.useCallback(async () => {
+    try {
+      setTokens(await client.tokens());
+    } catch (error) {
+      setTokenError(trans.__('The agent tokens could not be listed: %1', errorText(error)));
+    }
+  }, [client, trans]);
+  React.useEffect(() => {
+    void reload();
+  }, [reload]);
+  const mint = async (label: string): Promise<string> => {
+    try {
+      const created = await client.createToken(tokenRequest(ceiling, label));
+      setTokenError(null);
+      void reload();
+      return created.token;
+    } catch (error) {
+      setTokenError(trans.__('No agent token was made, nothing was copied: %1', errorText(error)));
+      throw error;
+    }
+  };
+  const revoke = async (token: AgentToken): Promise<void> => {
+    try {
+      await client.revokeToken(token.id);
+      setTokenError(null);
+    } catch (error) {
+      setTokenError(trans.__('Agent token %1 was not revoked: %2', token.label, errorText(error)));
+    }
+    await reload();
+  };
+  const choose = (change: Partial<ICeilingChoice>): void => setCeiling({ ...ceiling, ...change });
   return (
     <div className="jp-AgentTools-connect">
       <p>
@@ -263,11 +422,69 @@ function ConnectGuide({ model, trans, first = false }: IBodyProps & { first?: bo
             )
           : trans.__('Each agent session is a run listed above; its questions and permission prompts show here.')}
       </p>
+      <div className="jp-AgentTools-connectStep jp-AgentTools-ceiling">
+        <div className="jp-AgentTools-connectTitle">{trans.__('What an agent may do')}</div>
+        <div className="jp-AgentTools-muted">
+          {trans.__(
+            'Each Copy below makes a new agent token (never your own token). A run opened with it gets at most:'
+          )}
+        </div>
+        <label>
+          {trans.__('Tools')}
+          <select
+            className="jp-AgentTools-ceilingSurface"
+            value={ceiling.surface}
+            onChange={event => choose({ surface: event.target.value as ICeilingChoice['surface'] })}
+          >
+            <option value="full">{trans.__('full: read, write and run')}</option>
+            <option value="plan">{trans.__('plan: read only')}</option>
+            <option value="readonly">{trans.__('readonly: read only')}</option>
+          </select>
+        </label>
+        <label>
+          {trans.__('Approvals')}
+          <select
+            className="jp-AgentTools-ceilingApprovals"
+            title={trans.__('Approvals: whether its writes and commands wait for your Allow here')}
+            value={ceiling.approvals}
+            onChange={event => choose({ approvals: event.target.value as ICeilingChoice['approvals'] })}
+          >
+            <option value="ask">{trans.__('ask me first')}</option>
+            <option value="deny">{trans.__('deny changes')}</option>
+            <option value="auto">{trans.__('auto: never ask')}</option>
+          </select>
+        </label>
+        <label>
+          {trans.__('Folder')}
+          <input
+            className="jp-AgentTools-ceilingCwd"
+            value={ceiling.cwd}
+            title={trans.__('Its runs work in this folder (relative to the server root) or one inside it')}
+            onChange={event => choose({ cwd: event.target.value })}
+          />
+        </label>
+        <label>
+          {trans.__('Expires after')}
+          <select
+            className="jp-AgentTools-ceilingExpires"
+            value={ceiling.expiresDays}
+            onChange={event => choose({ expiresDays: Number(event.target.value) })}
+          >
+            <option value={1}>{trans.__('1 day')}</option>
+            <option value={7}>{trans.__('7 days')}</option>
+            <option value={30}>{trans.__('30 days')}</option>
+            <option value={90}>{trans.__('90 days')}</option>
+          </select>
+        </label>
+      </div>
       <div className="jp-AgentTools-connectStep">
         <div className="jp-AgentTools-connectTitle">{trans.__('MCP (any MCP client)')}</div>
         <Snippet
-          caption={trans.__('Streamable HTTP, with the header "Authorization: token <your Jupyter token>":')}
-          text={url}
+          caption={trans.__(
+            'Streamable HTTP. Copy makes an agent token and copies the URL with it:'
+          )}
+          text={mcpUrlWithToken(url)}
+          make={async () => mcpUrlWithToken(url, await mint('MCP URL (panel)'))}
           what={trans.__('the MCP URL')}
           name="mcpUrl"
           trans={trans}
@@ -276,8 +493,9 @@ function ConnectGuide({ model, trans, first = false }: IBodyProps & { first?: bo
       <div className="jp-AgentTools-connectStep">
         <div className="jp-AgentTools-connectTitle">{trans.__('jupyter-ai (Claude Code, Codex, Gemini CLI…)')}</div>
         <Snippet
-          caption={trans.__("In .jupyter/mcp_settings.json of the chat's workspace:")}
+          caption={trans.__("In .jupyter/mcp_settings.json of the chat's workspace; Copy makes its token:")}
           text={mcpSettings(url)}
+          make={async () => mcpSettings(url, await mint('jupyter-ai (panel)'))}
           what={trans.__('the mcp_settings.json entry')}
           name="mcpSettings"
           scroll
@@ -293,6 +511,43 @@ function ConnectGuide({ model, trans, first = false }: IBodyProps & { first?: bo
           name="python"
           trans={trans}
         />
+      </div>
+      <div className="jp-AgentTools-connectStep jp-AgentTools-tokens">
+        <div className="jp-AgentTools-connectTitle">{trans.__('Agent tokens')}</div>
+        {tokenError && (
+          <div className="jp-AgentTools-error" role="alert">
+            {tokenError}
+          </div>
+        )}
+        {tokens !== null && tokens.length === 0 && (
+          <div className="jp-AgentTools-empty">{trans.__('No agent token yet: Copy above makes one.')}</div>
+        )}
+        {tokens !== null && tokens.length > 0 && (
+          <ul className="jp-AgentTools-tokenList">
+            {tokens.map(token => (
+              <li key={token.id} className="jp-AgentTools-token" data-token-id={token.id}>
+                <span className="jp-AgentTools-tokenLabel">{token.label}</span>
+                <span className="jp-AgentTools-muted jp-AgentTools-tokenCeiling">
+                  {[
+                    token.surface,
+                    token.approvals,
+                    token.cwd === '.' ? trans.__('any folder') : token.cwd,
+                    token.expired
+                      ? trans.__('expired')
+                      : trans.__('until %1', new Date(token.expires_at * 1000).toLocaleDateString())
+                  ].join(' · ')}
+                </span>
+                <button
+                  className="jp-Button jp-mod-minimal jp-AgentTools-revoke"
+                  title={trans.__('Revoke this agent token: its next request is refused')}
+                  onClick={() => void revoke(token)}
+                >
+                  {trans.__('Revoke')}
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
       </div>
     </div>
   );
@@ -325,8 +580,11 @@ function RunRow(props: {
   model: IAgentTools;
   trans: TranslationBundle;
   selected: boolean;
+  /** Decisions it waits for: pending cards and staged edits. */
+  waiting: number;
 }): JSX.Element {
-  const { run, model, trans, selected } = props;
+  const { run, model, trans, selected, waiting } = props;
+  const ended = isEnded(run);
   const folder = runFolder(run, model.status?.root_dir ?? null);
   const counts = toolCounts(run, model.status?.tools ?? null);
   const surface = surfaceWords(run, trans);
@@ -344,16 +602,38 @@ function RunRow(props: {
         );
   return (
     <li
-      className={`jp-AgentTools-run${selected ? ' jp-mod-selected' : ''}`}
+      className={`jp-AgentTools-run${selected ? ' jp-mod-selected' : ''}${ended ? ' jp-mod-ended' : ''}`}
       data-run-id={run.id}
+      data-state={run.state ?? 'open'}
       onClick={() => void model.selectRun(run.id)}
       title={trans.__('Run %1 in %2', run.id, run.cwd)}
     >
       <div className="jp-AgentTools-runHead">
+        {run.client?.name && (
+          <span className="jp-AgentTools-runClient" title={trans.__('The agent\'s program, as it named itself')}>
+            {clientLabel(run)}
+          </span>
+        )}
         <span className="jp-AgentTools-runFolder">{folder}</span>
         <span className="jp-AgentTools-runOrigin" title={trans.__('How the run was started (origin "%1")', run.origin)}>
           {trans.__('via %1', originLabel(run.origin))}
         </span>
+        {waiting > 0 && (
+          <span
+            className="jp-AgentTools-badge jp-AgentTools-waiting"
+            title={trans.__('Waits for you: its questions, permission prompts and staged edits are listed on top')}
+          >
+            {trans._n('%1 waiting', '%1 waiting', waiting)}
+          </span>
+        )}
+        {ended && (
+          <span
+            className="jp-AgentTools-badge jp-AgentTools-runEnded"
+            title={trans.__('Its transcript, changes and staged edits are kept in the run store')}
+          >
+            {endedWords(run, trans)}
+          </span>
+        )}
         {run.space && (
           <span
             className="jp-AgentTools-badge jp-AgentTools-runSpace"
@@ -365,6 +645,10 @@ function RunRow(props: {
         {running.length > 0 && <span className="jp-AgentTools-spinner" title={trans.__('Running')} />}
       </div>
       <div className="jp-AgentTools-muted jp-AgentTools-runMeta">
+        <span className="jp-AgentTools-runStarted" title={new Date(run.created_at * 1000).toLocaleString()}>
+          {trans.__('started %1', startedWords(run.created_at))}
+        </span>
+        {' · '}
         <span title={surface.tooltip}>{surface.text}</span>
         {' · '}
         <span title={approvals.tooltip}>{approvals.text}</span>
@@ -389,14 +673,58 @@ function RunDetails(props: {
 }): JSX.Element {
   const { run, model, trans, highlighter, openCell } = props;
   const edits = model.runs.edits(run.id);
+  const staged = model.runs.stagedCount(run.id);
   const transcript = model.runs.transcript(run.id);
   const earlierCalls = model.runs.earlierCalls(run.id);
   const workers = model.runs.workers(run.id);
   const running = runningCalls(transcript);
   const reverted = revertedChanges(transcript);
   useTicking(running.length > 0 || workers.some(worker => worker.status === 'running'));
+  const place = latestNotebookPlace(transcript);
+  const [following, setFollowing] = React.useState<string | null>(null); // the run followed
+  const follow = following === run.id && !isEnded(run);
+  React.useEffect(() => {
+    // Each new place of the followed agent scrolls its notebook there (opened if need be).
+    if (follow && place && openCell) {
+      void openCell(notebookPathFromRoot(run, place.path), place.cellId, place.cell);
+    }
+  }, [follow, place?.callId]);
   return (
     <>
+      {openCell && !isEnded(run) && (
+        <label
+          className="jp-AgentTools-follow"
+          title={trans.__(
+            'Follow this agent: each time it changes or runs a cell, its notebook scrolls to that cell. In a notebook open with collaboration, the agent also shows as a collaborator with its name and cursor.'
+          )}
+        >
+          <input
+            type="checkbox"
+            className="jp-AgentTools-followToggle"
+            checked={follow}
+            onChange={event => setFollowing(event.target.checked ? run.id : null)}
+          />
+          {trans.__('Follow %1 in the notebook', clientLabel(run))}
+          {place && (
+            <span className="jp-AgentTools-muted">
+              {' '}
+              {trans.__('(last at %1, cell %2)', place.path, place.cell)}
+            </span>
+          )}
+        </label>
+      )}
+      {isEnded(run) && (
+        <div className="jp-AgentTools-muted jp-AgentTools-runEndedNote" data-run-id={run.id}>
+          {trans.__(
+            '%1 (%2) %3%4: its transcript and edits are kept here.',
+            clientLabel(run),
+            runFolder(run, model.status?.root_dir ?? null),
+            endedWords(run, trans),
+            run.ended_at ? ` ${startedWords(run.ended_at)}` : ''
+          )}
+          {run.notice && <div>{run.notice}</div>}
+        </div>
+      )}
       {running.length > 0 && (
         <div className="jp-AgentTools-running" role="status">
           {running.map(entry => (
@@ -411,12 +739,17 @@ function RunDetails(props: {
       )}
       {edits.length > 0 && (
         <Section
-          title={trans.__('Staged edits')}
-          tooltip={trans.__('Changes the agent proposed (ast_edit) that wait for your Accept or Discard')}
-          count={edits.filter(e => e.status === 'staged').length}
+          title={trans.__('Edits')}
+          tooltip={trans.__('Changes the agent proposed (ast_edit): the staged ones wait on top, under "Waiting for you"')}
+          count={edits.length}
           name="edits"
         >
-          {edits.map(edit => (
+          {staged > 0 && (
+            <div className="jp-AgentTools-muted jp-AgentTools-stagedAbove">
+              {trans._n('%1 staged edit waits for you above.', '%1 staged edits wait for you above.', staged)}
+            </div>
+          )}
+          {edits.filter(edit => edit.status !== 'staged').map(edit => (
             <EditView
               key={edit.edit_id}
               runId={run.id}
