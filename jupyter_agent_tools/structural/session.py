@@ -10,6 +10,7 @@ import asyncio
 import difflib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -250,10 +251,8 @@ class StructuralSession:
         answer = outcome.answer
         if answer["total"] > limit:
             raise errors.TooManyReplacements(answer["total"], limit)
-        # Reading, rewriting and diffing many files is disk and CPU work: off the loop.
-        rewritten = await asyncio.to_thread(self._rewrite_files, rewrite, answer,
-                                            outcome.live)
-        await self._refuse_broken_syntax(outcome.pattern.language, rewritten)
+        rewritten = await self._rewrite_and_check(outcome.pattern.language, rewrite, answer,
+                                                  outcome.live)
         changes = [change for change, _, _, _ in rewritten]
         edit = self.edits.stage(pattern, rewrite, outcome.pattern.language, changes)
         edit.pattern_kind = outcome.pattern.kind
@@ -275,10 +274,51 @@ class StructuralSession:
                                 files=[c.relpath for c in edit.files], counts=edit.counts(),
                                 replacements=edit.replacements)
 
+    async def _rewrite_and_check(self, language: str, rewrite: str, answer: dict[str, Any],
+                                 live: dict[str, dict[str, Any]]) -> list[_Rewritten]:
+        """The rewritten files (see _rewrite_files); RewriteBreaksSyntax when the rewrite adds
+        syntax errors. Reading, rewriting and diffing is disk and CPU work: a thread does it,
+        and hands each part of _CHECK_BYTES or _CHECK_FILES over as it is done, to be
+        checked by the workers meanwhile."""
+        loop = asyncio.get_running_loop()
+        checks: list[asyncio.Task[list[dict[str, Any]]]] = []
+
+        def check(part: list[_Rewritten]) -> None:  # on the loop
+            job = SyntaxCheckJob(language, [(change.relpath, before, after, spans)
+                                            for change, before, after, spans in part])
+            checks.append(loop.create_task(self.workers.check_syntax(job)))
+
+        handed = 0
+
+        def done(part: list[_Rewritten]) -> None:  # in the thread
+            nonlocal handed
+            handed += len(part)
+            loop.call_soon_threadsafe(check, part)
+
+        try:
+            rewritten = await asyncio.to_thread(self._rewrite_files, rewrite, answer, live,
+                                                done)
+            # The last part: the thread's calls were queued before its end was, so the loop
+            # has run them, and this one follows every other.
+            if rewritten[handed:]:
+                check(rewritten[handed:])
+            results = await asyncio.gather(*checks)
+        except BaseException:
+            for task in checks:
+                task.cancel()
+            raise
+        await self._refuse_broken_syntax(language, rewritten,
+                                         [result for part in results for result in part])
+        return rewritten
+
     def _rewrite_files(self, rewrite: str, answer: dict[str, Any],
-                       live: dict[str, dict[str, Any]] | None = None) -> list[_Rewritten]:
+                       live: dict[str, dict[str, Any]] | None = None,
+                       done: Callable[[list[_Rewritten]], None] | None = None
+                       ) -> list[_Rewritten]:
         """Each changed file, its code before and after, and where the replacements landed.
-        `live`: the open notebooks' content the search matched in."""
+        `live`: the open notebooks' content the search matched in. `done` is handed each part
+        of about _CHECK_BYTES (bytes after) or _CHECK_FILES files as soon as it is complete
+        (not the last, unfinished one)."""
         root = self.run.runtime.root_path
         by_file: dict[str, list[Replacement]] = {}
         for match in answer["matches"]:
@@ -286,7 +326,19 @@ class StructuralSession:
                 Replacement(match["range"][0], match["range"][1],
                             {k: tuple(v) if v else None
                              for k, v in match["capture_ranges"].items()}))
-        rewritten = []
+        rewritten: list[_Rewritten] = []
+        part = 0  # where the part not handed to `done` yet starts
+        size = 0
+
+        def add(item: _Rewritten) -> None:
+            nonlocal part, size
+            rewritten.append(item)
+            size += len(item[2])
+            if done is not None and (size >= _CHECK_BYTES
+                                     or len(rewritten) - part >= _CHECK_FILES):
+                done(rewritten[part:])
+                part, size = len(rewritten), 0
+
         for file, replacements in by_file.items():
             target = Path(file)
             if is_notebook_path(target.name):
@@ -294,7 +346,7 @@ class StructuralSession:
                                                   answer["hashes"][file],
                                                   (live or {}).get(file))
                 if notebook is not None:
-                    rewritten.append(notebook)
+                    add(notebook)
                 continue
             before = _read(root, target)
             if before is None or content_hash(before) != answer["hashes"][file]:
@@ -312,9 +364,9 @@ class StructuralSession:
             # The diff from where the replacements are: no sequence matching of the files.
             diff = rewrite_diff(relpath, before, after, [(r.start, r.end) for r in chosen],
                                 spans, encoding)
-            rewritten.append((FileChange(target, relpath, content_hash(before), after,
-                                         len(spans), diff, identity_inside(root, target)),
-                              before, after, spans))
+            add((FileChange(target, relpath, content_hash(before), after, len(spans), diff,
+                            identity_inside(root, target)),
+                 before, after, spans))
         return rewritten
 
     def _rewrite_notebook(self, target: Path, rewrite: str, replacements: list[Replacement],
@@ -361,27 +413,16 @@ class StructuralSession:
                             upgraded_from=file.notebook.upgraded_from)
         return change, before, after, spans
 
-    async def _refuse_broken_syntax(self, language: str, rewritten: list[_Rewritten]) -> None:
+    async def _refuse_broken_syntax(self, language: str, rewritten: list[_Rewritten],
+                                    results: list[dict[str, Any]]) -> None:
         """RewriteBreaksSyntax naming file, line and column (in a notebook: the cell, and the
-        line within it) when the rewrite adds syntax errors."""
-        if not rewritten:
-            return
-        # In parts of about _CHECK_BYTES or _CHECK_FILES: the workers parse them side by side.
-        jobs: list[SyntaxCheckJob] = []
-        size = _CHECK_BYTES
-        for change, before, after, spans in rewritten:
-            if size >= _CHECK_BYTES or len(jobs[-1].files) >= _CHECK_FILES:
-                jobs.append(SyntaxCheckJob(language, []))
-                size = 0
-            jobs[-1].files.append((change.relpath, before, after, spans))
-            size += len(after)
+        line within it) when the workers' syntax check `results` say the rewrite adds syntax
+        errors (errors_before is None when the code after has none: then none is new)."""
         changes = {change.relpath: change for change, _, _, _ in rewritten}
-        results = await asyncio.gather(*(self.workers.check_syntax(job) for job in jobs))
-        # errors_before is None when the code after has no error: then none is new.
         broken = [{"file": result["path"], "line": result["line"], "column": result["column"],
                    "syntax_errors_before": result["errors_before"],
                    "syntax_errors_after": result["errors_after"]}
-                  for part in results for result in part
+                  for result in results
                   if result["errors_after"] > (result["errors_before"] or 0)]
         if broken:
             for place in broken:
@@ -445,7 +486,8 @@ class StructuralSession:
 
 
 # How much rewritten code (bytes after, files) one syntax check job takes: big enough that
-# a job's round trip is small beside its parsing, small enough that the workers share it.
+# a job's round trip is small beside its parsing, small enough that the workers share it
+# (and start on it while the rest is rewritten).
 _CHECK_BYTES = 2**20
 _CHECK_FILES = 250
 

@@ -5,34 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlencode
 
 import httpx2
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-
-
-@pytest.fixture
-def runtime_of(jp_serverapp):
-    """The server's Runtime (to look at runs the way a test must: from outside MCP)."""
-    return jp_serverapp.web_app.settings["agent_tools_runtime"]
-
-
-@pytest.fixture
-def mcp_url(jp_http_port, jp_base_url, http_server_client):
-    """`mcp_url(path="agent-tools/mcp", **query)` → the endpoint's full URL (server listening)."""
-
-    def url(path: str = "agent-tools/mcp", **query: Any) -> str:
-        suffix = f"?{urlencode(query)}" if query else ""
-        return f"http://localhost:{jp_http_port}{jp_base_url}{path}{suffix}"
-
-    return url
-
-
-@pytest.fixture
-def auth_headers(jp_serverapp):
-    return {"Authorization": f"token {jp_serverapp.identity_provider.token}"}
 
 
 @pytest.fixture

@@ -100,11 +100,6 @@ http {{
         process.wait(10)
 
 
-@pytest.fixture
-def runtime_of(jp_serverapp):
-    return jp_serverapp.web_app.settings["agent_tools_runtime"]
-
-
 async def test_a_long_eval_completes_over_http_through_the_proxy(proxy, jp_base_url,
                                                                  auth_headers, runtime_of):
     api = f"{proxy}{jp_base_url}agent-tools/api"

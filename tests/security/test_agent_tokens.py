@@ -62,11 +62,6 @@ def user(jp_serverapp, jp_asyncio_loop):
 
 
 @pytest.fixture
-def runtime_of(jp_serverapp):
-    return jp_serverapp.web_app.settings["agent_tools_runtime"]
-
-
-@pytest.fixture
 def data(jp_root_dir):
     (Path(jp_root_dir) / "data" / "sub").mkdir(parents=True)
     (Path(jp_root_dir) / "data" / "a.txt").write_text("in data\n")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from urllib.parse import urlencode
 
 import httpx2
 import pytest
@@ -20,27 +19,6 @@ from mcp.shared.exceptions import MCPError
 
 SECRET = "f0e1d2c3b4a5968778695a4b3c2d1e0f"  # the token and signing key the files hold
 _MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
-
-
-@pytest.fixture
-def runtime_of(jp_serverapp):
-    return jp_serverapp.web_app.settings["agent_tools_runtime"]
-
-
-@pytest.fixture
-def mcp_url(jp_http_port, jp_base_url, http_server_client):
-    """`mcp_url(path="agent-tools/mcp", **query)` → a full URL on the (listening) server."""
-
-    def url(path: str = "agent-tools/mcp", **query: str) -> str:
-        suffix = f"?{urlencode(query)}" if query else ""
-        return f"http://localhost:{jp_http_port}{jp_base_url}{path}{suffix}"
-
-    return url
-
-
-@pytest.fixture
-def auth_headers(jp_serverapp):
-    return {"Authorization": f"token {jp_serverapp.identity_provider.token}"}
 
 
 @pytest.fixture

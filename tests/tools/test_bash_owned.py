@@ -7,32 +7,9 @@ own token (a `sleep` duration no other process uses)."""
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 
-import psutil
-
-
-def token() -> str:
-    """A `sleep` argument no other process has: what the survivors are looked up by."""
-    return f"{random.randint(10**6, 10**7)}.{random.randint(10, 99)}"
-
-
-def survivors(mark: str) -> list[psutil.Process]:
-    found = []
-    for process in psutil.process_iter(["cmdline", "status"]):
-        if mark in " ".join(process.info["cmdline"] or ()) and \
-                process.info["status"] != psutil.STATUS_ZOMBIE:
-            found.append(process)
-    return found
-
-
-def none_within(mark: str, seconds: float = 5.0) -> list[psutil.Process]:
-    """The survivors still there after `seconds` (none, if all ended in time)."""
-    deadline = time.monotonic() + seconds
-    while (left := survivors(mark)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
+from process_helpers import sleep_mark, survivors, survivors_after
 
 
 async def until_started(mark: str, count: int, seconds: float = 30.0) -> None:
@@ -52,50 +29,50 @@ def escapes(mark: str) -> str:
 
 async def test_nothing_a_call_started_outlives_it(runtime):
     run = await runtime.create_run()
-    mark = token()
+    mark = sleep_mark()
     # Without a keeper, `sleep &` holding stdout blocked the call until its timeout.
     result = await run.call("bash", {"command": escapes(mark), "timeout_seconds": 60})
     assert result.ok, result.text
     assert result.text.strip() == "started 4"
-    assert none_within(mark) == []
+    assert survivors_after(mark) == []
 
 
 async def test_a_timeout_ends_what_left_the_group(runtime):
     run = await runtime.create_run()
-    mark = token()
+    mark = sleep_mark()
     result = await run.call("bash", {"command": f"setsid sleep {mark} & (sleep {mark} &); "
                                                 f"echo up; sleep {mark}",
                                      "timeout_seconds": 1})
     assert result.code == "timeout" and "up" in result.text
-    assert none_within(mark) == []
+    assert survivors_after(mark) == []
 
 
 async def test_closing_the_run_ends_a_call_in_flight(runtime):
     run = await runtime.create_run()
-    mark = token()
+    mark = sleep_mark()
     call = asyncio.ensure_future(run.call("bash", {"command": f"{escapes(mark)}; sleep {mark}",
                                                   "timeout_seconds": 600}))
     await until_started(mark, 5)
     await runtime.close_run(run.id)
-    assert none_within(mark) == []
+    assert survivors_after(mark) == []
     result = await asyncio.wait_for(call, 10)
     assert result.code == "not_found" and "closed" in result.error["message"]
 
 
 async def test_a_cancelled_call_ends_its_tree(runtime):
     run = await runtime.create_run()
-    mark = token()
+    mark = sleep_mark()
     call = asyncio.ensure_future(run.call("bash", {"command": f"setsid sleep {mark} & "
                                                               f"sleep {mark}"}))
     await until_started(mark, 2)
     call.cancel()
     await asyncio.gather(call, return_exceptions=True)
-    assert none_within(mark) == []
+    assert survivors_after(mark) == []
 
 
 async def test_a_background_job_runs_on_and_is_followed_with_job(runtime):
     run = await runtime.create_run()
-    mark = token()
+    mark = sleep_mark()
     started = await run.call("bash", {"command": f"echo one; setsid sleep {mark} & "
                                                  f"sleep {mark}", "background": True})
     assert started.ok and started.data == {"job_id": "job-1", "status": "running"}
@@ -110,7 +87,7 @@ async def test_a_background_job_runs_on_and_is_followed_with_job(runtime):
 
     cancelled = await run.call("job", {"action": "cancel", "job_id": "job-1"})
     assert cancelled.ok and cancelled.data["status"] == "cancelled"
-    assert none_within(mark) == []
+    assert survivors_after(mark) == []
     listed = await run.call("job", {"action": "list"})
     assert [(j["job_id"], j["status"]) for j in listed.data["jobs"]] == [("job-1", "cancelled")]
 
@@ -129,23 +106,23 @@ async def test_waiting_for_a_job_answers_as_the_call_would(runtime):
 
 async def test_a_background_job_ends_with_its_run(runtime):
     run = await runtime.create_run()
-    mark = token()
+    mark = sleep_mark()
     assert (await run.call("bash", {"command": f"nohup sleep {mark} & sleep {mark}",
                                     "background": True})).ok
     await until_started(mark, 2)
     await runtime.close_run(run.id)
-    assert none_within(mark) == []
+    assert survivors_after(mark) == []
 
 
 async def test_the_jobs_of_a_run_are_bounded(runtime_factory):
     runtime = runtime_factory(max_jobs_per_run=1)
     run = await runtime.create_run()
-    mark = token()
+    mark = sleep_mark()
     assert (await run.call("bash", {"command": f"sleep {mark}", "background": True})).ok
     refused = await run.call("bash", {"command": "true", "background": True})
     assert refused.code == "busy" and "max_jobs_per_run" in refused.error["message"]
     await runtime.close_run(run.id)
-    assert none_within(mark) == []
+    assert survivors_after(mark) == []
 
 
 async def test_job_answers_what_to_do_when_it_cannot(runtime):
