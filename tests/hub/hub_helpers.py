@@ -19,7 +19,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -113,10 +113,16 @@ def free_port() -> int:
 
 
 class Hub:
-    """A running JupyterHub: its public URL, an admin client, and helpers over its REST API."""
+    """A running JupyterHub: its public URL, an admin client, and helpers over its REST API.
 
-    def __init__(self, state: Path) -> None:
+    `users` are the hub's allowed users; `server_config` is merged (section by section) into
+    the single-user servers' JSON config (benchmarks/bench_hub.py uses both)."""
+
+    def __init__(self, state: Path, users: Sequence[str] = USERS,
+                 server_config: dict[str, dict[str, Any]] | None = None) -> None:
         self.state = state
+        self.users = tuple(users)
+        self.server_config = server_config or {}
         self.password = secrets.token_hex(8)
         self.admin_token = secrets.token_hex(24)
         self.culler_token = secrets.token_hex(24)
@@ -136,7 +142,7 @@ class Hub:
         settings = {
             "port": self.port, "hub_port": free_port(), "proxy_api_port": free_port(),
             "proxy": proxy, "proxy_token": secrets.token_hex(24), "state": str(self.state),
-            "password": self.password, "users": list(USERS), "python": sys.executable,
+            "password": self.password, "users": list(self.users), "python": sys.executable,
             "path": os.environ.get("PATH", "/usr/bin:/bin"),
             "pythonpath": os.pathsep.join(
                 [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
@@ -150,9 +156,12 @@ class Hub:
         jupyter_config = self.state / "jupyter-config"
         jupyter_config.mkdir()
         worker = [sys.executable, str(REPO / "tests/workers/scripted_agent.py")]
-        (jupyter_config / "jupyter_server_config.json").write_text(json.dumps({
+        server_config: dict[str, dict[str, Any]] = {
             "WorkerPool": {"backend": "command"},
-            "CommandBackend": {"argv": {"fast": worker, "good": worker}}}))
+            "CommandBackend": {"argv": {"fast": worker, "good": worker}}}
+        for section, values in self.server_config.items():
+            server_config[section] = {**server_config.get(section, {}), **values}
+        (jupyter_config / "jupyter_server_config.json").write_text(json.dumps(server_config))
         settings["jupyter_config"] = str(jupyter_config)
         config = self.state / "jupyterhub_config.py"
         config.write_text(HUB_CONFIG.format(settings=settings))
