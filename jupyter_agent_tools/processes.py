@@ -181,10 +181,21 @@ class ManagedProcess(ProcessTree):
                                                   preexec_fn=preexec_fn, sandbox=sandbox)
         elif sandbox is not None:
             argv = sandboxed(sandbox, argv)
-        process = await asyncio.create_subprocess_exec(
+        creating = asyncio.ensure_future(asyncio.create_subprocess_exec(
             *argv, cwd=cwd, env=env, stdin=stdin, stdout=stdout, stderr=stderr,
             start_new_session=True, preexec_fn=preexec_fn, limit=limit,
-        )
+        ))
+        try:
+            process = await asyncio.shield(creating)
+        except asyncio.CancelledError:
+            # Cancelled while the child starts (its run closed): asyncio would SIGKILL a
+            # half-started keeper alone, orphaning what it had started. Let it start, then
+            # end it the way its tree ends.
+            with contextlib.suppress(OSError):
+                started = cls(await creating)
+                started.owned, started.grace_seconds = kept, grace_seconds
+                await started.stop(0.0)
+            raise
         managed = cls(process)
         managed.owned, managed.grace_seconds = kept, grace_seconds
         return managed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -9,7 +10,7 @@ import threading
 import time
 
 import psutil
-from process_helpers import ended
+from process_helpers import ended, sleep_mark, survivors, survivors_after
 
 from jupyter_agent_tools.processes import PIPE, STDOUT, ManagedProcess, ProcessTree, owned_command
 
@@ -117,6 +118,25 @@ async def test_an_owned_tree_is_ended_by_its_keeper_after_the_grace(jp_asyncio_l
     await process.stop(grace_seconds=0.3)
 
     assert not process.running and ended(child) and ended(orphan)
+
+
+async def test_an_owned_start_cancelled_midway_leaves_nothing_running(jp_asyncio_loop):
+    # A run closed while its command was starting, on a loop too busy to finish the start
+    # before the keeper had started the command: asyncio alone SIGKILLs the keeper and
+    # orphans the command.
+    mark = sleep_mark()
+    starting = asyncio.ensure_future(ManagedProcess.start(["sleep", mark], owned=True))
+    for _ in range(3):  # the start's first steps: the fork
+        await asyncio.sleep(0)
+    deadline = time.monotonic() + 30
+    while len(survivors(mark)) < 2:  # the loop held (a busy loop) until the keeper and its
+        assert time.monotonic() < deadline  # command run
+        time.sleep(0.01)
+    starting.cancel()
+    # Without the keeper's own stop, asyncio waits for the orphan to close its pipes: forever.
+    done, _ = await asyncio.wait({starting}, timeout=30)
+    assert done and starting.cancelled()
+    assert survivors_after(mark) == []
 
 
 async def test_an_owned_command_exits_as_its_main_process_did(jp_asyncio_loop):
