@@ -39,7 +39,15 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from check_dist import CheckFailed, clean_env, make_venv, run, step
+from check_dist import (
+    CheckFailed,
+    check_server_extensions,
+    clean_env,
+    make_venv,
+    run,
+    scratch_folder,
+    step,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIENT = Path(__file__).resolve().with_name("beside_jupyter_ai_client.py")
@@ -59,17 +67,6 @@ def documented_entry() -> dict[str, object]:
     text = (ROOT / "docs/getting-started.md").read_text()
     section = text.split("### jupyter-ai\n", 1)[1]
     return json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
-
-
-def check_extensions(bin_dir: Path, env: dict[str, str]) -> None:
-    listing = re.sub(r"\x1b\[[0-9;]*m", "", run([bin_dir / "jupyter", "server", "extension",
-                                                 "list"], env))
-    for name in ("jupyter_agent_tools", "jupyter_server_mcp"):
-        if not (re.search(rf"{name}\s+enabled", listing)
-                and re.search(rf"{name} \S+ OK", listing)):
-            raise CheckFailed(f"jupyter server extension list: {name} not enabled and OK:\n"
-                              f"{listing}")
-    print("    server extensions: jupyter_agent_tools, jupyter_server_mcp enabled, OK")
 
 
 def pip_check(bin_dir: Path) -> None:
@@ -164,11 +161,7 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     options = parser.parse_args()
     with contextlib.ExitStack() as stack:
-        if options.keep:
-            scratch = options.keep.resolve()
-            scratch.mkdir(parents=True, exist_ok=True)
-        else:
-            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="beside-ai-")))
+        scratch = scratch_folder(stack, options.keep, "beside-ai-")
         try:
             with step("pip install jupyter-ai and this checkout into a fresh virtualenv"):
                 bin_dir = make_venv(scratch / "venv", "jupyter-ai", ROOT)
@@ -179,7 +172,7 @@ def main() -> int:
             with step("pip check"):
                 pip_check(bin_dir)
             with step("jupyter server extension list"):
-                check_extensions(bin_dir, env)
+                check_server_extensions(bin_dir, env, "jupyter_agent_tools", "jupyter_server_mcp")
             with step("a server with both; jupyter-ai's personas read the documented entry; "
                       "an MCP round trip over it"):
                 round_trip(bin_dir, env, scratch)

@@ -165,12 +165,29 @@ def check_extensions(bin_dir: Path, env: dict[str, str]) -> None:
     if not ("enabled" in line and "OK" in line):
         raise CheckFailed(f"jupyter labextension list: not enabled and OK:\n{listing}")
     print(f"    labextension: {line.strip()}")
-    servers = re.sub(r"\x1b\[[0-9;]*m", "", run([bin_dir / "jupyter", "server", "extension",
+    check_server_extensions(bin_dir, env, "jupyter_agent_tools")
+
+
+def check_server_extensions(bin_dir: Path, env: dict[str, str], *names: str) -> None:
+    """`jupyter server extension list` shows each of `names` enabled and OK."""
+    listing = re.sub(r"\x1b\[[0-9;]*m", "", run([bin_dir / "jupyter", "server", "extension",
                                                  "list"], env))
-    if not (re.search(r"jupyter_agent_tools\s+enabled", servers)
-            and re.search(r"jupyter_agent_tools \S+ OK", servers)):
-        raise CheckFailed(f"jupyter server extension list: not enabled and OK:\n{servers}")
-    print("    server extension: jupyter_agent_tools enabled, OK")
+    for name in names:
+        if not (re.search(rf"{name}\s+enabled", listing)
+                and re.search(rf"{name} \S+ OK", listing)):
+            raise CheckFailed(f"jupyter server extension list: {name} not enabled and OK:\n"
+                              f"{listing}")
+    print(f"    server extensions: {', '.join(names)} enabled, OK")
+
+
+def scratch_folder(stack: contextlib.ExitStack, keep: Path | None, prefix: str) -> Path:
+    """Where a check works: `keep` (made if missing, and kept), else a temporary folder removed
+    when `stack` closes."""
+    if keep:
+        folder = keep.resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+    return Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=prefix)))
 
 
 def check_demo(bin_dir: Path, env: dict[str, str], scratch: Path) -> None:
@@ -261,11 +278,7 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     options = parser.parse_args()
     with contextlib.ExitStack() as stack:
-        if options.keep:
-            scratch = options.keep.resolve()
-            scratch.mkdir(parents=True, exist_ok=True)
-        else:
-            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dist-")))
+        scratch = scratch_folder(stack, options.keep, "dist-")
         try:
             with step("a build environment (build)"):
                 build_bin = make_venv(scratch / "build-env", "build")

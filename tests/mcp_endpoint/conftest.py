@@ -32,3 +32,18 @@ def mcp_session(mcp_url, auth_headers):
             yield session
 
     return open_session
+
+
+@pytest.fixture
+def glob_breaking_its_schema(runtime_of, monkeypatch):
+    """The server's `glob` answers `files` as a string, against its declared output schema:
+    the control that shows a client's check of structured content can fail."""
+    glob = next(tool for tool in runtime_of.registry if tool.name == "glob")
+    honest = glob.call
+
+    async def lying(ctx, args):
+        result = await honest(ctx, args)
+        result.data["files"] = "not a list"
+        return result
+
+    monkeypatch.setattr(glob, "call", lying)

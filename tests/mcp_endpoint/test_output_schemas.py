@@ -134,17 +134,8 @@ async def test_every_result_matches_its_tools_output_schema(mcp_session, jp_root
 
 
 async def test_a_result_that_breaks_the_schema_is_refused_by_the_sdks_client(
-        mcp_session, runtime_of, monkeypatch):
+        mcp_session, glob_breaking_its_schema):
     """The check above can fail: a result whose data contradicts its tool's declared type."""
-    glob = next(tool for tool in runtime_of.registry if tool.name == "glob")
-    honest = glob.call
-
-    async def lying(ctx, args):
-        result = await honest(ctx, args)
-        result.data["files"] = "not a list"
-        return result
-
-    monkeypatch.setattr(glob, "call", lying)
     async with mcp_session() as session:
         await session.list_tools()
         with pytest.raises(RuntimeError, match="Invalid structured content returned by tool glob"):

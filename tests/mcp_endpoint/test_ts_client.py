@@ -62,16 +62,7 @@ async def test_the_typescript_client_accepts_every_tools_results(ts_client, jp_r
 
 
 async def test_the_typescript_client_refuses_a_result_that_breaks_the_schema(
-        ts_client, runtime_of, monkeypatch):
+        ts_client, glob_breaking_its_schema):
     """The check above can fail: a result whose data contradicts its tool's declared type."""
-    glob = next(tool for tool in runtime_of.registry if tool.name == "glob")
-    honest = glob.call
-
-    async def lying(ctx, args):
-        result = await honest(ctx, args)
-        result.data["files"] = "not a list"
-        return result
-
-    monkeypatch.setattr(glob, "call", lying)
     [call] = (await ts_client([("glob", {"pattern": "*"})]))["calls"]
     assert "does not match the tool's output schema" in call["thrown"], call
