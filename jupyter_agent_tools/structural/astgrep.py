@@ -33,6 +33,9 @@ _METAVAR = re.compile(r"\$\$\$([A-Z_][A-Z0-9_]*)?|\$([A-Z_][A-Z0-9_]*)")
 # A metavariable, or the `$`s a grammar split off one (zig's `$$$P`): no error in a pattern.
 _METAVAR_PART = re.compile(r"\$+(?:[A-Z_][A-Z0-9_]*)?")
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+# An operator of two characters or more (`==`, `->`, `&&`, `::`): rarer in files than a
+# word, so a better prefilter (`$A == $A` has no word at all).
+_OPERATOR = re.compile(r"[!%&*+\-./:<=>?@^|~]{2,}")
 _SHOWN_CHARS = 60
 
 
@@ -59,8 +62,9 @@ class SgPattern:
     language: str
     singles: tuple[str, ...]  # $NAME
     multis: tuple[str, ...]  # $$$NAME
-    # Words of the pattern outside metavariables: ast-grep compares leaf text, so a file
-    # lacking one cannot match and is not parsed.
+    # Words of the pattern outside metavariables, and its operators: ast-grep compares
+    # leaf text (and the kind of an operator), so a file lacking one cannot match and is
+    # not parsed.
     literals: tuple[bytes, ...]
     parsed: PatternSummary
 
@@ -92,8 +96,9 @@ def _shown(text: str) -> str:
     return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "…"
 
 
-def _parse_of(source: str, language: str) -> tuple[str, str | None]:
-    """The node kind ast-grep matches the pattern as, and the text of an ERROR in it."""
+def _parse_of(source: str, language: str) -> tuple[str, str | None, tuple[str, ...]]:
+    """The node kind ast-grep matches the pattern as, the text of an ERROR in it, and the
+    operators a matching file must hold (see _operators)."""
     expando = _EXPANDO.get(language)
     text = source if expando is None else source.replace("$", expando)
     root = SgRoot(text, language).root()
@@ -110,8 +115,28 @@ def _parse_of(source: str, language: str) -> tuple[str, str | None]:
     for error in errors:
         text = error.text().replace(expando or "$", "$").strip()
         if not _METAVAR_PART.fullmatch(text):
-            return node.kind(), _shown(text)
-    return node.kind(), None
+            return node.kind(), _shown(text), ()
+    return node.kind(), None, () if errors or "$$$" in source else _operators(node)
+
+
+def _operators(node: SgNode) -> tuple[str, ...]:
+    """The operator tokens of a pattern that parsed without an ERROR and has no `$$$`.
+
+    ast-grep matches each unnamed leaf of a pattern by its kind (smart strictness skips
+    none of the pattern's nodes), and a token of an operator's kind is that operator's text
+    in the file. After a `$$$` it may skip one, and an ERROR in the pattern matches any
+    kind: such patterns give none.
+    """
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        children = node.children()
+        if children:
+            stack.extend(children)
+        elif not node.is_named() and _OPERATOR.fullmatch(node.text()):
+            found.append(node.text())
+    return tuple(dict.fromkeys(sorted(found)))
 
 
 @lru_cache(maxsize=256)
@@ -127,10 +152,11 @@ def compile_sg(source: str, language: str) -> SgPattern:
         if reason.startswith("Multiple AST nodes"):
             raise SeveralNodes(reason, [CONTEXT]) from None
         raise PatternError(reason, [CONTEXT]) from None
-    kind, error = _parse_of(fragment, language)
+    kind, error, operators = _parse_of(fragment, language)
     singles, multis = _names(fragment)
     words = _WORD.findall(_METAVAR.sub(" ", fragment).encode("utf-8"))
-    return SgPattern(fragment, language, singles, multis, tuple(dict.fromkeys(words)),
+    literals = [*words, *(operator.encode("utf-8") for operator in operators)]
+    return SgPattern(fragment, language, singles, multis, tuple(dict.fromkeys(literals)),
                      PatternSummary(language, CONTEXT, kind, error, ENGINE))
 
 

@@ -50,6 +50,9 @@ class SearchJob:
     limit: int  # matches described in full; the rest are only counted
     max_text: int  # longest matched or captured text carried back
     with_ranges: bool = False  # edits need byte ranges and file hashes
+    # Matches are described in the first `described_files` files only (all when None): the
+    # later ones are only counted, as the search already holds `limit` matches before them.
+    described_files: int | None = None
     # The server's root: each file is opened from it without following links, so a folder
     # swapped for a link since the walk listed it is not read.
     root: str = field(kw_only=True)
@@ -182,7 +185,10 @@ class SearchEngine:
         hashes: dict[str, str] = {}
         files_with_matches = 0
         root = Path(job.root)
-        for path in job.files:
+        limit_here = job.limit
+        for index, path in enumerate(job.files):
+            if index == job.described_files:
+                limit_here = len(matches)
             try:
                 entry = self._entry(root, path, job.language, job.live.get(path))
             except (LinkSwapped, OutsideRoot):
@@ -229,7 +235,7 @@ class SearchEngine:
                 # Positions cost a few calls a match: worked out only for the matches
                 # described (a notebook's all: which cell each is in decides whether it counts).
                 described_here = len(nodes) if entry.document is not None \
-                    else max(0, min(len(nodes), job.limit - len(matches)))
+                    else max(0, min(len(nodes), limit_here - len(matches)))
                 matched = astgrep.found(pattern, nodes[:described_here], source)
                 uncounted = len(nodes) - described_here
             if entry.syntax_errors:
@@ -245,7 +251,7 @@ class SearchEngine:
                         continue
                 found += 1
                 total += 1
-                if len(matches) < job.limit:
+                if len(matches) < limit_here:
                     matches.append(described if described is not None
                                    else _describe(path, source, match, job))
             if found:

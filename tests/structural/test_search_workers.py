@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from process_helpers import ended
 from traitlets.config import Config
 
 from jupyter_agent_tools import Runtime
+from jupyter_agent_tools.structural.astgrep import compile_sg
 from jupyter_agent_tools.structural.cache import CachedFile, TreeCache
 from jupyter_agent_tools.structural.pool import WorkerPool
 from jupyter_agent_tools.structural.worker import SearchEngine, SearchJob
@@ -145,3 +147,63 @@ def test_a_folder_swapped_for_a_link_after_the_walk_is_not_read(root, tmp_path):
                                   root=str(root)))
     assert answer["matches"] == [] and answer["total"] == 0
     assert answer["counts"]["outside_root"] == 2 and answer["counts"]["searched"] == 0
+
+
+async def test_the_matches_shown_are_the_first_in_file_order(run, files):
+    # Later files are larger: batches go largest first, yet the matches shown must be
+    # those of the first files (by name, as the walk lists them), as rg and the CLI order them.
+    files({f"m{i:02}.py": f"print({i})\n" + "x = 1\n" * (400 * i) for i in range(40)})
+    res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python",
+                                      "max_results": 3})
+    assert res.ok and res.data["total"] == 40
+    assert [m["file"] for m in res.data["matches"]] == ["m00.py", "m01.py", "m02.py"]
+
+
+async def test_a_search_of_many_batches_keeps_both_workers_fed(run, files):
+    files({f"d{i % 7}/m{i:03}.py": f"print({i})\n" + "y = 2\n" * 500 for i in range(300)})
+    pool = run.runtime.provider("parser").pool
+    _, batches = pool.plan([(str(p), p.stat().st_size) for p in sorted(run.cwd.rglob("*.py"))])
+    assert len(batches) > 6  # requests are sent ahead while a worker works on one
+    res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
+    assert res.ok and res.data["total"] == 300
+    # Each file went home to the worker that read it: the second search parses nothing.
+    res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
+    assert res.data["total"] == 300
+    assert sum(s["hits"] for s in pool.cache_stats()) >= 300
+
+
+async def test_a_pattern_that_does_not_parse_stops_a_search_of_many_batches(run, files):
+    files({f"m{i:03}.py": "print(1)\n" + "y = 2\n" * 500 for i in range(200)})
+    res = await run.call("ast_grep", {"pattern": "print(", "language": "python"})
+    assert not res.ok and res.code == "unparseable_pattern"
+    res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
+    assert res.ok and res.data["total"] == 200  # no stale answer was left in a pipe
+
+
+async def test_a_worker_killed_mid_search_fails_that_search_only(run, files):
+    files({f"m{i:03}.py": "print(1)\n" + "y = 2\n" * 3000 for i in range(200)})
+    pool = run.runtime.provider("parser").pool
+    pool.start()
+    search = asyncio.ensure_future(run.call("ast_grep", {"pattern": "print($A)",
+                                                         "language": "python"}))
+    await asyncio.sleep(0.15)
+    pool.workers[0].kill()
+    res = await search
+    # Killed before it had a batch, or the search says a worker died.
+    assert (res.ok and res.data["total"] == 200) or "worker" in res.text
+    res = await run.call("ast_grep", {"pattern": "print($A)", "language": "python"})
+    assert res.ok and res.data["total"] == 200
+
+
+def test_a_file_without_the_patterns_operator_is_not_parsed(root):
+    # `$A == $A` has no word: its operator rules out a file without `==` before any parse.
+    (root / "eq.py").write_text("if x == x:\n    pass\n")
+    (root / "none.py").write_text("y = 1\nprint(y)\n")
+    engine = SearchEngine(TreeCache(2**20))
+    answer = engine.run(SearchJob("$A == $A", "python", [str(root / "eq.py"), str(root / "none.py")],
+                                  limit=10, max_text=100, root=str(root)))
+    assert answer["total"] == 1
+    assert answer["counts"]["prefiltered"] == 1 and answer["counts"]["parsed"] == 1
+    # After a `$$$` ast-grep may skip a token of the pattern: no operator is required then.
+    assert compile_sg("f($$$A, x == 1)", "python").literals == (b"f", b"x")
+    assert compile_sg("$A?.$B", "typescript").literals == (b"?.",)

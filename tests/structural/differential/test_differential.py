@@ -56,7 +56,10 @@ PATTERNS: dict[str, list[str]] = {
         "await $X",
         "$X is None",
         "not $X",
-        "$A == $A",
+        "$A == $A",  # no word: its operator `==` is the prefilter's literal
+        "$A != $B",
+        "$X += $Y",
+        "$A ** $B",
         "$F($$$A)",  # calls inside calls: nested matches
     ],
     "typescript": [
@@ -82,6 +85,9 @@ PATTERNS: dict[str, list[str]] = {
         "$X as $T",
         "return $X;",
         "$A.$B($$$C)",
+        "$A ?? $B",
+        "$A?.$B",
+        "$X !== $Y",
     ],
     "tsx": [
         "<$T $$$P />",
@@ -108,6 +114,8 @@ PATTERNS: dict[str, list[str]] = {
         "$X.length",
         "switch ($X) { $$$C }",
         "Math.$F($$$A)",
+        "$A && $B",
+        "$X => $Y",
     ],
     "go": [
         "func $F($$$P) $R { $$$B }",
@@ -119,6 +127,7 @@ PATTERNS: dict[str, list[str]] = {
         "switch $X { $$$C }",
         "type $N struct { $$$F }",
         "$X := $Y",
+        "$A != nil",
     ],
     "rust": [
         "fn $F($$$P) -> $R { $$$B }",
@@ -129,6 +138,8 @@ PATTERNS: dict[str, list[str]] = {
         "impl<$$$G> $T for $U { $$$B }",
         "if let $P = $E { $$$B }",
         "use $P;",
+        "$A::$B",
+        "$X..$Y",
     ],
     "c": [
         "if ($C) { $$$B }",
@@ -138,6 +149,9 @@ PATTERNS: dict[str, list[str]] = {
         "static inline $T $F($$$P) { $$$B }",
         "typedef struct $S $T;",
         "#define $N $V",
+        "$X->$Y",
+        "$X++",
+        "$A == $B",
     ],
     "ruby": [
         "def $M($$$A)\n  $$$B\nend",
@@ -147,6 +161,8 @@ PATTERNS: dict[str, list[str]] = {
         "attr_reader $$$A",
         "$X.each do |$Y|\n  $$$B\nend",
         "raise $E, $M",
+        "$A ||= $B",
+        "$X << $Y",
     ],
 }
 
