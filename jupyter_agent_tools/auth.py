@@ -23,7 +23,9 @@ joined with one is checked against its ceiling (`within_ceiling`, `check_join`).
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar, cast
 
 from jupyter_server.auth import Authorizer, User
 from jupyter_server.base.call_context import CallContext as JupyterCallContext
@@ -34,6 +36,7 @@ from .agent_tokens import PREFIX, AgentToken, AgentTokens, CeilingExceeded
 from .runtime import ErrorCode, ToolError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+MethodT = TypeVar("MethodT", bound=Callable[..., Any])
 
 # The same shape jupyter_server's IdentityProvider accepts for its own token.
 _AUTH_HEADER = re.compile(r"(token|bearer)\s+(.+)", re.IGNORECASE)
@@ -94,6 +97,22 @@ class TokenChallenge:
         # JupyterHub's identity provider keeps the hub's answer here: a user (a valid token or
         # hub session) without access to this server is refused (403), not unauthenticated.
         return not getattr(self, "_cached_hub_user", None)
+
+
+def ws_challenged(method: MethodT) -> MethodT:
+    """jupyter_server's `ws_authenticated` for a WebSocket's GET, answering as the other
+    routes do (TokenChallenge): no valid token is 401 saying what to send, not a bare 403;
+    a user the hub refuses stays 403."""
+
+    @wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.current_user is None:
+            raise Unauthenticated() if self._unauthenticated() else web.HTTPError(403)
+        return method(self, *args, **kwargs)
+
+    # The mark jupyter_server looks for on every route's methods (as ws_authenticated sets).
+    setattr(wrapper, "__allow_unauthenticated", False)
+    return cast(MethodT, wrapper)
 
 
 class RunScopeAuthorizer(Authorizer):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar, TypeVar
 
+from jupyter_server.auth.decorator import allow_unauthenticated
 from jupyter_server.base.handlers import APIHandler
 from pydantic import TypeAdapter, ValidationError
 from tornado import httputil, web
@@ -351,8 +352,10 @@ async def serialized_in_steps(adapter: TypeAdapter[Any], items: list[Any]) -> by
 
 
 class RouteNotFoundHandler(JsonErrors, APIHandler):
-    """Any path under agent-tools/ that no route serves: a JSON 404 for every verb."""
+    """Any path under agent-tools/ that no route serves: a JSON 404 for every verb, to anyone
+    (as jupyter_server's own 404: it says only that no route is there, whatever the token)."""
 
+    @allow_unauthenticated
     def _not_found(self, *_args: Any, **_kwargs: Any) -> None:
         raise ApiError(404, ErrorCode.NOT_FOUND,
                        f"No route {self.request.path!r}. GET agent-tools/api/openapi.json lists "

@@ -13,13 +13,13 @@ from typing import Any, ClassVar, cast
 
 from jupyter_core.utils import ensure_async
 from jupyter_server.auth import User
-from jupyter_server.auth.decorator import authorized, ws_authenticated
+from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web
 from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
-from ..auth import RunTokenAuth
+from ..auth import RunTokenAuth, ws_challenged
 from ..runtime import ErrorCode, Origin, Resource, Runtime
 from ..runtime.events import EventBus
 from .base import (
@@ -249,14 +249,14 @@ class EventStreamHandler(JsonErrors, RunTokenAuth, WebSocketMixin, WebSocketHand
 
     async def authorize(self) -> None:
         allowed = await ensure_async(
-            # ws_authenticated has set a User (jupyter_server declares the attribute as None)
+            # ws_challenged has checked there is a User (jupyter_server declares it as None)
             self.authorizer.is_authorized(self, cast(User, self.current_user), "read",
                                           self.auth_resource)
         )
         if not allowed:
             raise web.HTTPError(403)
 
-    @ws_authenticated
+    @ws_challenged
     async def get(self, **kwargs: str) -> None:
         await self.authorize()
         # tornado answers a plain GET with a text/plain 400; ours is the API's JSON error.

@@ -131,9 +131,8 @@ def _operation(pattern: str, operation: Operation, schemas: dict[Any, Any],
                 name: {"description": header.description, "required": True,
                        "schema": {"type": header.type}}
                 for name, header in operation.headers.items()}
-    # What the server answers before the handler's own code. A WebSocket without a valid
-    # token is refused by jupyter_server's ws_authenticated (403), not challenged (401).
-    served = {403} if operation.websocket else {401, 403}
+    # What the server answers before the handler's own code.
+    served = {401, 403}
     if operation.body is not None:
         served |= {400, 413}
     if operation.query is not None or operation.websocket:
