@@ -24,7 +24,7 @@ from typing import Any
 from ast_grep_py import SgRoot
 from tree_sitter import Node, Parser
 
-from ..files.contained import read_bytes_inside
+from ..files.contained import FolderReader
 from ..files.errors import FilesError, LinkSwapped, OutsideRoot
 from . import astgrep
 from .astgrep import Found, SgPattern
@@ -184,80 +184,80 @@ class SearchEngine:
         parse_errors: list[str] = []
         hashes: dict[str, str] = {}
         files_with_matches = 0
-        root = Path(job.root)
-        limit_here = job.limit
-        for index, path in enumerate(job.files):
-            if index == job.described_files:
-                limit_here = len(matches)
-            try:
-                entry = self._entry(root, path, job.language, job.live.get(path))
-            except (LinkSwapped, OutsideRoot):
-                counts["outside_root"] += 1
-                continue
-            if entry is None:
-                counts["vanished"] += 1
-                continue
-            if entry.binary:
-                counts["binary"] += 1
-                continue
-            if entry.document is not None and _notebooks().is_pending(entry):
-                if _notebooks().ruled_out(entry.source, pattern.literals):
-                    counts["searched"] += 1
+        with FolderReader(Path(job.root)) as reader:  # folders kept open for the batch
+            limit_here = job.limit
+            for index, path in enumerate(job.files):
+                if index == job.described_files:
+                    limit_here = len(matches)
+                try:
+                    entry = self._entry(reader, path, job.language, job.live.get(path))
+                except (LinkSwapped, OutsideRoot):
+                    counts["outside_root"] += 1
+                    continue
+                if entry is None:
+                    counts["vanished"] += 1
+                    continue
+                if entry.binary:
+                    counts["binary"] += 1
+                    continue
+                if entry.document is not None and _notebooks().is_pending(entry):
+                    if _notebooks().ruled_out(entry.source, pattern.literals):
+                        counts["searched"] += 1
+                        counts["prefiltered"] += 1
+                        continue
+                    entry = self.cache.put((path, job.language), _notebooks().with_document(entry))
+                if entry.skip is not None:
+                    counts[entry.skip] += 1
+                    continue
+                counts["searched"] += 1
+                source = entry.source
+                if not all(literal in source for literal in pattern.literals):
                     counts["prefiltered"] += 1
                     continue
-                entry = self.cache.put((path, job.language), _notebooks().with_document(entry))
-            if entry.skip is not None:
-                counts[entry.skip] += 1
-                continue
-            counts["searched"] += 1
-            source = entry.source
-            if not all(literal in source for literal in pattern.literals):
-                counts["prefiltered"] += 1
-                continue
-            try:
-                tree = self._tree(path, entry, job.language, matcher is None, counts)
-            except UnicodeDecodeError:  # ast-grep reads UTF-8 only, as the CLI does
-                counts["searched"] -= 1
-                counts["not_utf8"] += 1
-                continue
-            if matcher is not None:
-                if entry.syntax_errors is None:
-                    entry.syntax_errors = tree.root_node.has_error
-                matched: Iterable[Found] = (_found(source, first, last, env)
-                                            for first, last, env in matcher.find(tree, source))
-                uncounted = 0
-            else:
-                assert isinstance(pattern, SgPattern)
-                nodes, has_error = astgrep.find_nodes(pattern, tree,
-                                                      look_for_errors=entry.syntax_errors is None)
-                if entry.syntax_errors is None:
-                    entry.syntax_errors = has_error
-                # Positions cost a few calls a match: worked out only for the matches
-                # described (a notebook's all: which cell each is in decides whether it counts).
-                described_here = len(nodes) if entry.document is not None \
-                    else max(0, min(len(nodes), limit_here - len(matches)))
-                matched = astgrep.found(pattern, nodes[:described_here], source)
-                uncounted = len(nodes) - described_here
-            if entry.syntax_errors:
-                parse_errors.append(path)
-            found = uncounted
-            total += uncounted
-            in_cells = _CellMapper(path, entry, job) if entry.document is not None else None
-            for match in matched:
-                described = None
-                if in_cells is not None:
-                    described = in_cells.describe(match)
-                    if described is None:  # across cells, or on masked IPython syntax
-                        continue
-                found += 1
-                total += 1
-                if len(matches) < limit_here:
-                    matches.append(described if described is not None
-                                   else _describe(path, source, match, job))
-            if found:
-                files_with_matches += 1
-                if job.with_ranges:
-                    hashes[path] = entry.file_hash or hashlib.sha256(source).hexdigest()
+                try:
+                    tree = self._tree(path, entry, job.language, matcher is None, counts)
+                except UnicodeDecodeError:  # ast-grep reads UTF-8 only, as the CLI does
+                    counts["searched"] -= 1
+                    counts["not_utf8"] += 1
+                    continue
+                if matcher is not None:
+                    if entry.syntax_errors is None:
+                        entry.syntax_errors = tree.root_node.has_error
+                    matched: Iterable[Found] = (_found(source, first, last, env)
+                                                for first, last, env in matcher.find(tree, source))
+                    uncounted = 0
+                else:
+                    assert isinstance(pattern, SgPattern)
+                    nodes, has_error = astgrep.find_nodes(pattern, tree,
+                                                          look_for_errors=entry.syntax_errors is None)
+                    if entry.syntax_errors is None:
+                        entry.syntax_errors = has_error
+                    # Positions cost a few calls a match: worked out only for the matches
+                    # described (a notebook's all: which cell each is in decides whether it counts).
+                    described_here = len(nodes) if entry.document is not None \
+                        else max(0, min(len(nodes), limit_here - len(matches)))
+                    matched = astgrep.found(pattern, nodes[:described_here], source)
+                    uncounted = len(nodes) - described_here
+                if entry.syntax_errors:
+                    parse_errors.append(path)
+                found = uncounted
+                total += uncounted
+                in_cells = _CellMapper(path, entry, job) if entry.document is not None else None
+                for match in matched:
+                    described = None
+                    if in_cells is not None:
+                        described = in_cells.describe(match)
+                        if described is None:  # across cells, or on masked IPython syntax
+                            continue
+                    found += 1
+                    total += 1
+                    if len(matches) < limit_here:
+                        matches.append(described if described is not None
+                                       else _describe(path, source, match, job))
+                if found:
+                    files_with_matches += 1
+                    if job.with_ranges:
+                        hashes[path] = entry.file_hash or hashlib.sha256(source).hexdigest()
         return {"summary": pattern.summary(), "matches": matches, "total": total,
                 "files_with_matches": files_with_matches, "counts": counts,
                 "parse_errors": parse_errors, "hashes": hashes, "cache": self.cache.stats()}
@@ -277,7 +277,7 @@ class SearchEngine:
         counts["parsed"] += 1
         return tree
 
-    def _entry(self, root: Path, path: str, language: str, live: bytes | None = None
+    def _entry(self, reader: FolderReader, path: str, language: str, live: bytes | None = None
                ) -> CachedFile | None:
         """The file's cached entry, read afresh when it changed; None when it is gone.
         `live`: an open notebook's JSON as its shared document holds it, taken for the file.
@@ -298,7 +298,7 @@ class SearchEngine:
         if entry is not None:
             return entry
         try:
-            source = live if live is not None else read_bytes_inside(root, Path(path))
+            source = live if live is not None else reader.read_bytes(path)
         except (LinkSwapped, OutsideRoot):
             raise  # counted apart by the caller: not searched, and not gone either
         except FilesError:  # gone, or no longer a regular file, since it was listed

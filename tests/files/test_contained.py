@@ -17,6 +17,8 @@ from jupyter_agent_tools.files import (
     resolve_inside,
     write_files_atomically,
 )
+from jupyter_agent_tools.files.contained import FolderReader
+from jupyter_agent_tools.files.errors import FileMissing, LinkSwapped, OutsideRoot
 from jupyter_agent_tools.runtime.file_errors import file_error
 
 
@@ -184,3 +186,42 @@ def test_a_path_too_long_for_the_os_is_invalid_arguments(tmp_path):
             resolve_inside(tmp_path, tmp_path, path)
         assert file_error(refused.value).code.value == "invalid_arguments"
         assert "too long" in file_error(refused.value).message
+
+
+def test_a_folder_reader_reads_as_read_bytes_inside_does(tree):
+    root, outside = tree
+    (outside / "pkg" / "f.py").write_text("outside\n")
+    (root / "top.py").write_text("top\n")
+    with FolderReader(root, max_folders=1) as reader:
+        assert reader.read_bytes(str(root / "pkg" / "f.py")) == b"x = 1\n"
+        assert reader.read_bytes(str(root / "top.py")) == b"top\n"  # pkg's descriptor let go
+        swap_folder_for_link(root, outside)
+        with pytest.raises(LinkSwapped):  # opened again, from the root: the link is refused
+            reader.read_bytes(str(root / "pkg" / "f.py"))
+        with pytest.raises(FileMissing):
+            reader.read_bytes(str(root / "gone.py"))
+        with pytest.raises(OutsideRoot):
+            reader.read_bytes(str(outside / "pkg" / "f.py"))
+
+
+def test_a_folder_reader_racing_a_folder_swap_never_reaches_outside(tree):
+    root, outside = tree
+    (outside / "pkg" / "f.py").write_text("outside\n")
+    os.symlink(outside / "pkg", root / "pkg.swap")
+    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(root)],
+                               stdout=subprocess.PIPE, text=True)
+    outcomes: dict[str, int] = {}
+    try:
+        assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+        for _ in range(1000):  # a reader per batch: each one opens the folder afresh
+            with FolderReader(root) as reader:
+                try:
+                    outcome = reader.read_bytes(str(root / "pkg" / "f.py"))[:1].decode()
+                except FilesError as error:
+                    outcome = file_error(error).code.value
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert set(outcomes) <= {"x", "path_outside_root"}, outcomes
+    assert "x" in outcomes, outcomes
