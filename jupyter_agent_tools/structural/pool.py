@@ -189,19 +189,22 @@ class WorkerProcess:
 
         with self._lock:
             self.start()
-            assert self._outbox is not None
+            # Its own references: a kill from another thread (a cancelled search) closes
+            # them, and the next use fails as a dead worker's pipe does.
+            outbox, inbox = self._outbox, self._inbox
+            assert outbox is not None and inbox is not None
             in_flight: deque[Any] = deque()
             oom_before = oom_kills()
             try:
                 request = next_request()
                 while request is not None or in_flight:
                     if request is not None and not in_flight:
-                        self._outbox.send(request)
+                        outbox.send(request)
                     elif request is not None and len(in_flight) == 1 \
                             and len(data := ForkingPickler.dumps(request)) <= _AHEAD_BYTES:
-                        self._outbox.send_bytes(data)
+                        outbox.send_bytes(data)
                     else:
-                        answered(in_flight.popleft(), self._receive(timeout))
+                        answered(in_flight.popleft(), self._receive(inbox, timeout))
                         continue
                     in_flight.append(request)
                     request = next_request()
@@ -219,13 +222,12 @@ class WorkerProcess:
                     self.kill()
                 raise
 
-    def _receive(self, timeout: float) -> Any:
+    def _receive(self, inbox: Connection, timeout: float) -> Any:
         """The worker's next answer (WorkerFailed when it answers an error)."""
-        assert self._inbox is not None
-        if not self._inbox.poll(timeout):
+        if not inbox.poll(timeout):
             self.kill()
             raise WorkerTimeout(f"a search worker took over {timeout:.0f} s")
-        answer = self._inbox.recv()
+        answer = inbox.recv()
         if isinstance(answer, dict) and "error" in answer:
             if str(answer["error"]).startswith("MemoryError"):  # an allocation refused
                 limit = memory_limit()
