@@ -635,6 +635,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorResponse"];
                     };
                 };
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
                 /** @description Not authorized for this resource (or a browser POST without its XSRF token) */
                 403: {
                     headers: {
@@ -1301,6 +1310,15 @@ export interface paths {
                 };
                 /** @description Invalid input: a body or query that does not fit the model, or a bad value */
                 400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorResponse"];
+                    };
+                };
+                /** @description No valid token (missing, wrong, expired or revoked); `WWW-Authenticate: Bearer`, and the message says which header to send and where a token comes from */
+                401: {
                     headers: {
                         [name: string]: unknown;
                     };
