@@ -28,7 +28,7 @@ from ..files.contained import FolderReader
 from ..files.errors import FilesError, LinkSwapped, OutsideRoot
 from . import astgrep
 from .astgrep import Found, SgPattern
-from .cache import CachedFile, TreeCache
+from .cache import CachedFile, TreeCache, heap_in_use
 from .languages import AST_GREP_LANGUAGES, GRAMMARS_INSTALL, load_language, pack_ids
 from .match import Env, Matcher
 from .pattern import Pattern, PatternError, compile_pattern
@@ -269,11 +269,14 @@ class SearchEngine:
         if entry.tree is not None and isinstance(entry.tree, SgRoot) == by_ast_grep:
             counts["cached_trees"] += 1
             return entry.tree
+        before = heap_in_use()
         if by_ast_grep:
             tree: Any = astgrep.parse(entry.source, language)
         else:
             tree = self._parser(language).parse(entry.source)
-        self.cache.set_tree((path, language), entry, tree)
+        after = heap_in_use()
+        self.cache.set_tree((path, language), entry, tree,
+                            None if before is None or after is None else after - before)
         counts["parsed"] += 1
         return tree
 

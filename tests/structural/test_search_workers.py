@@ -207,3 +207,24 @@ def test_a_file_without_the_patterns_operator_is_not_parsed(root):
     # After a `$$$` ast-grep may skip a token of the pattern: no operator is required then.
     assert compile_sg("f($$$A, x == 1)", "python").literals == (b"f", b"x")
     assert compile_sg("$A?.$B", "typescript").literals == (b"?.",)
+
+
+def test_a_trees_memory_is_what_its_parse_kept(root):
+    # Kotlin's trees take about 70 times their source, Python's about 31: each tree is
+    # accounted as the allocator measured it, not by one factor for every language.
+    body = "".join(f"    fun m{j}(x: Int): Int {{ println(x + {j}); return x }}\n"
+                   for j in range(300))
+    (root / "big.kt").write_text(f"class Big {{\n{body}}}\n")
+    (root / "big.py").write_text("".join(f"def m{j}(x):\n    print(x + {j})\n    return x\n"
+                                         for j in range(300)))
+    engine = SearchEngine(TreeCache(2**30, tree_cost_factor=1.0))
+    for path, language in ((root / "big.kt", "kotlin"), (root / "big.py", "python")):
+        engine.run(SearchJob("$F($X)", language, [str(path)], limit=1, max_text=10,
+                             root=str(root)))
+    kotlin, python = (engine.cache._entries[(str(root / name), language)]
+                      for name, language in (("big.kt", "kotlin"), ("big.py", "python")))
+    assert kotlin.tree_bytes is not None and python.tree_bytes is not None
+    assert kotlin.tree_bytes > 40 * len(kotlin.source)
+    assert 15 * len(python.source) < python.tree_bytes < kotlin.tree_bytes / len(
+        kotlin.source) * len(python.source)
+    assert engine.cache.used_bytes >= kotlin.tree_bytes + python.tree_bytes
