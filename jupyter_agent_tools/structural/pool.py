@@ -7,6 +7,7 @@ first; files no worker has read yet are handed out in batches to whichever is id
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import heapq
 import os
 import subprocess
@@ -46,7 +47,8 @@ _BOOTSTRAP = (
 )
 _PACKAGE_DIR = str(Path(__file__).resolve().parent.parent)
 _MIN_BATCH_BYTES = 32 * 1024
-_AHEAD_BYTES = 32 * 1024  # a request sent while the worker is busy fits the pipe's buffer
+_PAGE_BYTES = 4096  # what a pipe holds at the least (a user past pipe-user-pages-soft)
+_F_GETPIPE_SZ = 1032  # Linux's fcntl for a pipe's capacity
 _SHARES_PER_WORKER = 8  # a batch is this share of what each worker has left to do
 _MAX_HOMES = 1_000_000
 _EXIT_WAIT_SECONDS = 1.0  # a worker whose pipe closed is exiting: how long its status may take
@@ -56,6 +58,13 @@ _EXIT_WAIT_SECONDS = 1.0  # a worker whose pipe closed is exiting: how long its 
 # parsing and matching take 6% less CPU and half the page-fault time. Settings the user
 # gave come after, so theirs win; a glibc without these tunables ignores them.
 _MALLOC_TUNABLES = "glibc.malloc.arena_max=1:glibc.malloc.hugetlb=1"
+
+
+def _pipe_capacity(fd: int) -> int:
+    try:
+        return fcntl.fcntl(fd, _F_GETPIPE_SZ)
+    except OSError:  # not Linux
+        return _PAGE_BYTES
 
 
 def _worker_environment() -> dict[str, str]:
@@ -127,6 +136,7 @@ class WorkerProcess:
         self._inbox: Connection | None = None
         self._lock = threading.RLock()  # start() is called alone and inside request()
         self.last_cache: dict[str, int] = {}
+        self._ahead_bytes = _PAGE_BYTES  # the largest request sent while the worker is busy
 
     @property
     def pid(self) -> int | None:
@@ -163,6 +173,7 @@ class WorkerProcess:
             os.close(to_child_r)
             os.close(to_parent_w)
         self._outbox = Connection(to_child_w, readable=False)
+        self._ahead_bytes = _pipe_capacity(to_child_w)
         self._inbox = Connection(to_parent_r, writable=False)
 
     def request(self, message: Any, timeout: float) -> Any:
@@ -179,8 +190,9 @@ class WorkerProcess:
 
         The next request waits in the pipe while the worker works on one, so a worker never
         idles until the server's thread is scheduled again (measured: a few ms a batch on a
-        busy machine). Only a small request goes ahead: a worker blocked writing a big answer
-        and the server blocked writing a big request would wait for each other.
+        busy machine). Only a request the pipe holds whole goes ahead: a worker blocked
+        writing a big answer and the server blocked writing a request would wait for each
+        other (the worker has read the request it answers, so the pipe is empty then).
         """
         queued = deque(first)
 
@@ -201,7 +213,7 @@ class WorkerProcess:
                     if request is not None and not in_flight:
                         outbox.send(request)
                     elif request is not None and len(in_flight) == 1 \
-                            and len(data := ForkingPickler.dumps(request)) <= _AHEAD_BYTES:
+                            and len(data := ForkingPickler.dumps(request)) <= self._ahead_bytes:
                         outbox.send_bytes(data)
                     else:
                         answered(in_flight.popleft(), self._receive(inbox, timeout))

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
+import pickle
+from collections import deque
 from pathlib import Path
 
 from process_helpers import ended
@@ -12,10 +15,11 @@ from traitlets.config import Config
 from jupyter_agent_tools import Runtime
 from jupyter_agent_tools.structural.astgrep import compile_sg
 from jupyter_agent_tools.structural.cache import CachedFile, TreeCache
-from jupyter_agent_tools.structural.pool import WorkerPool
+from jupyter_agent_tools.structural.pool import WorkerPool, WorkerProcess, _pipe_capacity
 from jupyter_agent_tools.structural.worker import SearchEngine, SearchJob
 
 PARSER = "jupyter_agent_tools.structural.provider:ParserProvider"
+F_SETPIPE_SZ = 1031  # Linux's fcntl to size a pipe
 
 
 def test_unread_files_go_in_batches_and_read_ones_go_home():
@@ -228,3 +232,30 @@ def test_a_trees_memory_is_what_its_parse_kept(root):
     assert 15 * len(python.source) < python.tree_bytes < kotlin.tree_bytes / len(
         kotlin.source) * len(python.source)
     assert engine.cache.used_bytes >= kotlin.tree_bytes + python.tree_bytes
+
+
+def test_a_request_the_pipe_cannot_hold_whole_waits_for_the_answer(root):
+    # Both pipes of one page, as for a user past pipe-user-pages-soft. A request sent ahead
+    # that the pipe cannot hold, while the worker writes an answer bigger than its pipe,
+    # would leave each waiting for the other.
+    files = []
+    for i in range(60):
+        path = root / (f"{i:02}_" + "n" * 180 + ".py")
+        path.write_text(("print('" + "x" * 500 + "')\n") * 20)
+        files.append(str(path))
+    worker = WorkerProcess(2**24, 27.0)
+    worker.start()
+    try:
+        assert worker._outbox is not None and worker._inbox is not None
+        for connection in (worker._outbox, worker._inbox):
+            fcntl.fcntl(connection.fileno(), F_SETPIPE_SZ, 4096)
+        worker._ahead_bytes = _pipe_capacity(worker._outbox.fileno())
+        jobs = deque(SearchJob("print($A)", "python", files[start:start + 20], limit=1000,
+                               max_text=600, root=str(root)) for start in range(0, 60, 20))
+        assert len(pickle.dumps(jobs[0])) > 4096
+        answers: list[dict] = []
+        worker.request_each([], lambda: jobs.popleft() if jobs else None,
+                            lambda _, answer: answers.append(answer), timeout=20)
+        assert [answer["total"] for answer in answers] == [400, 400, 400]
+    finally:
+        worker.stop()
