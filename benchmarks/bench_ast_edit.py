@@ -26,7 +26,7 @@ from pathlib import Path
 from jupyter_agent_tools import Resource, Runtime
 from jupyter_agent_tools.structural.provider import ParserProvider
 
-from .bench_structural import ast_grep_binary
+from .bench_structural import ast_grep_binary, ast_grep_version
 
 PATTERN, REWRITE = "print($$$A)", "logging.info($$$A)"
 # A block of 100 lines repeated: each line comes back 70 times in 7,000, just under the
@@ -117,7 +117,7 @@ def main() -> None:
                         help="files of the small-files case (0: skip it)")
     options = parser.parse_args()
     binary = ast_grep_binary()
-    version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+    version = ast_grep_version(binary)
     print(f"{version}; ours: ast_edit staged (not written), CLI: -U (written)")
     print(f"{'case':<28} {'matches':>7} {'ast-grep':>9} {'cold':>8} {'ratio':>6} "
           f"{'warm':>8} {'ratio':>6}")

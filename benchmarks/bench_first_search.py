@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import resource
 import subprocess
 import tempfile
 import time
@@ -27,7 +25,7 @@ from ast_grep_py import SgRoot
 from jupyter_agent_tools import Resource, Runtime
 from jupyter_agent_tools.structural.provider import ParserProvider
 
-from .bench_structural import ast_grep_binary
+from .bench_structural import ast_grep_binary, ast_grep_version, children_cpu, process_cpu
 
 METHODS = 25
 CASES = {
@@ -52,16 +50,6 @@ def make_project(folder: Path, language: str, files: int) -> None:
         (folder / f"thing{i}.{ending}").write_text(outer.format(i=i, body=body))
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _process_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def engine_floor(folder: Path, language: str) -> float:
     """CPU seconds to parse every file and find the matches with ast-grep's engine, in this
     process, nothing else: the least any search by that engine does (the CLI does the same
@@ -76,13 +64,13 @@ def engine_floor(folder: Path, language: str) -> float:
 
 def run_cli(binary: str, folder: Path, language: str) -> tuple[float, float]:
     pattern = CASES[language][1]
-    cpu, started = _children_cpu(), time.perf_counter()
+    cpu, started = children_cpu(), time.perf_counter()
     done = subprocess.run([binary, "run", "-p", pattern, "-l", language, "--json=stream", "."],
                           cwd=folder, capture_output=True, check=False)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"ast-grep failed: {done.stderr.decode()}")
-    return elapsed, _children_cpu() - cpu
+    return elapsed, children_cpu() - cpu
 
 
 async def run_ours(folder: Path, language: str, workers_up: bool, expected: int
@@ -99,14 +87,14 @@ async def run_ours(folder: Path, language: str, workers_up: bool, expected: int
             await asyncio.gather(*(asyncio.to_thread(worker.request, "ping", 60)
                                    for worker in workers))
             await asyncio.sleep(0.2)  # idle: what they load while waiting is loaded
-        before = {worker.pid: _process_cpu(worker.pid) for worker in workers if worker.pid}
+        before = {worker.pid: process_cpu(worker.pid) for worker in workers if worker.pid}
         cpu, started = time.process_time(), time.perf_counter()
         result = await run.call("ast_grep", {"pattern": CASES[language][1], "path": ".",
                                              "language": language})
         elapsed = time.perf_counter() - started
         assert result.ok and result.data["total"] == expected, result.text[:300]
         cpu = time.process_time() - cpu + sum(
-            _process_cpu(worker.pid) - before.get(worker.pid, 0.0)
+            process_cpu(worker.pid) - before.get(worker.pid, 0.0)
             for worker in workers if worker.pid)
         return elapsed, cpu
     finally:
@@ -119,7 +107,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=200)
     options = parser.parse_args()
     binary = ast_grep_binary()
-    version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+    version = ast_grep_version(binary)
     print(f"{version}; {options.files} files a language, {METHODS} matches each")
     print(f"{'language':<9} {'ast-grep':>9} {'up':>8} {'ratio':>6} {'fresh':>8} {'ratio':>6}  "
           f"{'CPU s: ast-grep / up / fresh':>29}")

@@ -95,12 +95,17 @@ def copy_corpora(into: Path) -> dict[str, Path]:
     return corpora
 
 
-def _children_cpu() -> float:
+def ast_grep_version(binary: str) -> str:
+    return subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's waited-for children (the CLI runs)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
-def _process_cpu(pid: int) -> float:
+def process_cpu(pid: int) -> float:
     """CPU seconds a live process has used (Linux /proc), imports included."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -111,11 +116,11 @@ def run_ast_grep(binary: str, pattern: str, language: str, folder: Path,
     best = best_cpu = float("inf")
     matches: set[Match] = set()
     for _ in range(repeat):
-        started, cpu = time.perf_counter(), _children_cpu()
+        started, cpu = time.perf_counter(), children_cpu()
         done = subprocess.run([binary, "run", "-p", pattern, "-l", language, "--json=stream", "."],
                               cwd=folder, capture_output=True, text=True, check=False)
         best = min(best, time.perf_counter() - started)
-        best_cpu = min(best_cpu, _children_cpu() - cpu)
+        best_cpu = min(best_cpu, children_cpu() - cpu)
         if done.returncode not in (0, 1):
             raise RuntimeError(f"ast-grep failed: {done.stderr}")
         matches = set()
@@ -143,13 +148,13 @@ async def run_ours(folder: Path, pattern: str, language: str) -> dict:
     try:
         outcome = await session.search(pattern, ".", language, limit=10**7)
         figures["cold"] = time.perf_counter() - started
-        worker_cpu = sum(_process_cpu(w.pid) for w in workers if w.pid)
+        worker_cpu = sum(process_cpu(w.pid) for w in workers if w.pid)
         figures["cold_cpu"] = time.process_time() - cpu + worker_cpu
         started, cpu = time.perf_counter(), time.process_time()
         outcome = await session.search(pattern, ".", language, limit=10**7)
         figures["warm"] = time.perf_counter() - started
         figures["warm_cpu"] = (time.process_time() - cpu
-                               + sum(_process_cpu(w.pid) for w in workers if w.pid) - worker_cpu)
+                               + sum(process_cpu(w.pid) for w in workers if w.pid) - worker_cpu)
     finally:
         await runtime.shutdown()
     answer = outcome.answer
@@ -221,7 +226,7 @@ def main() -> None:
                         help="runs per query and tool; the best is kept")
     options = parser.parse_args()
     binary = ast_grep_binary()
-    version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+    version = ast_grep_version(binary)
     print(f"{version}; ours: tree cache {CACHE_MB} MiB, workers = CPU cores")
     header = (f"{'corpus':<11} {'pattern':<24} {'ast-grep':>9} {'cold':>7} {'ratio':>6} "
               f"{'warm':>7} {'ratio':>6} {'matches a-g/ours/common':>24}  "

@@ -69,12 +69,7 @@ async def diagnostics(session: LspSession, ctx: CallContext, args: Diagnostics) 
         lines.append(f"  [cut: showing {limit} of {len(report.items)}]")
     problems = problems_of(report)
     lines.extend(f"  {problem}" for problem in problems)
-    if unfound:
-        lines.append(f"  {len(unfound)} 'file not found' error{'s' if len(unfound) > 1 else ''}"
-                     f" ({', '.join(sorted({_quoted(d.message) for d in unfound})[:5])}) "
-                     f"not listed: {' '.join(guessing)}")
-    elif guessing:
-        lines.extend(f"  note: {note}" for note in guessing)
+    lines.extend(_build_config_lines(unfound, guessing))
     return ToolResult.success("\n".join(lines), {
         **({"cell": cell} if cell is not None else {}), "path": rel, "status": status,
         "diagnostics": [d.to_json() for d in report.items[:limit]],
@@ -83,6 +78,18 @@ async def diagnostics(session: LspSession, ctx: CallContext, args: Diagnostics) 
         "failed": report.failed, "build_config": guessing,
         "files_not_found": [d.to_json() for d in unfound],
     })
+
+
+def _build_config_lines(unfound: list[FileDiagnostic], guessing: list[str], cause: str = ""
+                        ) -> list[str]:
+    """The 'file not found' errors a missing build configuration causes, counted rather than
+    listed, and the notes saying what to add; or the notes alone."""
+    if not unfound:
+        return [f"  note: {note}" for note in guessing]
+    plural = "s" if len(unfound) > 1 else ""
+    shown = ", ".join(sorted({_quoted(d.message) for d in unfound})[:5])
+    return [f"  {len(unfound)} 'file not found' error{plural} ({shown}) not listed: "
+            f"{cause}{' '.join(guessing)}"]
 
 
 def _quoted(message: str) -> str:
@@ -156,12 +163,8 @@ async def project_diagnostics(session: LspSession, ctx: CallContext) -> ToolResu
         f"{name}: {s['error']}" if "error" in s else
         f"{name}: {s['errors']} errors, {s['warnings']} warnings"
         for name, s in summary.items())]
-    if unfound:
-        head.append(f"  {len(unfound)} 'file not found' error{'s' if len(unfound) > 1 else ''}"
-                    f" ({', '.join(sorted({_quoted(d.message) for d in unfound})[:5])}) not "
-                    f"listed: the cause is the missing compile database. {' '.join(guessing)}")
-    elif guessing:
-        head.extend(f"  note: {note}" for note in guessing)
+    head += _build_config_lines(unfound, guessing,
+                                "the cause is the missing compile database. ")
     if unchecked := summary.get("notebooks", {}).get("unchecked"):
         head.append(f"  notebooks not checked: {', '.join(unchecked[:10])} (call lsp "
                     "diagnostics on each to see why)")
