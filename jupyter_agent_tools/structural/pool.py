@@ -7,6 +7,7 @@ first; files no worker has read yet are handed out in batches to whichever is id
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import heapq
 import os
@@ -15,7 +16,7 @@ import sys
 import threading
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
@@ -299,6 +300,9 @@ class WorkerPool:
         # Queue on the event loop, not in threads: a busy worker must not pin threads of
         # the server's default executor.
         self._turns = [asyncio.Lock() for _ in range(size)]
+        # Requests waiting for each worker's turn: a search streaming batches to a worker
+        # stops taking more when another waits, and queues again after it (read in threads).
+        self._waiting = [0] * size
         self._homes: dict[str, int] = {}  # path -> the worker whose cache holds it
         self._rotation = 0  # the worker asked last when all are busy
 
@@ -388,11 +392,24 @@ class WorkerPool:
                            # open notebooks' content: the batch's only
                            live={path: job.live[path] for path in batch if path in job.live})
 
-        def more() -> SearchJob | None:  # in the workers' threads: both take from `pending`
-            try:
-                return part(pending.popleft())
-            except IndexError:
-                return None
+        def batches_of_a_turn(index: int) -> Callable[[], SearchJob | None]:
+            """The batches a worker takes in one turn (in its thread): one at least, so
+            each turn makes progress; then none while another search waits for the worker,
+            which goes first, between two batches."""
+            taken = 0
+
+            def more() -> SearchJob | None:
+                nonlocal taken
+                if taken and self._waiting[index]:
+                    return None
+                try:
+                    batch = pending.popleft()
+                except IndexError:
+                    return None
+                taken += 1
+                return part(batch)
+
+            return more
 
         # A pattern that does not parse is answered at once for every batch (the workers
         # keep the failure): no need to stop sending them.
@@ -407,9 +424,11 @@ class WorkerPool:
                 worker.last_cache = answer.get("cache", worker.last_cache)
 
             first = [part(homed[index])] if homed[index] else []
-            async with self._turns[index]:
-                await asyncio.to_thread(worker.request_each, first, more, answered,
-                                        self.timeout)
+            while first or pending:
+                async with self._turn(index):
+                    await asyncio.to_thread(worker.request_each, first,
+                                            batches_of_a_turn(index), answered, self.timeout)
+                first = []
             for paths in asked:
                 self._remember(paths, index)
 
@@ -439,8 +458,21 @@ class WorkerPool:
             self._homes.clear()  # forgetting only costs a parse in another worker
         self._homes.update(dict.fromkeys(paths, index))
 
+    @contextlib.asynccontextmanager
+    async def _turn(self, index: int) -> AsyncIterator[None]:
+        """The worker `index` to oneself (turns are first come, first served)."""
+        self._waiting[index] += 1
+        try:
+            await self._turns[index].acquire()
+        finally:
+            self._waiting[index] -= 1
+        try:
+            yield
+        finally:
+            self._turns[index].release()
+
     async def _ask(self, index: int, message: Any) -> Any:
-        async with self._turns[index]:
+        async with self._turn(index):
             worker = self.workers[index]
             answer = await asyncio.to_thread(worker.request, message, self.timeout)
         if isinstance(answer, dict) and "cache" in answer:

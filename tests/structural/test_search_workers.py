@@ -259,3 +259,20 @@ def test_a_request_the_pipe_cannot_hold_whole_waits_for_the_answer(root):
         assert [answer["total"] for answer in answers] == [400, 400, 400]
     finally:
         worker.stop()
+
+
+async def test_a_small_search_is_not_held_behind_a_big_one(run, files):
+    # Two runs share the workers: a search takes them a batch at a time, and another
+    # search waiting for a worker gets it between two batches, not after the whole search.
+    files({f"big/m{i:03}.py": "print(1)\n" + "y = [1, 2, 3]\n" * 6000 for i in range(150)})
+    files({"small.py": "print(2)\n"})
+    other = await run.runtime.create_run()
+    big = asyncio.ensure_future(run.call("ast_grep", {"pattern": "print($A)", "path": "big",
+                                                      "language": "python"}))
+    while not any(turn.locked() for turn in run.runtime.provider("parser").pool._turns):
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.2)  # the big search is under way on both workers
+    small = await other.call("ast_grep", {"pattern": "print($A)", "path": "small.py"})
+    assert small.ok and small.data["total"] == 1
+    assert not big.done(), "the small search waited for the whole big one"
+    assert (await big).data["total"] == 150
